@@ -1,0 +1,77 @@
+#pragma once
+// A scenario as validated plain structs: everything a run needs, with units resolved
+// and ranges checked. Produced by load_config(); nothing here knows about YAML.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/switch.h"
+#include "sim/time.h"
+#include "topologies/leaf_spine.h"
+
+namespace fabricsim {
+
+// Where a value came from, preformatted ("file.yaml:12:7" or "--set a.b=c"), so that
+// checks made after loading (names against the built topology) can point at it.
+struct SourceRef {
+  std::string where;
+  std::string path;  // key path, e.g. "messages[3].dst"
+};
+
+struct CustomLinkConfig {
+  std::string a;
+  std::string b;
+  LinkSpec link;
+};
+
+struct CustomTopologyConfig {
+  std::vector<std::string> hosts;
+  std::vector<std::string> switches;
+  std::vector<CustomLinkConfig> links;
+};
+
+struct TopologyConfig {
+  enum class Kind { kLeafSpine, kCustom };
+  Kind kind = Kind::kLeafSpine;
+  LeafSpineSpec leaf_spine;
+  CustomTopologyConfig custom;
+  SourceRef source;
+};
+
+struct NetworkConfig {
+  std::int64_t mtu = 4096;
+  std::int64_t header_bytes = 64;
+  std::int64_t ack_bytes = 64;
+  std::int64_t ack_interval = 1;
+  int traffic_classes = 1;
+  int ack_traffic_class = 0;
+  std::int64_t queue_capacity = 16 * 1024 * 1024;
+  LoadBalancing load_balancing = LoadBalancing::kEcmp;
+};
+
+struct MessageConfig {
+  std::string src;
+  std::string dst;
+  std::int64_t bytes = 0;
+  Time start = 0;
+  int traffic_class = 0;
+  SourceRef src_source;
+  SourceRef dst_source;
+};
+
+struct StopConfig {
+  Time time = kTimeMax;
+  std::uint64_t events = UINT64_MAX;
+};
+
+struct ScenarioConfig {
+  std::string name;
+  std::string file;  // where it was loaded from, for reports
+  std::uint64_t seed = 1;
+  TopologyConfig topology;
+  NetworkConfig network;
+  std::vector<MessageConfig> messages;
+  StopConfig stop;
+};
+
+}  // namespace fabricsim

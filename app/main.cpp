@@ -1,0 +1,137 @@
+// The fabricsim command: run a scenario, validate a config, or say what it can do.
+// Exit codes: 0 done, 1 run failed, 2 bad config or usage.
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "app/config_error.h"
+#include "app/config_loader.h"
+#include "app/results.h"
+#include "app/scenario.h"
+#include "sim/units.h"
+
+namespace po = boost::program_options;
+using namespace fabricsim;
+
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitBadInput = 2;
+
+const char* kUsage =
+    "usage: fabricsim run [CONFIG] [--out DIR] [--seed N] [--set KEY=VALUE]...\n"
+    "       fabricsim validate CONFIG [--set KEY=VALUE]...\n"
+    "       fabricsim --help | --version\n";
+
+void print_help(const po::options_description& run_options) {
+  std::cout << "fabricsim " << FABRICSIM_VERSION
+            << ": packet-level network simulator for AI training clusters\n\n"
+            << kUsage
+            << "\ncommands:\n"
+               "  run       simulate CONFIG (or the built-in default scenario), print a summary and\n"
+               "            write DIR/results.json (default DIR: out/<config name>)\n"
+               "  validate  check CONFIG and print what it describes, without running it\n\n"
+            << run_options
+            << "\nA config error is printed as FILE:LINE:COLUMN: error: KEY.PATH: what was expected,\n"
+               "and the exit code is 2. The config schema is in docs/config.md.\n";
+}
+
+void show_progress(const Progress& p) {
+  std::fprintf(stderr, "\r  sim %s  events %.1fM  messages %zu/%zu  wall %.1fs   ", format_time(p.sim_time).c_str(),
+               static_cast<double>(p.events) * 1e-6, p.messages_finished, p.messages_total, p.wall_seconds);
+  std::fflush(stderr);
+}
+
+ScenarioConfig load(const std::string& config_path, const std::vector<std::string>& sets) {
+  if (config_path.empty()) return load_config_text(default_scenario_yaml(), "<built-in default>", sets);
+  return load_config_file(config_path, sets);
+}
+
+int run_command(const po::variables_map& vm) {
+  const std::string config_path = vm.count("config") ? vm["config"].as<std::string>() : "";
+  const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  ScenarioConfig config = load(config_path, sets);
+  if (vm.count("seed")) config.seed = vm["seed"].as<std::uint64_t>();
+  const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "out/" + config.name;
+  ScenarioRun run(std::move(config));
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  run.run(tty ? std::function<void(const Progress&)>(show_progress) : nullptr);
+  if (tty && run.sim().events_processed() > 4'000'000) std::fputs("\n", stderr);
+  const std::string results_path = (std::filesystem::path(out_dir) / "results.json").string();
+  write_file_atomically(results_path, results_json(run));
+  print_summary(std::cout, run, results_path);
+  return 0;
+}
+
+int validate_command(const po::variables_map& vm) {
+  if (!vm.count("config")) {
+    std::cerr << "fabricsim validate: needs a CONFIG file\n" << kUsage;
+    return kExitBadInput;
+  }
+  const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  ScenarioConfig config = load(vm["config"].as<std::string>(), sets);
+  const std::string name = config.name;
+  const std::size_t messages = config.messages.size();
+  ScenarioRun run(std::move(config));  // builds the network too, so name errors show here
+  std::cout << vm["config"].as<std::string>() << ": ok: " << name << ", " << run.network().host_count() << " hosts, "
+            << run.network().switch_count() << " switches, " << run.network().directions().size() / 2 << " links, "
+            << messages << " messages\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  po::options_description run_options("options");
+  run_options.add_options()
+      ("help,h", "show this help")
+      ("version", "print the version")
+      ("out,o", po::value<std::string>()->value_name("DIR"), "run: directory for results.json")
+      ("seed", po::value<std::uint64_t>()->value_name("N"), "run: random seed (overrides the config's)")
+      ("set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+       "override a config value, e.g. --set network.mtu=9000 --set messages[0].bytes=1MiB");
+  po::options_description hidden;
+  hidden.add_options()
+      ("command", po::value<std::string>())
+      ("config", po::value<std::string>());
+  po::options_description all;
+  all.add(run_options).add(hidden);
+  po::positional_options_description positional;
+  positional.add("command", 1).add("config", 1);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "fabricsim: " << e.what() << "\n" << kUsage;
+    return kExitBadInput;
+  }
+  if (vm.count("help")) {
+    print_help(run_options);
+    return 0;
+  }
+  if (vm.count("version")) {
+    std::cout << "fabricsim " << FABRICSIM_VERSION << "\n";
+    return 0;
+  }
+  const std::string command = vm.count("command") ? vm["command"].as<std::string>() : "";
+  try {
+    if (command == "run") return run_command(vm);
+    if (command == "validate") return validate_command(vm);
+    std::cerr << (command.empty() ? "fabricsim: no command given\n" : "fabricsim: unknown command '" + command + "'\n")
+              << kUsage;
+    return kExitBadInput;
+  } catch (const ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "fabricsim: error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}

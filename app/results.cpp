@@ -1,0 +1,166 @@
+#include "app/results.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <system_error>
+
+#include "app/json_writer.h"
+#include "sim/units.h"
+#include "topologies/compile.h"
+
+namespace fabricsim {
+
+const char* stop_reason_name(StopReason r) {
+  switch (r) {
+    case StopReason::kQueueEmpty: return "no_more_events";
+    case StopReason::kTimeLimit: return "time_limit";
+    case StopReason::kEventLimit: return "event_limit";
+  }
+  return "unknown";
+}
+
+namespace {
+
+double utilization(const LinkDirection& d, Time sim_time) {
+  if (sim_time <= 0) return 0;
+  return static_cast<double>(d.port->counters().busy_time) / static_cast<double>(sim_time);
+}
+
+}  // namespace
+
+std::string results_json(const ScenarioRun& run) {
+  const Network& net = run.network();
+  const Topology& topo = run.topology();
+  const Time sim_time = run.sim().now();
+  JsonWriter j;
+  j.begin_object();
+  j.key("fabricsim_version").value(FABRICSIM_VERSION);
+  j.key("config_name").value(run.config().name);
+  j.key("config_file").value(run.config().file);
+  j.key("seed").value(run.config().seed);
+  j.key("complete").value(run.complete());
+  j.key("stop_reason").value(stop_reason_name(run.stop_reason()));
+  j.key("sim_time_ps").value(static_cast<std::int64_t>(sim_time));
+  j.key("events").value(run.sim().events_processed());
+  j.key("wall_seconds").value(run.wall_seconds());
+  j.key("hosts").value(static_cast<std::uint64_t>(net.host_count()));
+  j.key("switches").value(static_cast<std::uint64_t>(net.switch_count()));
+  j.key("messages_total").value(static_cast<std::uint64_t>(net.messages().size()));
+  j.key("messages_finished").value(static_cast<std::uint64_t>(run.messages_finished()));
+
+  j.key("messages").begin_array();
+  const auto& msgs = net.messages().all();
+  for (std::size_t i = 0; i < msgs.size(); ++i) {
+    const Message& m = msgs[i];
+    j.begin_object();
+    j.key("id").value(static_cast<std::uint64_t>(i));
+    j.key("source").value(node_name(topo, NodeRef::host(m.src)));
+    j.key("destination").value(node_name(topo, NodeRef::host(m.dst)));
+    j.key("bytes").value(static_cast<std::int64_t>(m.bytes));
+    j.key("packets").value(static_cast<std::uint64_t>(m.packets));
+    j.key("start_ps").value(static_cast<std::int64_t>(run.config().messages[i].start));
+    // Completion is the arrival of the acknowledgement that covers the last packet.
+    if (m.finished >= 0) {
+      j.key("finish_ps").value(static_cast<std::int64_t>(m.finished));
+    } else {
+      j.key("finish_ps").null();
+    }
+    if (m.delivered >= 0) {
+      j.key("delivered_ps").value(static_cast<std::int64_t>(m.delivered));
+    } else {
+      j.key("delivered_ps").null();
+    }
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("links").begin_array();
+  for (const LinkDirection& d : net.directions()) {
+    const PortCounters& c = d.port->counters();
+    j.begin_object();
+    j.key("from").value(node_name(topo, d.from));
+    j.key("from_port").value(static_cast<int>(d.from_port));
+    j.key("to").value(node_name(topo, d.to));
+    j.key("to_port").value(static_cast<int>(d.to_port));
+    j.key("bandwidth_bps").value(static_cast<std::int64_t>(d.port->bandwidth().bits_per_second));
+    j.key("latency_ps").value(static_cast<std::int64_t>(d.link->latency()));
+    j.key("bytes").value(c.bytes_sent);
+    j.key("packets").value(c.packets_sent);
+    j.key("utilization").value(utilization(d, sim_time));
+    j.key("max_queue_bytes").value(static_cast<std::int64_t>(c.max_queue_bytes));
+    j.key("drops").value(c.drops);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+  return j.str();
+}
+
+void print_summary(std::ostream& out, const ScenarioRun& run, const std::string& results_path) {
+  const Network& net = run.network();
+  const Topology& topo = run.topology();
+  const Time sim_time = run.sim().now();
+  out << "fabricsim: " << run.config().name << " (seed " << run.config().seed << ")\n";
+  out << "  network   " << net.host_count() << " hosts, " << net.switch_count() << " switches, "
+      << net.directions().size() / 2 << " links\n";
+  out << "  messages  " << run.messages_finished() << " of " << net.messages().size() << " finished"
+      << (run.complete() ? "" : "  (INCOMPLETE: " + std::string(stop_reason_name(run.stop_reason())) + ")") << "\n";
+  Time last = -1;
+  std::size_t slowest = 0;
+  const auto& msgs = net.messages().all();
+  for (std::size_t i = 0; i < msgs.size(); ++i) {
+    if (msgs[i].finished >= 0 && msgs[i].finished - msgs[i].posted > last) {
+      last = msgs[i].finished - msgs[i].posted;
+      slowest = i;
+    }
+  }
+  if (last >= 0) {
+    out << "  slowest   message " << slowest << " (" << node_name(topo, NodeRef::host(msgs[slowest].src)) << " -> "
+        << node_name(topo, NodeRef::host(msgs[slowest].dst)) << ", " << msgs[slowest].bytes << " B) took "
+        << format_time(last) << "\n";
+  }
+  const LinkDirection* busiest = nullptr;
+  std::uint64_t drops = 0;
+  for (const LinkDirection& d : net.directions()) {
+    drops += d.port->counters().drops;
+    if (!busiest || d.port->counters().busy_time > busiest->port->counters().busy_time) busiest = &d;
+  }
+  if (busiest && sim_time > 0) {
+    char util[32];
+    std::snprintf(util, sizeof util, "%.1f%%", 100.0 * utilization(*busiest, sim_time));
+    out << "  busiest   " << node_name(topo, busiest->from) << " -> " << node_name(topo, busiest->to) << " at "
+        << util << ", max queue " << busiest->port->counters().max_queue_bytes << " B\n";
+  }
+  out << "  drops     " << drops << "\n";
+  const double wall = run.wall_seconds();
+  char rate[64];
+  std::snprintf(rate, sizeof rate, "%.3f s wall, %.2f M events/s", wall,
+                wall > 0 ? static_cast<double>(run.sim().events_processed()) / wall * 1e-6 : 0.0);
+  out << "  simulated " << format_time(sim_time) << " in " << run.sim().events_processed() << " events, " << rate
+      << "\n";
+  if (!results_path.empty()) out << "  results   " << results_path << "\n";
+}
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  const fs::path tmp = target.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << content;
+    f.flush();
+    if (!f) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw std::runtime_error("cannot write " + tmp.string());
+    }
+  }
+  fs::rename(tmp, target);
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,24 @@
+#pragma once
+// Recorders: read a finished ScenarioRun and write what users read. The model never
+// changes when the recording does.
+#include <ostream>
+#include <string>
+
+#include "app/scenario.h"
+
+namespace fabricsim {
+
+// results.json: run facts, one record per message and one per link direction.
+// Deterministic for a given config and seed except `wall_seconds`.
+std::string results_json(const ScenarioRun& run);
+
+// A few lines for a person at a terminal.
+void print_summary(std::ostream& out, const ScenarioRun& run, const std::string& results_path);
+
+// Writes to a temporary file beside `path`, then renames: readers see the old file or
+// the whole new one, never half. Creates missing parent directories.
+void write_file_atomically(const std::string& path, const std::string& content);
+
+const char* stop_reason_name(StopReason r);
+
+}  // namespace fabricsim

@@ -1,0 +1,24 @@
+#include "sim/link.h"
+
+#include "sim/simulator.h"
+
+namespace fabricsim {
+
+void Link::transmit(Packet* p) {
+  const Time arrives = sim_->now() + latency_;
+  in_flight_.push_back({arrives, p});
+  if (!scheduled()) sim_->schedule_at(*this, arrives);
+}
+
+void Link::on_event() {
+  const Time now = sim_->now();
+  // Deliver everything due now (several only when serialization rounds to zero).
+  while (!in_flight_.empty() && in_flight_.front().arrives <= now) {
+    Packet* p = in_flight_.front().packet;
+    in_flight_.pop_front();
+    far_end_->receive(p, far_port_);
+  }
+  if (!in_flight_.empty()) sim_->schedule_at(*this, in_flight_.front().arrives);
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,64 @@
+#include "sim/network.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "sim/rng.h"
+
+namespace fabricsim {
+
+HostId Network::add_host() {
+  const auto id = static_cast<HostId>(nics_.size());
+  nics_.emplace_back(*sim_, id, params_.nic, messages_);
+  return id;
+}
+
+std::uint32_t Network::add_switch() {
+  const auto id = static_cast<std::uint32_t>(switches_.size());
+  std::uint64_t s = params_.salt_seed ^ (0x5eed0000ull + id);
+  switches_.emplace_back(*sim_, splitmix64(s), params_.load_balancing);
+  return id;
+}
+
+PacketSink& Network::sink(NodeRef n) {
+  if (n.kind == NodeRef::Kind::kHost) return nics_.at(n.index);
+  return switches_.at(n.index);
+}
+
+PortIndex Network::add_port(NodeRef n, EgressPort& port) {
+  if (n.kind == NodeRef::Kind::kSwitch) return switches_.at(n.index).add_port(port);
+  Nic& nic = nics_.at(n.index);
+  if (nic.attached()) throw std::invalid_argument("host " + std::to_string(n.index) + " already has a link");
+  nic.attach_port(port);
+  return 0;
+}
+
+std::pair<std::size_t, std::size_t> Network::connect(NodeRef a, NodeRef b, Bandwidth bandwidth, Time latency,
+                                                     std::int64_t queue_capacity_bytes) {
+  if (a == b) throw std::invalid_argument("a link needs two different ends");
+  if (bandwidth.bits_per_second <= 0) throw std::invalid_argument("link bandwidth must be positive");
+  if (latency < 0) throw std::invalid_argument("link latency must not be negative");
+  const auto capacity_at = [&](NodeRef n) {
+    return n.kind == NodeRef::Kind::kHost ? EgressPort::kUnlimited : queue_capacity_bytes;
+  };
+  EgressPort& ab = ports_.emplace_back(*sim_, bandwidth, params_.traffic_classes, capacity_at(a));
+  EgressPort& ba = ports_.emplace_back(*sim_, bandwidth, params_.traffic_classes, capacity_at(b));
+  const PortIndex pa = add_port(a, ab);
+  const PortIndex pb = add_port(b, ba);
+  Link& lab = links_.emplace_back(*sim_, latency, sink(b), pb);
+  Link& lba = links_.emplace_back(*sim_, latency, sink(a), pa);
+  ab.attach(lab);
+  ba.attach(lba);
+  directions_.push_back({a, pa, b, pb, &ab, &lab});
+  directions_.push_back({b, pb, a, pa, &ba, &lba});
+  return {directions_.size() - 2, directions_.size() - 1};
+}
+
+MessageId Network::add_message(HostId src, HostId dst, std::int64_t bytes, std::uint8_t traffic_class) {
+  if (src >= nics_.size() || dst >= nics_.size()) throw std::invalid_argument("message endpoint out of range");
+  if (src == dst) throw std::invalid_argument("a message needs two different hosts");
+  if (traffic_class >= params_.traffic_classes) throw std::invalid_argument("traffic class out of range");
+  return messages_.add(src, dst, bytes, traffic_class, packets_for(bytes, params_.nic.mtu));
+}
+
+}  // namespace fabricsim

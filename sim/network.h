@@ -1,0 +1,90 @@
+#pragma once
+// All hosts, switches, ports and links of one simulation, in stable storage, wired
+// once before the run by plain pointers. Built by topologies/ (which resolves names and
+// routes); read by the recorders after the run.
+#include <cstdint>
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "sim/egress_port.h"
+#include "sim/link.h"
+#include "sim/message.h"
+#include "sim/nic.h"
+#include "sim/simulator.h"
+#include "sim/switch.h"
+
+namespace fabricsim {
+
+struct NodeRef {
+  enum class Kind : std::uint8_t { kHost, kSwitch };
+  Kind kind;
+  std::uint32_t index;
+
+  static NodeRef host(std::uint32_t i) { return {Kind::kHost, i}; }
+  static NodeRef sw(std::uint32_t i) { return {Kind::kSwitch, i}; }
+  bool operator==(const NodeRef&) const = default;
+};
+
+struct NetworkParams {
+  int traffic_classes = 1;
+  NicConfig nic;
+  LoadBalancing load_balancing = LoadBalancing::kEcmp;
+  std::uint64_t salt_seed = 0;  // mixed into every switch's ECMP salt
+};
+
+// One direction of a cable: the egress port that feeds it and the link itself.
+struct LinkDirection {
+  NodeRef from;
+  PortIndex from_port;
+  NodeRef to;
+  PortIndex to_port;
+  EgressPort* port;
+  Link* link;
+};
+
+class Network {
+ public:
+  Network(Simulator& sim, const NetworkParams& params) : sim_(&sim), params_(params) {}
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  HostId add_host();
+  std::uint32_t add_switch();
+  // A full-duplex cable between two nodes; returns the directions (a->b, b->a).
+  // `queue_capacity_bytes` bounds each class queue on switch ports; host ports never
+  // drop (their data waits in the NIC until the wire is free).
+  std::pair<std::size_t, std::size_t> connect(NodeRef a, NodeRef b, Bandwidth bandwidth, Time latency,
+                                              std::int64_t queue_capacity_bytes);
+
+  // Registers a message; it is sent once post() hands it to its source NIC.
+  MessageId add_message(HostId src, HostId dst, std::int64_t bytes, std::uint8_t traffic_class = 0);
+  void post(MessageId id) { nics_[messages_[id].src].post(id); }
+
+  Simulator& sim() { return *sim_; }
+  const NetworkParams& params() const { return params_; }
+  std::size_t host_count() const { return nics_.size(); }
+  std::size_t switch_count() const { return switches_.size(); }
+  Nic& nic(HostId h) { return nics_[h]; }
+  const Nic& nic(HostId h) const { return nics_[h]; }
+  Switch& switch_at(std::uint32_t i) { return switches_[i]; }
+  const Switch& switch_at(std::uint32_t i) const { return switches_[i]; }
+  MessageTable& messages() { return messages_; }
+  const MessageTable& messages() const { return messages_; }
+  const std::vector<LinkDirection>& directions() const { return directions_; }
+
+ private:
+  PacketSink& sink(NodeRef n);
+  PortIndex add_port(NodeRef n, EgressPort& port);
+
+  Simulator* sim_;
+  NetworkParams params_;
+  std::deque<Nic> nics_;
+  std::deque<Switch> switches_;
+  std::deque<EgressPort> ports_;
+  std::deque<Link> links_;
+  std::vector<LinkDirection> directions_;
+  MessageTable messages_;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,42 @@
+#pragma once
+// Free-list pool of packets. Memory grows in blocks and is reused, so the steady state
+// allocates nothing; every packet is freed exactly once by the element that consumes it.
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "sim/packet.h"
+
+namespace fabricsim {
+
+class PacketPool {
+ public:
+  PacketPool() = default;
+  PacketPool(const PacketPool&) = delete;
+  PacketPool& operator=(const PacketPool&) = delete;
+
+  Packet* allocate() {
+    if (free_.empty()) grow();
+    Packet* p = free_.back();
+    free_.pop_back();
+    ++in_use_;
+    return p;
+  }
+  void release(Packet* p) {
+    free_.push_back(p);
+    --in_use_;
+  }
+
+  std::size_t in_use() const { return in_use_; }
+  std::size_t capacity() const { return blocks_.size() * kBlockPackets; }
+
+ private:
+  static constexpr std::size_t kBlockPackets = 4096;
+  void grow();
+
+  std::vector<std::unique_ptr<Packet[]>> blocks_;
+  std::vector<Packet*> free_;
+  std::size_t in_use_ = 0;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,26 @@
+#pragma once
+#include <cstdint>
+
+#include "sim/packet.h"
+
+namespace fabricsim {
+
+using PortIndex = std::uint16_t;
+
+// Anything a link can deliver to: a switch or a NIC. Takes ownership of the packet.
+class PacketSink {
+ public:
+  virtual ~PacketSink() = default;
+  virtual void receive(Packet* p, PortIndex in_port) = 0;
+};
+
+// Where an egress port pulls its next packet from when its own queues are empty: a
+// NIC generates data packets only when the wire is free, so a 1 GiB message is never
+// a million queued packets.
+class PacketSource {
+ public:
+  virtual ~PacketSource() = default;
+  virtual Packet* pull() = 0;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,29 @@
+#include "sim/simulator.h"
+
+#include <stdexcept>
+
+namespace fabricsim {
+
+void Simulator::schedule_at(EventHandler& h, Time at) {
+  if (at < now_) throw std::logic_error("event scheduled in the past");
+  queue_.schedule(h, at);
+}
+
+StopReason Simulator::run(Time until, std::uint64_t max_events) {
+  std::uint64_t budget = max_events;
+  while (!queue_.empty()) {
+    if (queue_.next_time() > until) {
+      now_ = until;
+      return StopReason::kTimeLimit;
+    }
+    if (budget == 0) return StopReason::kEventLimit;
+    --budget;
+    EventHandler* h = queue_.pop();
+    now_ = h->event_time();
+    ++events_;
+    h->on_event();
+  }
+  return StopReason::kQueueEmpty;
+}
+
+}  // namespace fabricsim

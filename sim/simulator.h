@@ -1,0 +1,45 @@
+#pragma once
+// One simulation: its clock, event queue, packet pool and random numbers. Nothing is
+// global, so two Simulators can run side by side in one process.
+#include <cstdint>
+
+#include "sim/event_queue.h"
+#include "sim/packet_pool.h"
+#include "sim/rng.h"
+#include "sim/time.h"
+
+namespace fabricsim {
+
+enum class StopReason { kQueueEmpty, kTimeLimit, kEventLimit };
+
+class Simulator {
+ public:
+  explicit Simulator(std::uint64_t seed) : rng_(seed) {}
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  Time now() const { return now_; }
+  std::uint64_t events_processed() const { return events_; }
+
+  void schedule_at(EventHandler& h, Time at);
+  void schedule_in(EventHandler& h, Time delay) { schedule_at(h, now_ + delay); }
+  void cancel(EventHandler& h) { queue_.cancel(h); }
+
+  // Runs events due at or before `until`, at most `max_events` of them. On a time limit
+  // the clock is left at `until`; otherwise at the last event run.
+  StopReason run(Time until = kTimeMax, std::uint64_t max_events = UINT64_MAX);
+
+  bool idle() const { return queue_.empty(); }
+  std::size_t pending_events() const { return queue_.size(); }
+  PacketPool& packets() { return packets_; }
+  Rng& rng() { return rng_; }
+
+ private:
+  Time now_ = 0;
+  std::uint64_t events_ = 0;
+  EventQueue queue_;
+  PacketPool packets_;
+  Rng rng_;
+};
+
+}  // namespace fabricsim

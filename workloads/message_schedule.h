@@ -1,0 +1,27 @@
+#pragma once
+// Posts pre-registered messages to their source NICs at their start times. One pending
+// event at a time, for the earliest start not yet reached.
+#include <utility>
+#include <vector>
+
+#include "sim/event_queue.h"
+#include "sim/network.h"
+
+namespace fabricsim {
+
+class MessageSchedule final : public EventHandler {
+ public:
+  explicit MessageSchedule(Network& network) : network_(&network) {}
+
+  // Adds a start; call arm() once all are added. Equal start times keep insertion order.
+  void add(Time start, MessageId id) { starts_.emplace_back(start, id); }
+  void arm();
+  void on_event() override;
+
+ private:
+  Network* network_;
+  std::vector<std::pair<Time, MessageId>> starts_;
+  std::size_t next_ = 0;
+};
+
+}  // namespace fabricsim
