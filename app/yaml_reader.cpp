@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <algorithm>
+#include <vector>
 
 #include "sim/units.h"
 
@@ -29,7 +31,35 @@ bool MapReader::has(const std::string& key) const {
   return node_.IsMap() && node_[key].IsDefined() && !node_[key].IsNull();
 }
 
+namespace {
+// Levenshtein distance, for "did you mean" on misspelt keys.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+constexpr std::size_t kTypoDistance = 2;
+}  // namespace
+
 void MapReader::missing(const std::string& key, const std::string& expected) const {
+  // A misspelt key present in the map is the likelier mistake: point at it instead.
+  if (node_.IsMap()) {
+    for (const auto& kv : node_) {
+      const std::string k = kv.first.Scalar();
+      if (!known_.count(k) && edit_distance(k, key) <= kTypoDistance) {
+        ctx_->fail(kv.first, child_path(k), "unknown key; did you mean '" + key + "'?");
+      }
+    }
+  }
   ctx_->fail(node_, child_path(key), "missing required key; expected " + expected);
 }
 
@@ -143,7 +173,10 @@ void MapReader::finish() const {
     const std::string key = kv.first.Scalar();
     if (known_.count(key)) continue;
     std::string expected;
-    for (const auto& k : known_) expected += (expected.empty() ? "" : ", ") + k;
+    for (const auto& k : known_) {
+      if (edit_distance(k, key) <= kTypoDistance) ctx_->fail(kv.first, child_path(key), "unknown key; did you mean '" + k + "'?");
+      expected += (expected.empty() ? "" : ", ") + k;
+    }
     ctx_->fail(kv.first, child_path(key), "unknown key; expected one of: " + expected);
   }
 }

@@ -4,17 +4,12 @@
 #include <vector>
 
 namespace fabricsim {
-namespace {
-// Built with append: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string.
-std::string indexed(const char* prefix, int i) { return std::string(prefix).append(std::to_string(i)); }
-}  // namespace
-
 Topology build_leaf_spine(const LeafSpineSpec& spec) {
   Topology t;
   std::vector<std::uint32_t> leaves, spines;
-  for (int h = 0; h < spec.leaves * spec.hosts_per_leaf; ++h) t.add_host(indexed("h", h));
-  for (int l = 0; l < spec.leaves; ++l) leaves.push_back(t.add_switch(indexed("leaf", l)));
-  for (int s = 0; s < spec.spines; ++s) spines.push_back(t.add_switch(indexed("spine", s)));
+  for (int h = 0; h < spec.leaves * spec.hosts_per_leaf; ++h) t.add_host("h" + std::to_string(h));
+  for (int l = 0; l < spec.leaves; ++l) leaves.push_back(t.add_switch("leaf" + std::to_string(l)));
+  for (int s = 0; s < spec.spines; ++s) spines.push_back(t.add_switch("spine" + std::to_string(s)));
   for (int l = 0; l < spec.leaves; ++l) {
     for (int h = 0; h < spec.hosts_per_leaf; ++h) {
       t.connect(t.host_node(static_cast<std::uint32_t>(l * spec.hosts_per_leaf + h)), leaves[l],

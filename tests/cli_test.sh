@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The fabricsim command end to end: exit codes, error lines, results written whole or
+# not at all, determinism across runs.
+set -u
+bin=$1; test_configs=$2; examples=$3
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+fail=0
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+
+"$bin" --help >"$work/help" 2>&1; rc=$?
+check "--help exits 0 and shows usage" '[ $rc -eq 0 ] && grep -q "usage: fabricsim run" "$work/help"'
+"$bin" --version >"$work/version"; rc=$?
+check "--version prints the version" '[ $rc -eq 0 ] && grep -Eq "^fabricsim [0-9]+\.[0-9]+\.[0-9]+$" "$work/version"'
+
+"$bin" run --out "$work/default" >"$work/run.out" 2>&1; rc=$?
+check "run with no config runs the default scenario" '[ $rc -eq 0 ] && grep -q "6 of 6 finished" "$work/run.out" && [ -s "$work/default/results.json" ]'
+
+"$bin" run --out "$work/again" >/dev/null 2>&1
+check "two runs give identical results except wall_seconds" \
+  'diff <(grep -v wall_seconds "$work/default/results.json") <(grep -v wall_seconds "$work/again/results.json") >/dev/null'
+
+"$bin" run "$test_configs/bad/mtu_zero.yaml" --out "$work/bad" >"$work/bad.out" 2>&1; rc=$?
+check "a bad config exits 2 with file:line:col: error: key" \
+  '[ $rc -eq 2 ] && grep -q "mtu_zero.yaml:10:8: error: network.mtu: expected" "$work/bad.out"'
+check "a bad config writes no output" '[ ! -e "$work/bad" ]'
+
+"$bin" run "$test_configs/good/two_hosts_one_switch.yaml" --out "$work/set" --set network.mtu=0 >"$work/set.out" 2>&1; rc=$?
+check "--set errors exit 2 and name the option" '[ $rc -eq 2 ] && grep -q "^--set network.mtu=0: error: network.mtu" "$work/set.out"'
+
+"$bin" run "$test_configs/good/two_hosts_one_switch.yaml" --out "$work/seeded" --seed 42 >/dev/null 2>&1; rc=$?
+check "--seed is recorded" '[ $rc -eq 0 ] && grep -q "\"seed\": 42" "$work/seeded/results.json"'
+
+"$bin" validate "$test_configs/good/two_hosts_one_switch.yaml" >"$work/val.out" 2>&1; rc=$?
+check "validate accepts a good config" '[ $rc -eq 0 ] && grep -q "ok" "$work/val.out"'
+"$bin" validate "$test_configs/bad/message_unknown_host.yaml" >"$work/val2.out" 2>&1; rc=$?
+check "validate rejects a bad one with exit 2" '[ $rc -eq 2 ] && grep -q "messages\[1\].dst" "$work/val2.out"'
+
+"$bin" frobnicate >/dev/null 2>&1; rc=$?
+check "an unknown command exits 2" '[ $rc -eq 2 ]'
+
+for f in "$examples"/*.yaml; do
+  "$bin" validate "$f" >/dev/null 2>&1; rc=$?
+  check "example $(basename "$f") validates" '[ $rc -eq 0 ]'
+done
+
+[ $fail -eq 0 ] && echo "cli: all checks passed" || echo "cli: some checks FAILED"
+exit $fail

@@ -1,0 +1,64 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "app/config_loader.h"
+#include "app/scenario.h"
+
+using namespace fabricsim;
+
+TEST_CASE("a config loads into plain structs with units resolved and defaults filled") {
+  const ScenarioConfig c = load_config_file(FABRICSIM_TEST_CONFIGS "/good/two_hosts_one_switch.yaml");
+  CHECK(c.name == "two_hosts_one_switch");
+  CHECK(c.seed == 1);
+  CHECK(c.topology.kind == TopologyConfig::Kind::kCustom);
+  REQUIRE(c.topology.custom.links.size() == 2);
+  CHECK(c.topology.custom.links[0].link.bandwidth.bits_per_second == 100'000'000'000);
+  CHECK(c.topology.custom.links[0].link.latency == us(1));
+  CHECK(c.network.mtu == 4096);
+  CHECK(c.network.queue_capacity == 16 * 1024 * 1024);  // default
+  CHECK(c.network.load_balancing == LoadBalancing::kEcmp);
+  REQUIRE(c.messages.size() == 1);
+  CHECK(c.messages[0].bytes == 40 * 1024);
+  CHECK(c.messages[0].start == us(2));
+  CHECK(c.stop.time == kTimeMax);
+}
+
+TEST_CASE("--set overrides values, creating maps as needed") {
+  const ScenarioConfig c = load_config_file(FABRICSIM_TEST_CONFIGS "/good/two_hosts_one_switch.yaml",
+                                            {"network.mtu=9000", "messages[0].bytes=1MiB", "stop.time=1ms", "seed=9"});
+  CHECK(c.network.mtu == 9000);
+  CHECK(c.messages[0].bytes == 1024 * 1024);
+  CHECK(c.stop.time == ms(1));
+  CHECK(c.seed == 9);
+}
+
+TEST_CASE("the whole pipeline from YAML reproduces the one-switch closed form") {
+  // a -> s -> b, 100 Gb/s (80 ps per byte), 1 us per link, 10 packets of 4096 + 64 B,
+  // starting at 2 us: delivered = 2 us + (10 + 2 - 1) * 332800 ps + 2 * 1 us.
+  ScenarioRun run(load_config_file(FABRICSIM_TEST_CONFIGS "/good/two_hosts_one_switch.yaml"));
+  run.run();
+  CHECK(run.complete());
+  const Message& m = run.network().messages()[0];
+  const Time delivered = us(2) + 11 * 332'800 + us(2);
+  CHECK(m.delivered == delivered);
+  CHECK(m.finished == delivered + 2 * (64 * 80 + us(1)));
+}
+
+TEST_CASE("every example config under configs/ validates and builds") {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(FABRICSIM_SOURCE_DIR "/configs")) {
+    if (entry.path().extension() != ".yaml") continue;
+    CAPTURE(entry.path().string());
+    CHECK_NOTHROW(ScenarioRun(load_config_file(entry.path().string())));
+    ++n;
+  }
+  CHECK(n >= 1);
+}
+
+TEST_CASE("the built-in default scenario loads") {
+  const ScenarioConfig c = load_config_text(default_scenario_yaml(), "<built-in default>");
+  CHECK(c.name == "default");
+  CHECK(c.topology.kind == TopologyConfig::Kind::kLeafSpine);
+  CHECK_FALSE(c.messages.empty());
+}

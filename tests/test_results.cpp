@@ -1,0 +1,77 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "app/config_loader.h"
+#include "app/json_writer.h"
+#include "app/results.h"
+#include "app/scenario.h"
+
+using namespace fabricsim;
+
+namespace {
+std::string without_wall_seconds(const std::string& json) {
+  std::istringstream in(json);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (line.find("\"wall_seconds\"") == std::string::npos) out += line + "\n";
+  }
+  return out;
+}
+
+std::string run_default(std::uint64_t seed) {
+  ScenarioConfig c = load_config_text(default_scenario_yaml(), "<built-in default>");
+  c.seed = seed;
+  ScenarioRun run(std::move(c));
+  run.run();
+  return results_json(run);
+}
+}  // namespace
+
+TEST_CASE("same config and seed give byte-identical results except wall_seconds") {
+  const std::string a = run_default(1), b = run_default(1);
+  CHECK(a != b);  // wall_seconds differs (almost surely)...
+  CHECK(without_wall_seconds(a) == without_wall_seconds(b));  // ...and nothing else does
+}
+
+TEST_CASE("results.json carries the run, message and link records") {
+  const std::string json = run_default(1);
+  for (const char* key : {"\"config_name\": \"default\"", "\"seed\": 1", "\"complete\": true", "\"sim_time_ps\": ",
+                          "\"events\": ", "\"wall_seconds\": ", "\"source\": \"h0\"", "\"destination\": \"h4\"",
+                          "\"bytes\": 4194304", "\"start_ps\": 5000000", "\"finish_ps\": ", "\"utilization\": ",
+                          "\"max_queue_bytes\": ", "\"drops\": 0"}) {
+    CAPTURE(key);
+    CHECK(json.find(key) != std::string::npos);
+  }
+}
+
+TEST_CASE("two simulations in one process give the same results as one alone") {
+  ScenarioConfig c = load_config_text(default_scenario_yaml(), "<built-in default>");
+  ScenarioRun a(c), b(c);
+  a.run();
+  b.run();
+  CHECK(without_wall_seconds(results_json(a)) == without_wall_seconds(results_json(b)));
+}
+
+TEST_CASE("json writer escapes strings and nests") {
+  JsonWriter j;
+  j.begin_object().key("a\"b").value("x\ny").key("list").begin_array().value(1).value(2.5).value(true).end_array();
+  j.key("empty").begin_object().end_object().end_object();
+  CHECK(j.str() == "{\n  \"a\\\"b\": \"x\\ny\",\n  \"list\": [\n    1,\n    2.5,\n    true\n  ],\n  \"empty\": {}\n}\n");
+}
+
+TEST_CASE("atomic write leaves the whole file and no temporary behind") {
+  const auto dir = std::filesystem::temp_directory_path() / "fabricsim_atomic_test";
+  std::filesystem::remove_all(dir);
+  write_file_atomically((dir / "sub" / "r.json").string(), "hello");
+  std::ifstream in(dir / "sub" / "r.json");
+  std::string s;
+  std::getline(in, s);
+  CHECK(s == "hello");
+  int files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir / "sub")) ++files;
+  CHECK(files == 1);
+  std::filesystem::remove_all(dir);
+}

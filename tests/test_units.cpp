@@ -1,0 +1,58 @@
+#include <doctest/doctest.h>
+
+#include "sim/units.h"
+
+using namespace fabricsim;
+
+TEST_CASE("time units parse to exact picoseconds") {
+  CHECK(parse_time("500ns") == 500'000);
+  CHECK(parse_time("1us") == 1'000'000);
+  CHECK(parse_time("1.5us") == 1'500'000);
+  CHECK(parse_time("2ms") == 2'000'000'000);
+  CHECK(parse_time("3s") == 3'000'000'000'000);
+  CHECK(parse_time("7ps") == 7);
+  CHECK(parse_time(" 10 ns ") == 10'000);
+  CHECK_FALSE(parse_time("10"));      // a time needs a unit
+  CHECK_FALSE(parse_time("-1us"));    // never negative
+  CHECK_FALSE(parse_time("1 fortnight"));
+  CHECK_FALSE(parse_time("us"));
+  CHECK_FALSE(parse_time(""));
+}
+
+TEST_CASE("bandwidth units: bits and bytes per second") {
+  CHECK(parse_bandwidth("400Gbps")->bits_per_second == 400'000'000'000);
+  CHECK(parse_bandwidth("450GBps")->bits_per_second == 3'600'000'000'000);  // NVLink4 per direction
+  CHECK(parse_bandwidth("100Mbps")->bits_per_second == 100'000'000);
+  CHECK(parse_bandwidth("1.6Tbps")->bits_per_second == 1'600'000'000'000);
+  CHECK(parse_bandwidth("25GBps") == Bandwidth::gBps(25));
+  CHECK_FALSE(parse_bandwidth("400"));
+  CHECK_FALSE(parse_bandwidth("400Gb"));
+  CHECK_FALSE(parse_bandwidth("-5Gbps"));
+}
+
+TEST_CASE("byte units: decimal and binary prefixes, bare numbers") {
+  CHECK(parse_bytes("4KiB") == 4096);
+  CHECK(parse_bytes("1GiB") == 1'073'741'824);
+  CHECK(parse_bytes("1MiB") == 1'048'576);
+  CHECK(parse_bytes("1MB") == 1'000'000);
+  CHECK(parse_bytes("4096") == 4096);
+  CHECK(parse_bytes("1.5KiB") == 1536);
+  CHECK_FALSE(parse_bytes("0.3B"));  // no fractional bytes
+  CHECK_FALSE(parse_bytes("4 KiBs"));
+}
+
+TEST_CASE("serialization is bytes * 8 / rate, rounded up to a picosecond") {
+  CHECK(serialization(4160, Bandwidth::gbps(100)) == 332'800);  // 80 ps per byte, exact
+  CHECK(serialization(4160, Bandwidth::gbps(400)) == 83'200);   // 20 ps per byte
+  // 4160 * 8 / 7e9 s = 4754285.714... ps -> 4754286
+  CHECK(serialization(4160, Bandwidth::gbps(7)) == 4'754'286);
+  // 1 GiB at 450 GB/s: 1073741824 / 450e9 s = 2386092942.22... ps
+  CHECK(serialization(1'073'741'824, Bandwidth::gBps(450)) == 2'386'092'943);
+  CHECK(serialization(0, Bandwidth::gbps(1)) == 0);
+}
+
+TEST_CASE("format_time picks a readable unit") {
+  CHECK(format_time(us(260)) == "260.000 us");
+  CHECK(format_time(1500) == "1.500 ns");
+  CHECK(format_time(12) == "12 ps");
+}
