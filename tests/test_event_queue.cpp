@@ -14,12 +14,19 @@ struct Recorder final : EventHandler {
   int id = 0;
   void on_event() override {}
 };
+
+std::vector<Recorder> recorders(int n) {
+  std::vector<Recorder> h(n);
+  for (int i = 0; i < n; ++i) h[i].id = i;
+  return h;
+}
+
+int id_of(EventHandler* e) { return static_cast<Recorder*>(e)->id; }
 }  // namespace
 
 TEST_CASE("events pop in time order, equal times in scheduling order") {
   EventQueue q;
-  std::vector<Recorder> h(6);
-  for (int i = 0; i < 6; ++i) h[i].id = i;
+  auto h = recorders(6);
   q.schedule(h[0], 50);
   q.schedule(h[1], 10);
   q.schedule(h[2], 50);
@@ -27,14 +34,13 @@ TEST_CASE("events pop in time order, equal times in scheduling order") {
   q.schedule(h[4], 30);
   q.schedule(h[5], 50);
   std::vector<int> order;
-  while (!q.empty()) order.push_back(static_cast<Recorder*>(q.pop())->id);
+  while (!q.empty()) order.push_back(id_of(q.pop()));
   CHECK(order == std::vector<int>{1, 3, 4, 0, 2, 5});
 }
 
 TEST_CASE("cancel removes a pending event; reschedule moves it behind equal times") {
   EventQueue q;
-  std::vector<Recorder> h(4);
-  for (int i = 0; i < 4; ++i) h[i].id = i;
+  auto h = recorders(4);
   q.schedule(h[0], 100);
   q.schedule(h[1], 200);
   q.schedule(h[2], 300);
@@ -49,7 +55,7 @@ TEST_CASE("cancel removes a pending event; reschedule moves it behind equal time
   std::vector<Time> times;
   while (!q.empty()) {
     EventHandler* e = q.pop();
-    order.push_back(static_cast<Recorder*>(e)->id);
+    order.push_back(id_of(e));
     times.push_back(e->event_time());
   }
   CHECK(order == std::vector<int>{2, 3, 0});
@@ -61,12 +67,11 @@ TEST_CASE("random schedule/cancel/pop agrees with a sorted reference") {
   EventQueue q;
   Rng rng(7);
   constexpr int kHandlers = 2000;
-  std::vector<Recorder> h(kHandlers);
+  auto h = recorders(kHandlers);
   std::vector<std::tuple<Time, long, int>> pending;  // time, seq, id
   std::vector<long> seq_of(kHandlers, -1);
   long seq = 0;
   Time now = 0;
-  for (int i = 0; i < kHandlers; ++i) h[i].id = i;
   for (int step = 0; step < 200'000; ++step) {
     const auto op = rng.below(10);
     const int i = static_cast<int>(rng.below(kHandlers));
@@ -85,7 +90,7 @@ TEST_CASE("random schedule/cancel/pop agrees with a sorted reference") {
       const auto best = *std::min_element(pending.begin(), pending.end());
       std::erase(pending, best);
       EventHandler* e = q.pop();
-      REQUIRE(static_cast<Recorder*>(e)->id == std::get<2>(best));
+      REQUIRE(id_of(e) == std::get<2>(best));
       REQUIRE(e->event_time() == std::get<0>(best));
       now = std::get<0>(best);
       seq_of[std::get<2>(best)] = -1;
@@ -98,15 +103,14 @@ TEST_CASE("peeking the next time, then scheduling earlier, keeps the order") {
   // What a run stopped at a time limit does: look at the next event, stop, and then
   // take an event earlier than the one it looked at.
   EventQueue q;
-  std::vector<Recorder> h(3);
-  for (int i = 0; i < 3; ++i) h[i].id = i;
+  auto h = recorders(3);
   q.schedule(h[0], 1'000'000);
   q.schedule(h[1], 2'000'000);
   CHECK(q.next_time() == 1'000'000);
   q.schedule(h[2], 500);
   CHECK(q.next_time() == 500);
-  CHECK(static_cast<Recorder*>(q.pop())->id == 2);
-  CHECK(static_cast<Recorder*>(q.pop())->id == 0);
-  CHECK(static_cast<Recorder*>(q.pop())->id == 1);
+  CHECK(id_of(q.pop()) == 2);
+  CHECK(id_of(q.pop()) == 0);
+  CHECK(id_of(q.pop()) == 1);
   CHECK(q.empty());
 }
