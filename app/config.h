@@ -7,7 +7,7 @@
 
 #include "sim/switch.h"
 #include "sim/time.h"
-#include "topologies/leaf_spine.h"
+#include "topologies/cluster.h"
 
 namespace fabricsim {
 
@@ -31,11 +31,33 @@ struct CustomTopologyConfig {
 };
 
 struct TopologyConfig {
-  enum class Kind { kLeafSpine, kCustom };
+  enum class Kind { kLeafSpine, kFatTree, kRailOptimized, kTorus3d, kNvSwitch, kCluster, kCustom };
   Kind kind = Kind::kLeafSpine;
   LeafSpineSpec leaf_spine;
+  FatTreeSpec fat_tree;
+  RailOptimizedSpec rail_optimized;
+  Torus3dSpec torus3d;
+  NvSwitchSpec nvswitch;
+  ClusterSpec cluster;
   CustomTopologyConfig custom;
   SourceRef source;
+};
+
+// Synthetic traffic for fabric studies (workloads/synthetic_traffic.h).
+struct WorkloadConfig {
+  enum class Kind { kNone, kPermutation, kIncast, kUniform, kPoisson };
+  Kind kind = Kind::kNone;
+  std::int64_t bytes = 1 << 20;  // permutation, incast, uniform
+  Time start = 0;
+  std::string receiver;          // incast; empty: the first endpoint
+  SourceRef receiver_source;
+  int senders = 0;               // incast; 0: every other endpoint
+  int flows = 0;                 // uniform
+  double load = 0.3;             // poisson: offered load, fraction of each endpoint's line rate
+  std::string flow_size_cdf;     // poisson: path of the CDF file (resolved against the config's folder)
+  SourceRef cdf_source;
+  Time duration = ms(1);         // poisson: arrivals in [start, start + duration)
+  int traffic_class = 0;
 };
 
 struct NetworkConfig {
@@ -71,6 +93,7 @@ struct ScenarioConfig {
   TopologyConfig topology;
   NetworkConfig network;
   std::vector<MessageConfig> messages;
+  WorkloadConfig workload;
   StopConfig stop;
 };
 

@@ -7,73 +7,13 @@
 #include <set>
 #include <sstream>
 
+#include "app/topology_config.h"
 #include "app/yaml_reader.h"
 
 namespace fabricsim {
 namespace {
 
 constexpr std::int64_t kMaxCount = 1'000'000;
-
-LinkSpec read_link(MapReader m) {
-  LinkSpec l;
-  l.bandwidth = m.bandwidth("bandwidth");
-  l.latency = m.time("latency", ns(500));
-  m.finish();
-  return l;
-}
-
-TopologyConfig read_topology(MapReader m) {
-  TopologyConfig t;
-  t.source = m.context().source(m.node(), m.path());
-  t.kind = m.choice<TopologyConfig::Kind>(
-      "kind", {{"leaf_spine", TopologyConfig::Kind::kLeafSpine}, {"custom", TopologyConfig::Kind::kCustom}});
-  if (t.kind == TopologyConfig::Kind::kLeafSpine) {
-    LeafSpineSpec& s = t.leaf_spine;
-    s.leaves = static_cast<int>(m.integer("leaves", 1, 4096));
-    s.spines = static_cast<int>(m.integer("spines", 1, 4096));
-    s.hosts_per_leaf = static_cast<int>(m.integer("hosts_per_leaf", 1, 4096));
-    s.links_per_pair = static_cast<int>(m.integer("links_per_pair", 1, 64, 1));
-    s.host_link = read_link(m.map("host_link"));
-    s.fabric_link = read_link(m.map("fabric_link"));
-  } else {
-    CustomTopologyConfig& c = t.custom;
-    const YamlContext& ctx = m.context();
-    std::set<std::string> names;
-    const auto add_names = [&](const char* key, std::vector<std::string>& out, bool required) {
-      out = m.string_list(key, required);
-      const YAML::Node seq = m.node()[key];
-      for (std::size_t i = 0; i < out.size(); ++i) {
-        if (!names.insert(out[i]).second) {
-          ctx.fail(seq[i], m.child_path(key) + "[" + std::to_string(i) + "]",
-                   "expected a name not used before, got '" + out[i] + "' again");
-        }
-      }
-    };
-    add_names("hosts", c.hosts, true);
-    add_names("switches", c.switches, false);
-    if (c.hosts.size() < 2) ctx.fail(m.node()["hosts"], m.child_path("hosts"), "expected at least two hosts");
-    const YAML::Node links = m.sequence("links", true);
-    for (std::size_t i = 0; i < links.size(); ++i) {
-      MapReader lm(ctx, links[i], m.child_path("links") + "[" + std::to_string(i) + "]");
-      if (!links[i].IsMap()) ctx.fail(links[i], lm.path(), "expected a map with a, b, bandwidth, latency");
-      CustomLinkConfig l;
-      for (const char* end : {"a", "b"}) {
-        std::string& name = std::string(end) == "a" ? l.a : l.b;
-        name = lm.string(end);
-        if (!names.count(name)) {
-          ctx.fail(links[i][end], lm.child_path(end), "expected the name of a host or switch listed above, got '" + name + "'");
-        }
-      }
-      if (l.a == l.b) ctx.fail(links[i]["b"], lm.child_path("b"), "expected a node other than a ('" + l.a + "')");
-      l.link.bandwidth = lm.bandwidth("bandwidth");
-      l.link.latency = lm.time("latency", ns(500));
-      lm.finish();
-      c.links.push_back(std::move(l));
-    }
-  }
-  m.finish();
-  return t;
-}
 
 NetworkConfig read_network(MapReader m) {
   NetworkConfig n;
@@ -90,8 +30,10 @@ NetworkConfig read_network(MapReader m) {
                      "expected at least one full packet (mtu + header_bytes = " +
                          std::to_string(n.mtu + n.header_bytes) + " bytes)");
   }
-  n.load_balancing = m.choice<LoadBalancing>("load_balancing", {{"ecmp", LoadBalancing::kEcmp}, {"spray", LoadBalancing::kSpray}},
-                                             LoadBalancing::kEcmp);
+  n.load_balancing = m.choice<LoadBalancing>(
+      "load_balancing",
+      {{"ecmp", LoadBalancing::kEcmp}, {"spray", LoadBalancing::kSpray}, {"adaptive", LoadBalancing::kAdaptive}},
+      LoadBalancing::kEcmp);
   m.finish();
   return n;
 }
@@ -118,6 +60,36 @@ std::vector<MessageConfig> read_messages(const MapReader& parent, const YAML::No
     out.push_back(std::move(msg));
   }
   return out;
+}
+
+WorkloadConfig read_workload(MapReader m, int traffic_classes) {
+  WorkloadConfig w;
+  if (!m.has("kind")) {
+    m.finish();
+    if (m.node().IsMap() && m.node().size() > 0) m.context().fail(m.node(), m.child_path("kind"), "missing required key; expected one of permutation, incast, uniform, poisson");
+    return w;
+  }
+  using K = WorkloadConfig::Kind;
+  w.kind = m.choice<K>("kind", {{"permutation", K::kPermutation}, {"incast", K::kIncast}, {"uniform", K::kUniform}, {"poisson", K::kPoisson}});
+  w.start = m.time("start", 0);
+  w.traffic_class = static_cast<int>(m.integer("traffic_class", 0, traffic_classes - 1, 0));
+  if (w.kind == K::kPoisson) {
+    w.load = m.real("load", 0.001, 1.0);
+    w.flow_size_cdf = m.string("flow_size_cdf");
+    w.cdf_source = m.context().source(m.node()["flow_size_cdf"], m.child_path("flow_size_cdf"));
+    w.duration = m.time("duration");
+    if (w.duration <= 0) m.context().fail(m.node()["duration"], m.child_path("duration"), "expected a time above zero");
+  } else {
+    w.bytes = m.bytes("bytes", 1, INT64_C(1) << 40);
+  }
+  if (w.kind == K::kIncast) {
+    w.receiver = m.string("receiver", std::string());
+    if (!w.receiver.empty()) w.receiver_source = m.context().source(m.node()["receiver"], m.child_path("receiver"));
+    w.senders = static_cast<int>(m.integer("senders", 1, 1 << 20, 0));
+  }
+  if (w.kind == K::kUniform) w.flows = static_cast<int>(m.integer("flows", 1, 10'000'000));
+  m.finish();
+  return w;
 }
 
 // Applies "a.b[2].c=value" (dots, or [i] / .i for list items) to the tree.
@@ -176,6 +148,7 @@ ScenarioConfig read_scenario(const YAML::Node& root, YamlContext& ctx, const std
   c.topology = read_topology(top.map("topology"));
   c.network = read_network(top.map("network", false));
   c.messages = read_messages(top, top.sequence("messages", false), c.network.traffic_classes);
+  c.workload = read_workload(top.map("workload", false), c.network.traffic_classes);
   MapReader stop = top.map("stop", false);
   c.stop.time = stop.time("time", kTimeMax);
   c.stop.events = static_cast<std::uint64_t>(stop.integer("events", 1, INT64_MAX, INT64_MAX));

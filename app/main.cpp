@@ -11,9 +11,11 @@
 
 #include "app/config_error.h"
 #include "app/config_loader.h"
+#include "app/json_writer.h"
 #include "app/results.h"
 #include "app/scenario.h"
 #include "sim/units.h"
+#include "topologies/analysis.h"
 
 namespace po = boost::program_options;
 using namespace fabricsim;
@@ -26,6 +28,7 @@ constexpr int kExitBadInput = 2;
 const char* kUsage =
     "usage: fabricsim run [CONFIG] [--out DIR] [--seed N] [--set KEY=VALUE]...\n"
     "       fabricsim validate CONFIG [--set KEY=VALUE]...\n"
+    "       fabricsim topo CONFIG [--json] [--dot FILE] [--set KEY=VALUE]...\n"
     "       fabricsim --help | --version\n";
 
 void print_help(const po::options_description& run_options) {
@@ -35,7 +38,9 @@ void print_help(const po::options_description& run_options) {
             << "\ncommands:\n"
                "  run       simulate CONFIG (or the built-in default scenario), print a summary and\n"
                "            write DIR/results.json (default DIR: out/<config name>)\n"
-               "  validate  check CONFIG and print what it describes, without running it\n\n"
+               "  validate  check CONFIG and print what it describes, without running it\n"
+               "  topo      describe CONFIG's fabric: endpoints, switches, links by kind, diameter,\n"
+               "            bisection bandwidth (a min cut); --json for one JSON object, --dot for Graphviz\n\n"
             << run_options
             << "\nA config error is printed as FILE:LINE:COLUMN: error: KEY.PATH: what was expected,\n"
                "and the exit code is 2. The config schema is in docs/config.md.\n";
@@ -84,6 +89,55 @@ int validate_command(const po::variables_map& vm) {
   return 0;
 }
 
+int topo_command(const po::variables_map& vm) {
+  if (!vm.count("config")) {
+    std::cerr << "fabricsim topo: needs a CONFIG file\n" << kUsage;
+    return kExitBadInput;
+  }
+  const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const ScenarioConfig config = load(vm["config"].as<std::string>(), sets);
+  const ScenarioRun built(config);  // builds and compiles: a broken fabric is reported here
+  const Topology& topology = built.topology();
+  const TopologySummary s = summarize(topology);
+  if (vm.count("dot")) write_file_atomically(vm["dot"].as<std::string>(), to_dot(topology));
+  if (vm.count("json")) {
+    JsonWriter j;
+    j.begin_object();
+    j.key("config_name").value(config.name);
+    j.key("endpoints").value(static_cast<std::uint64_t>(s.endpoints));
+    j.key("gpus").value(static_cast<std::uint64_t>(s.gpus));
+    j.key("switches").value(static_cast<std::uint64_t>(s.switches));
+    j.key("nics").value(static_cast<std::uint64_t>(s.nics));
+    j.key("links").value(static_cast<std::uint64_t>(s.links));
+    j.key("nodes_by_role").begin_object();
+    for (const auto& [role, n] : s.nodes_by_role) j.key(role).value(static_cast<std::uint64_t>(n));
+    j.end_object();
+    j.key("links_by_tier").begin_object();
+    for (const auto& [tier, n] : s.links_by_tier) j.key(tier).value(static_cast<std::uint64_t>(n));
+    j.end_object();
+    j.key("diameter_hops").value(s.diameter_hops);
+    j.key("switch_diameter_hops").value(s.switch_diameter_hops);
+    j.key("bisection_bandwidth_gbps").value(s.bisection_bandwidth_bps * 1e-9);
+    j.end_object();
+    std::cout << j.str();
+    return 0;
+  }
+  std::cout << "fabricsim topo: " << config.name << "\n";
+  std::cout << "  endpoints   " << s.endpoints << " (" << s.gpus << " GPUs)\n";
+  std::cout << "  switches    " << s.switches << " (" << s.nics << " of them NICs)\n";
+  std::cout << "  nodes       ";
+  for (const auto& [role, n] : s.nodes_by_role) std::cout << role << " " << n << "  ";
+  std::cout << "\n  links       " << s.links << ":  ";
+  for (const auto& [tier, n] : s.links_by_tier) std::cout << tier << " " << n << "  ";
+  char bisection[64];
+  std::snprintf(bisection, sizeof bisection, "%.1f Gb/s", s.bisection_bandwidth_bps * 1e-9);
+  std::cout << "\n  diameter    " << s.diameter_hops << " hops between endpoints, " << s.switch_diameter_hops
+            << " between switches\n";
+  std::cout << "  bisection   " << bisection << " (min cut, first half of endpoints to second)\n";
+  if (vm.count("dot")) std::cout << "  graphviz    " << vm["dot"].as<std::string>() << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,6 +147,8 @@ int main(int argc, char** argv) {
       ("version", "print the version")
       ("out,o", po::value<std::string>()->value_name("DIR"), "run: directory for results.json")
       ("seed", po::value<std::uint64_t>()->value_name("N"), "run: random seed (overrides the config's)")
+      ("json", "topo: print one JSON object")
+      ("dot", po::value<std::string>()->value_name("FILE"), "topo: write the fabric as Graphviz")
       ("set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
        "override a config value, e.g. --set network.mtu=9000 --set messages[0].bytes=1MiB");
   po::options_description hidden;
@@ -124,6 +180,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "run") return run_command(vm);
     if (command == "validate") return validate_command(vm);
+    if (command == "topo") return topo_command(vm);
     std::cerr << (command.empty() ? "fabricsim: no command given\n" : "fabricsim: unknown command '" + command + "'\n")
               << kUsage;
     return kExitBadInput;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "app/flow_stats.h"
 #include "app/json_writer.h"
 #include "sim/units.h"
 #include "topologies/compile.h"
@@ -62,7 +63,7 @@ std::string results_json(const ScenarioRun& run) {
     j.key("destination").value(node_name(topo, NodeRef::host(m.dst)));
     j.key("bytes").value(static_cast<std::int64_t>(m.bytes));
     j.key("packets").value(static_cast<std::uint64_t>(m.packets));
-    j.key("start_ps").value(static_cast<std::int64_t>(run.config().messages[i].start));
+    j.key("start_ps").value(static_cast<std::int64_t>(run.message_start(static_cast<MessageId>(i))));
     // Completion is the arrival of the acknowledgement that covers the last packet.
     if (m.finished >= 0) {
       j.key("finish_ps").value(static_cast<std::int64_t>(m.finished));
@@ -77,6 +78,31 @@ std::string results_json(const ScenarioRun& run) {
     j.end_object();
   }
   j.end_array();
+
+  if (run.first_workload_message() < msgs.size()) {
+    const FlowSummary f = summarize_flows(run, run.first_workload_message());
+    const auto write_percentiles = [&](const char* name, const Percentiles& p) {
+      j.key(name).begin_object();
+      j.key("p50").value(p.p50).key("p90").value(p.p90).key("p99").value(p.p99);
+      j.key("max").value(p.max).key("mean").value(p.mean);
+      j.end_object();
+    };
+    j.key("workload").begin_object();
+    j.key("flows").value(static_cast<std::uint64_t>(f.flows));
+    j.key("finished").value(static_cast<std::uint64_t>(f.finished));
+    write_percentiles("fct_us", f.fct_us);
+    write_percentiles("slowdown", f.slowdown);
+    j.key("mean_throughput_fraction").value(f.mean_throughput_fraction);
+    if (const auto& w = run.load_window()) {
+      j.key("load_window").begin_object();
+      j.key("from_ps").value(static_cast<std::int64_t>(w->from)).key("to_ps").value(static_cast<std::int64_t>(w->to));
+      j.key("target_load").value(w->target_load);
+      j.key("offered_load").value(w->offered_load);
+      j.key("delivered_load").value(w->delivered_load);
+      j.end_object();
+    }
+    j.end_object();
+  }
 
   j.key("links").begin_array();
   for (const LinkDirection& d : net.directions()) {
@@ -136,6 +162,22 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
         << util << ", max queue " << busiest->port->counters().max_queue_bytes << " B\n";
   }
   out << "  drops     " << drops << "\n";
+  if (run.first_workload_message() < msgs.size()) {
+    const FlowSummary f = summarize_flows(run, run.first_workload_message());
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "  flows     %zu of %zu finished; FCT p50 %.1f us, p99 %.1f us; slowdown p50 %.2f, p99 %.2f; "
+                  "mean throughput %.1f%% of line rate\n",
+                  f.finished, f.flows, f.fct_us.p50, f.fct_us.p99, f.slowdown.p50, f.slowdown.p99,
+                  100 * f.mean_throughput_fraction);
+    out << line;
+    if (const auto& w = run.load_window()) {
+      std::snprintf(line, sizeof line, "  load      target %.1f%%, offered %.1f%%, delivered %.1f%% (%s to %s)\n",
+                    100 * w->target_load, 100 * w->offered_load, 100 * w->delivered_load, format_time(w->from).c_str(),
+                    format_time(w->to).c_str());
+      out << line;
+    }
+  }
   const double wall = run.wall_seconds();
   char rate[64];
   std::snprintf(rate, sizeof rate, "%.3f s wall, %.2f M events/s", wall,

@@ -1,22 +1,37 @@
 #include "app/scenario.h"
 
+#include <filesystem>
 #include <stdexcept>
 
 #include "app/config_error.h"
+#include "topologies/cluster.h"
 #include "topologies/compile.h"
-#include "topologies/leaf_spine.h"
+#include "workloads/flow_size_cdf.h"
+#include "workloads/synthetic_traffic.h"
 
 namespace fabricsim {
 
 Topology build_topology(const TopologyConfig& config) {
   Topology t;
-  if (config.kind == TopologyConfig::Kind::kLeafSpine) {
-    t = build_leaf_spine(config.leaf_spine);
-  } else {
-    const CustomTopologyConfig& c = config.custom;
-    for (const auto& h : c.hosts) t.add_host(h);
-    for (const auto& s : c.switches) t.add_switch(s);
-    for (const auto& l : c.links) t.connect(*t.find(l.a), *t.find(l.b), l.link.bandwidth, l.link.latency, "link");
+  using K = TopologyConfig::Kind;
+  try {
+    switch (config.kind) {
+      case K::kLeafSpine: t = leaf_spine_topology(config.leaf_spine); break;
+      case K::kFatTree: t = fat_tree_topology(config.fat_tree); break;
+      case K::kRailOptimized: t = rail_optimized_topology(config.rail_optimized); break;
+      case K::kTorus3d: t = torus3d_topology(config.torus3d); break;
+      case K::kNvSwitch: t = nvswitch_topology(config.nvswitch); break;
+      case K::kCluster: t = cluster_topology(config.cluster); break;
+      case K::kCustom: {
+        const CustomTopologyConfig& c = config.custom;
+        for (const auto& h : c.hosts) t.add_host(h);
+        for (const auto& s : c.switches) t.add_switch(s);
+        for (const auto& l : c.links) t.connect(*t.find(l.a), *t.find(l.b), l.link.bandwidth, l.link.latency, "link");
+        break;
+      }
+    }
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(config.source.where, config.source.path, e.what());
   }
   if (std::string problem = check_topology(t); !problem.empty()) {
     throw ConfigError(config.source.where, config.source.path, problem);
@@ -49,7 +64,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config) : config_(std::move(config)) {
   const auto host = [&](const std::string& name, const SourceRef& src) {
     const auto node = topology_.find(name);
     if (!node || topology_.node(*node).kind != NodeKind::kHost) {
-      throw ConfigError(src.where, src.path, "expected the name of a host, got '" + name + "'");
+      throw ConfigError(src.where, src.path, "expected the name of an endpoint (host or GPU), got '" + name + "'");
     }
     return topology_.node(*node).kind_index;
   };
@@ -58,24 +73,121 @@ ScenarioRun::ScenarioRun(ScenarioConfig config) : config_(std::move(config)) {
     const HostId dst = host(m.dst, m.dst_source);
     const MessageId id = network_->add_message(src, dst, m.bytes, static_cast<std::uint8_t>(m.traffic_class));
     schedule_->add(m.start, id);
+    starts_.push_back(m.start);
+  }
+  first_workload_ = static_cast<MessageId>(starts_.size());
+  if (config_.workload.kind != WorkloadConfig::Kind::kNone) {
+    if (config_.workload.kind == WorkloadConfig::Kind::kIncast && !config_.workload.receiver.empty()) {
+      host(config_.workload.receiver, config_.workload.receiver_source);
+    }
+    add_workload();
   }
   schedule_->arm();
+}
+
+double ScenarioRun::endpoint_rate_bps(HostId h) const {
+  double rate = 0;
+  const std::uint32_t node = topology_.host_node(h);
+  for (const TopologyLink& l : topology_.links()) {
+    if (l.a == node || l.b == node) rate += static_cast<double>(l.bandwidth.bits_per_second);
+  }
+  return rate;
+}
+
+void ScenarioRun::add_workload() {
+  const WorkloadConfig& w = config_.workload;
+  const auto endpoints = static_cast<std::uint32_t>(topology_.host_count());
+  std::vector<Flow> flows;
+  using K = WorkloadConfig::Kind;
+  switch (w.kind) {
+    case K::kPermutation: flows = permutation_traffic(endpoints, w.bytes, w.start, config_.seed); break;
+    case K::kIncast: {
+      const std::uint32_t receiver = w.receiver.empty() ? 0 : topology_.node(*topology_.find(w.receiver)).kind_index;
+      const std::uint32_t senders = w.senders == 0 ? endpoints - 1 : static_cast<std::uint32_t>(w.senders);
+      if (senders >= endpoints) {
+        throw ConfigError(config_.file, "workload.senders", "expected at most " + std::to_string(endpoints - 1) + " senders");
+      }
+      flows = incast_traffic(endpoints, receiver, senders, w.bytes, w.start);
+      break;
+    }
+    case K::kUniform: flows = uniform_traffic(endpoints, static_cast<std::uint32_t>(w.flows), w.bytes, w.start, config_.seed); break;
+    case K::kPoisson: {
+      std::filesystem::path cdf_path(w.flow_size_cdf);
+      if (cdf_path.is_relative() && !config_.file.empty() && config_.file.front() != '<') {
+        cdf_path = std::filesystem::path(config_.file).parent_path() / cdf_path;
+      }
+      FlowSizeCdf cdf;
+      try {
+        cdf = FlowSizeCdf::load(cdf_path.string());
+      } catch (const std::runtime_error& e) {
+        throw ConfigError(w.cdf_source.where, w.cdf_source.path, e.what());
+      }
+      std::vector<double> rates(endpoints);
+      double capacity = 0;
+      for (HostId h = 0; h < endpoints; ++h) capacity += rates[h] = endpoint_rate_bps(h);
+      flows = poisson_traffic(rates, w.load, cdf, w.start, w.duration, config_.seed);
+      // Measure over the middle 60% of the arrival period, away from the empty start and
+      // the drain after the last arrival.
+      LoadWindow lw;
+      lw.from = w.start + w.duration / 5;
+      lw.to = w.start + w.duration * 4 / 5;
+      lw.target_load = w.load;
+      double offered = 0;
+      for (const Flow& f : flows) {
+        if (f.start >= lw.from && f.start < lw.to) offered += static_cast<double>(f.bytes) * 8;
+      }
+      lw.offered_load = offered / (capacity * to_seconds(lw.to - lw.from));
+      window_ = lw;
+      break;
+    }
+    case K::kNone: break;
+  }
+  for (const Flow& f : flows) {
+    const MessageId id = network_->add_message(f.src, f.dst, f.bytes, static_cast<std::uint8_t>(w.traffic_class));
+    schedule_->add(f.start, id);
+    starts_.push_back(f.start);
+  }
+}
+
+std::uint64_t ScenarioRun::delivered_payload() const {
+  std::uint64_t total = 0;
+  for (HostId h = 0; h < network_->host_count(); ++h) total += network_->nic(h).counters().payload_bytes_received;
+  return total;
 }
 
 void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   constexpr std::uint64_t kChunk = 4'000'000;
   const auto t0 = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  for (;;) {
-    const std::uint64_t done = sim_->events_processed();
-    const std::uint64_t left = config_.stop.events - std::min(done, config_.stop.events);
-    const std::uint64_t chunk = std::min(left, kChunk);
-    stop_reason_ = sim_->run(config_.stop.time, chunk);
-    if (stop_reason_ != StopReason::kEventLimit || chunk == left) break;
-    if (progress) {
-      progress({sim_->now(), sim_->events_processed(), messages_finished(), network_->messages().size(), elapsed()});
+  // Runs until `until` (or the stop limits), reporting progress between chunks; false
+  // once the run is over for good.
+  const auto run_until = [&](Time until) {
+    for (;;) {
+      const std::uint64_t done = sim_->events_processed();
+      const std::uint64_t left = config_.stop.events - std::min(done, config_.stop.events);
+      const std::uint64_t chunk = std::min(left, kChunk);
+      stop_reason_ = sim_->run(std::min(until, config_.stop.time), chunk);
+      if (stop_reason_ != StopReason::kEventLimit) break;
+      if (chunk == left) return false;
+      if (progress) {
+        progress({sim_->now(), sim_->events_processed(), messages_finished(), network_->messages().size(), elapsed()});
+      }
+    }
+    return stop_reason_ == StopReason::kTimeLimit && sim_->now() < config_.stop.time;
+  };
+  if (window_) {
+    std::uint64_t at_from = 0;
+    if (run_until(window_->from)) {
+      at_from = delivered_payload();
+      if (run_until(window_->to)) {
+        double capacity = 0;
+        for (HostId h = 0; h < network_->host_count(); ++h) capacity += endpoint_rate_bps(h);
+        window_->delivered_load = static_cast<double>(delivered_payload() - at_from) * 8 /
+                                  (capacity * to_seconds(window_->to - window_->from));
+      }
     }
   }
+  run_until(kTimeMax);
   wall_seconds_ = elapsed();
 }
 

@@ -1,10 +1,12 @@
 #pragma once
 // One scenario from validated config to finished run: topology -> compiled network ->
-// messages scheduled -> events run (with progress reports) -> state for the recorders.
+// messages and workload flows scheduled -> events run (with progress reports) -> state
+// for the recorders.
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "app/config.h"
 #include "sim/network.h"
@@ -15,7 +17,7 @@
 namespace fabricsim {
 
 // Builds the topology the config describes. Throws ConfigError for topologies that
-// cannot work (a host with two links, an unreachable host), pointing at `topology`.
+// cannot work (an endpoint without links, a fabric too small), pointing at `topology`.
 Topology build_topology(const TopologyConfig& config);
 
 struct Progress {
@@ -24,6 +26,16 @@ struct Progress {
   std::size_t messages_finished;
   std::size_t messages_total;
   double wall_seconds;
+};
+
+// Throughput over a window of simulated time: payload bytes delivered in it, and bytes
+// of workload flows that arrived in it, both as a fraction of the endpoints' capacity.
+struct LoadWindow {
+  Time from = 0;
+  Time to = 0;
+  double target_load = 0;
+  double offered_load = 0;
+  double delivered_load = 0;
 };
 
 class ScenarioRun {
@@ -45,13 +57,25 @@ class ScenarioRun {
   bool complete() const;  // every message acknowledged
   std::size_t messages_finished() const;
   double wall_seconds() const { return wall_seconds_; }
+  Time message_start(MessageId id) const { return starts_[id]; }
+  // Messages [first_workload_message(), end) come from the workload section.
+  MessageId first_workload_message() const { return first_workload_; }
+  const std::optional<LoadWindow>& load_window() const { return window_; }
+  // An endpoint's line rate: the sum of its links' bandwidths.
+  double endpoint_rate_bps(HostId h) const;
 
  private:
+  void add_workload();
+  std::uint64_t delivered_payload() const;
+
   ScenarioConfig config_;
   Topology topology_;
   std::unique_ptr<Simulator> sim_;
   std::unique_ptr<Network> network_;
   std::unique_ptr<MessageSchedule> schedule_;
+  std::vector<Time> starts_;
+  MessageId first_workload_ = 0;
+  std::optional<LoadWindow> window_;
   StopReason stop_reason_ = StopReason::kQueueEmpty;
   double wall_seconds_ = 0;
 };

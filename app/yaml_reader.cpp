@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <algorithm>
 #include <vector>
@@ -91,6 +92,23 @@ std::int64_t MapReader::integer(const std::string& key, std::int64_t min, std::i
   return static_cast<std::int64_t>(v);
 }
 
+double MapReader::real(const std::string& key, double min, double max, std::optional<double> fallback) {
+  char range[96];
+  std::snprintf(range, sizeof range, "a number from %g to %g", min, max);
+  const auto text = scalar(key, range);
+  if (!text) {
+    if (fallback) return *fallback;
+    missing(key, range);
+  }
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(text->c_str(), &end);
+  if (text->empty() || end != text->c_str() + text->size() || errno != 0 || !std::isfinite(v) || v < min || v > max) {
+    ctx_->fail(node_[key], child_path(key), std::string("expected ") + range + ", got '" + *text + "'");
+  }
+  return v;
+}
+
 std::string MapReader::string(const std::string& key, std::optional<std::string> fallback) {
   const auto text = scalar(key, "a string");
   if (!text) {
@@ -163,6 +181,24 @@ std::vector<std::string> MapReader::string_list(const std::string& key, bool req
     const std::string p = child_path(key) + "[" + std::to_string(i) + "]";
     if (!seq[i].IsScalar() || seq[i].Scalar().empty()) ctx_->fail(seq[i], p, "expected a non-empty name");
     out.push_back(seq[i].Scalar());
+  }
+  return out;
+}
+
+std::vector<std::int64_t> MapReader::integer_list(const std::string& key, std::int64_t min, std::int64_t max,
+                                                  bool required) {
+  const YAML::Node seq = sequence(key, required);
+  const std::string expected = "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < seq.size(); ++i) {
+    const std::string text = seq[i].IsScalar() ? seq[i].Scalar() : "";
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno != 0 || v < min || v > max) {
+      ctx_->fail(seq[i], child_path(key) + "[" + std::to_string(i) + "]", "expected " + expected + ", got '" + text + "'");
+    }
+    out.push_back(v);
   }
   return out;
 }

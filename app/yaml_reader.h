@@ -50,6 +50,7 @@ class MapReader {
   // Each getter marks the key as known. With a default, the key is optional.
   std::int64_t integer(const std::string& key, std::int64_t min, std::int64_t max,
                        std::optional<std::int64_t> fallback = std::nullopt);
+  double real(const std::string& key, double min, double max, std::optional<double> fallback = std::nullopt);
   std::string string(const std::string& key, std::optional<std::string> fallback = std::nullopt);
   Time time(const std::string& key, std::optional<Time> fallback = std::nullopt);
   Bandwidth bandwidth(const std::string& key, std::optional<Bandwidth> fallback = std::nullopt);
@@ -62,6 +63,8 @@ class MapReader {
   // The sequence under `key` (empty if absent and not required).
   YAML::Node sequence(const std::string& key, bool required);
   std::vector<std::string> string_list(const std::string& key, bool required);
+  // A list of integers, each from `min` to `max`; errors point at the offending item.
+  std::vector<std::int64_t> integer_list(const std::string& key, std::int64_t min, std::int64_t max, bool required);
 
   // Fails on the first key no getter asked for.
   void finish() const;

@@ -43,7 +43,7 @@ void EgressPort::start_next() {
       break;
     }
   } else if (source_ != nullptr) {
-    p = source_->pull();
+    p = source_->pull(source_port_);
   }
   in_service_ = nullptr;
   if (p != nullptr) begin_service(p);

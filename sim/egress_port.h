@@ -32,7 +32,10 @@ class EgressPort final : public EventHandler {
   EgressPort(Simulator& sim, Bandwidth bandwidth, int traffic_classes, std::int64_t queue_capacity_bytes);
 
   void attach(Link& link) { link_ = &link; }
-  void set_source(PacketSource* source) { source_ = source; }
+  void set_source(PacketSource* source, PortIndex index_at_source) {
+    source_ = source;
+    source_port_ = index_at_source;
+  }
 
   // Queues `p` for transmission or drops it (tail drop) when its class queue is full.
   // Returns false on a drop; the packet is then back in the pool.
@@ -64,6 +67,7 @@ class EgressPort final : public EventHandler {
   std::int64_t capacity_;
   Link* link_ = nullptr;
   PacketSource* source_ = nullptr;
+  PortIndex source_port_ = 0;
   Packet* in_service_ = nullptr;
   Time service_time_ = 0;
   std::int64_t total_queued_bytes_ = 0;

@@ -27,10 +27,7 @@ PacketSink& Network::sink(NodeRef n) {
 
 PortIndex Network::add_port(NodeRef n, EgressPort& port) {
   if (n.kind == NodeRef::Kind::kSwitch) return switches_.at(n.index).add_port(port);
-  Nic& nic = nics_.at(n.index);
-  if (nic.attached()) throw std::invalid_argument("host " + std::to_string(n.index) + " already has a link");
-  nic.attach_port(port);
-  return 0;
+  return nics_.at(n.index).add_port(port);
 }
 
 std::pair<std::size_t, std::size_t> Network::connect(NodeRef a, NodeRef b, Bandwidth bandwidth, Time latency,

@@ -52,8 +52,8 @@ class Network {
   HostId add_host();
   std::uint32_t add_switch();
   // A full-duplex cable between two nodes; returns the directions (a->b, b->a).
-  // `queue_capacity_bytes` bounds each class queue on switch ports; host ports never
-  // drop (their data waits in the NIC until the wire is free).
+  // `queue_capacity_bytes` bounds each class queue on switch ports; endpoint ports
+  // never drop (their data waits in the endpoint until the wire is free).
   std::pair<std::size_t, std::size_t> connect(NodeRef a, NodeRef b, Bandwidth bandwidth, Time latency,
                                               std::int64_t queue_capacity_bytes);
 

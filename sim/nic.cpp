@@ -1,7 +1,9 @@
 #include "sim/nic.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
+#include <stdexcept>
 
 #include "sim/rng.h"
 #include "sim/simulator.h"
@@ -13,18 +15,51 @@ std::uint32_t data_flow_hash(MessageId id) { return static_cast<std::uint32_t>(m
 std::uint32_t ack_flow_hash(MessageId id) { return static_cast<std::uint32_t>(mix64(id) >> 32); }
 }  // namespace
 
+PortIndex Nic::add_port(EgressPort& port) {
+  if (ports_.size() == kMaxPorts) throw std::length_error("an endpoint has at most 64 ports");
+  const auto index = static_cast<PortIndex>(ports_.size());
+  ports_.push_back(&port);
+  port.set_source(this, index);
+  return index;
+}
+
+void Nic::set_routes(const RouteTable& table) {
+  route_mask_.assign(table.destinations(), 0);
+  for (HostId h = 0; h < table.destinations(); ++h) {
+    for (PortIndex p : table.to(h)) route_mask_[h] |= std::uint64_t{1} << p;
+  }
+}
+
+std::uint64_t Nic::ports_toward(HostId dst) const {
+  if (dst < route_mask_.size()) return route_mask_[dst];
+  return ports_.size() == 1 ? 1u : 0u;
+}
+
 void Nic::post(MessageId id) {
   Message& m = (*messages_)[id];
   assert(m.src == host_);
   m.posted = sim_->now();
-  sending_.push_back(id);
-  port_->wake();
+  const std::uint64_t ports = ports_toward(m.dst);
+  if (ports == 0) throw std::logic_error("message posted toward an unreachable host");
+  sending_.push_back({id, ports});
+  for (std::uint64_t rest = ports; rest != 0; rest &= rest - 1) ports_[std::countr_zero(rest)]->wake();
 }
 
-Packet* Nic::pull() {
-  if (sending_.empty()) return nullptr;
-  if (next_ >= sending_.size()) next_ = 0;
-  const MessageId id = sending_[next_];
+Packet* Nic::pull(PortIndex port) {
+  // The next message, in round-robin order, that may leave through `port`.
+  const std::size_t n = sending_.size();
+  if (n == 0) return nullptr;
+  if (next_ >= n) next_ = 0;
+  std::size_t pick = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t k = (next_ + i) % n;
+    if ((sending_[k].ports >> port) & 1u) {
+      pick = k;
+      break;
+    }
+  }
+  if (pick == n) return nullptr;
+  const MessageId id = sending_[pick].id;
   Message& m = (*messages_)[id];
 
   Packet* p = sim_->packets().allocate();
@@ -47,9 +82,10 @@ Packet* Nic::pull() {
 
   if (++m.next_seq == m.packets) {
     // All sent: leave the rotation; keep the order of the others.
-    sending_.erase(sending_.begin() + static_cast<std::ptrdiff_t>(next_));
+    sending_.erase(sending_.begin() + static_cast<std::ptrdiff_t>(pick));
+    next_ = pick;
   } else {
-    ++next_;
+    next_ = pick + 1;
   }
   return p;
 }
@@ -65,6 +101,7 @@ void Nic::receive(Packet* p, PortIndex /*in_port*/) {
 void Nic::on_data(Packet* p) {
   Message& m = (*messages_)[p->message];
   ++counters_.data_packets_received;
+  counters_.payload_bytes_received += p->payload;
   ++m.received;
   ++m.unacked;
   const bool last = m.received == m.packets;
@@ -83,7 +120,14 @@ void Nic::on_data(Packet* p) {
     ack->hops = 0;
     m.unacked = 0;
     ++counters_.acks_sent;
-    port_->enqueue(ack);
+    // Of the ports toward the sender, the one with the least waiting.
+    const std::uint64_t ports = ports_toward(ack->dst);
+    EgressPort* best = nullptr;
+    for (std::uint64_t rest = ports; rest != 0; rest &= rest - 1) {
+      EgressPort* candidate = ports_[std::countr_zero(rest)];
+      if (best == nullptr || candidate->queued_bytes() < best->queued_bytes()) best = candidate;
+    }
+    best->enqueue(ack);
   }
   sim_->packets().release(p);
 }

@@ -16,11 +16,11 @@ class PacketSink {
 
 // Where an egress port pulls its next packet from when its own queues are empty: a
 // NIC generates data packets only when the wire is free, so a 1 GiB message is never
-// a million queued packets.
+// a million queued packets. `port` says which of the source's ports is asking.
 class PacketSource {
  public:
   virtual ~PacketSource() = default;
-  virtual Packet* pull() = 0;
+  virtual Packet* pull(PortIndex port) = 0;
 };
 
 }  // namespace fabricsim

@@ -10,22 +10,24 @@ PortIndex Switch::add_port(EgressPort& port) {
   return static_cast<PortIndex>(ports_.size() - 1);
 }
 
-void Switch::set_routes(const std::vector<std::vector<PortIndex>>& per_host) {
-  route_offset_.assign(per_host.size() + 1, 0);
-  route_ports_.clear();
-  for (std::size_t h = 0; h < per_host.size(); ++h) {
-    route_offset_[h] = static_cast<std::uint32_t>(route_ports_.size());
-    route_ports_.insert(route_ports_.end(), per_host[h].begin(), per_host[h].end());
+PortIndex Switch::choose(const Packet& p, const PortIndex* candidates, std::uint32_t count) {
+  if (lb_ == LoadBalancing::kAdaptive) {
+    // Least bytes waiting; the scan starts one further each time, so ties rotate instead
+    // of every switch herding onto its first port.
+    const std::uint32_t start = static_cast<std::uint32_t>(++spray_counter_ % count);
+    PortIndex best = candidates[start];
+    std::int64_t least = INT64_MAX;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const PortIndex c = candidates[(start + i) % count];
+      const EgressPort& port = *ports_[c];
+      const std::int64_t load = port.queued_bytes() + (port.busy() ? 1 : 0);
+      if (load < least) {
+        least = load;
+        best = c;
+      }
+    }
+    return best;
   }
-  route_offset_[per_host.size()] = static_cast<std::uint32_t>(route_ports_.size());
-}
-
-std::vector<PortIndex> Switch::routes_to(HostId dst) const {
-  if (dst + 1 >= route_offset_.size()) return {};
-  return {route_ports_.begin() + route_offset_[dst], route_ports_.begin() + route_offset_[dst + 1]};
-}
-
-PortIndex Switch::choose(const Packet& p, std::uint32_t first, std::uint32_t count) {
   std::uint64_t h;
   if (lb_ == LoadBalancing::kEcmp) {
     h = mix64(p.flow_hash ^ salt_);
@@ -35,22 +37,23 @@ PortIndex Switch::choose(const Packet& p, std::uint32_t first, std::uint32_t cou
     h = mix64(salt_ + ++spray_counter_);
   }
   const auto pick = static_cast<std::uint32_t>(((h >> 32) * count) >> 32);
-  return route_ports_[first + pick];
+  return candidates[pick];
 }
 
 void Switch::receive(Packet* p, PortIndex in_port) {
   p->ingress_port = in_port;
   ++p->hops;
   const HostId dst = p->dst;
-  const std::uint32_t first = route_offset_[dst];
-  const std::uint32_t count = route_offset_[dst + 1] - first;
+  const std::uint32_t first = routes_.offset[dst];
+  const std::uint32_t count = routes_.offset[dst + 1] - first;
+  const PortIndex* candidates = routes_.ports.data() + first;
   if (count == 0) {
     ++unroutable_;
     // No route: the packet dies here. Compiled routing never leaves this case.
     sim_->packets().release(p);
     return;
   }
-  const PortIndex out = count == 1 ? route_ports_[first] : choose(*p, first, count);
+  const PortIndex out = count == 1 ? candidates[0] : choose(*p, candidates, count);
   ports_[out]->enqueue(p);
 }
 

@@ -7,6 +7,7 @@
 
 #include "sim/egress_port.h"
 #include "sim/packet_sink.h"
+#include "sim/route_table.h"
 
 namespace fabricsim {
 
@@ -15,6 +16,7 @@ class Simulator;
 enum class LoadBalancing : std::uint8_t {
   kEcmp,   // hash of the flow and a per-switch salt: a flow keeps one path
   kSpray,  // a fresh choice per packet: even load, reordering at the receiver
+  kAdaptive,  // per packet, the candidate with the fewest bytes waiting (ties rotate)
 };
 
 class Switch final : public PacketSink {
@@ -23,8 +25,8 @@ class Switch final : public PacketSink {
 
   PortIndex add_port(EgressPort& port);
   // Routing table: for each destination host, the equal-cost egress ports. Replaces any
-  // earlier table; `per_host[h]` empty means h is unreachable from here.
-  void set_routes(const std::vector<std::vector<PortIndex>>& per_host);
+  // earlier table; no ports for h means h is unreachable from here.
+  void set_routes(RouteTable table) { routes_ = std::move(table); }
 
   void receive(Packet* p, PortIndex in_port) override;
 
@@ -32,17 +34,16 @@ class Switch final : public PacketSink {
   EgressPort& port(PortIndex i) { return *ports_[i]; }
   std::uint64_t unroutable_drops() const { return unroutable_; }
   // The candidate ports toward `dst`, for inspection and tests.
-  std::vector<PortIndex> routes_to(HostId dst) const;
+  std::span<const PortIndex> routes_to(HostId dst) const { return routes_.to(dst); }
 
  private:
-  PortIndex choose(const Packet& p, std::uint32_t first, std::uint32_t count);
+  PortIndex choose(const Packet& p, const PortIndex* candidates, std::uint32_t count);
 
   Simulator* sim_;
   std::vector<EgressPort*> ports_;
-  std::vector<std::uint32_t> route_offset_;  // size hosts + 1, into route_ports_
-  std::vector<PortIndex> route_ports_;
+  RouteTable routes_;
   std::uint64_t salt_;
-  std::uint64_t spray_counter_ = 0;
+  std::uint64_t spray_counter_ = 0;  // spray's draws; adaptive's tie rotation
   std::uint64_t unroutable_ = 0;
   LoadBalancing lb_;
 };

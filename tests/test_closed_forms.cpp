@@ -8,6 +8,8 @@
 //   finished  the acknowledgement of the last packet reaches the source NIC
 #include <doctest/doctest.h>
 
+#include "test_support.h"
+
 #include <memory>
 #include <string>
 
@@ -126,10 +128,10 @@ TEST_CASE("two long flows on one bottleneck each get half of it") {
   // B sent n_a packets while A was active and the rest alone.
   const double b_alone = static_cast<double>(r.msg(fb).delivered - r.msg(fa).delivered);
   const double share_b = static_cast<double>(n_a) * packet_time / (static_cast<double>(r.msg(fb).delivered) - b_alone);
-  CHECK(share_a == doctest::Approx(0.5).epsilon(0.01));
-  CHECK(share_b == doctest::Approx(0.5).epsilon(0.01));
+  CHECK(share_a == within(0.5, 0.01));
+  CHECK(share_b == within(0.5, 0.01));
   // And B, alone afterwards, runs at the full rate: n_a more packets in n_a packet times.
-  CHECK(b_alone == doctest::Approx(n_a * packet_time).epsilon(0.01));
+  CHECK(b_alone == within(n_a * packet_time, 0.01));
   CHECK(r.net->directions()[4].port->counters().drops == 0);
 }
 

@@ -1,12 +1,12 @@
 #pragma once
-// Topology -> Network: creates the NICs, switches, ports and links, and fills every
-// switch's routing table with all shortest paths (ECMP sets) found by a BFS from each
-// destination host. Hosts never forward, so paths run switch to switch.
+// Topology -> Network: creates the endpoints, switches, ports and links, and loads
+// every node's routing table (topologies/routing.h).
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/network.h"
+#include "topologies/routing.h"
 #include "topologies/topology.h"
 
 namespace fabricsim {
@@ -16,16 +16,12 @@ struct NetworkOptions {
   std::int64_t switch_queue_capacity_bytes = EgressPort::kUnlimited;
 };
 
-// For each switch, for each destination host, the equal-cost next-hop ports (port
-// numbers in the order the switch's links appear in the topology).
-using RoutingTables = std::vector<std::vector<std::vector<PortIndex>>>;
-RoutingTables compute_shortest_path_routes(const Topology& topology);
-
-// Empty when the topology can be compiled; else what is wrong, in words: a host without
-// exactly one link, a bad link. (compile_network also rejects unreachable hosts.)
+// Empty when the topology's structure is sound; else what is wrong, in words: an
+// endpoint with no link or too many, a link without bandwidth.
 std::string check_topology(const Topology& topology);
 
-// Throws std::invalid_argument with check_topology's words when it finds a problem.
+// Throws std::invalid_argument when check_topology finds a problem or some host
+// cannot reach another.
 std::unique_ptr<Network> compile_network(const Topology& topology, Simulator& sim, const NetworkOptions& options);
 
 // The topology's name of a Network node.

@@ -1,28 +1,46 @@
 #include "topologies/leaf_spine.h"
 
-#include <string>
-#include <vector>
+#include <cmath>
+#include <stdexcept>
 
 namespace fabricsim {
-Topology build_leaf_spine(const LeafSpineSpec& spec) {
-  Topology t;
-  std::vector<std::uint32_t> leaves, spines;
-  for (int h = 0; h < spec.leaves * spec.hosts_per_leaf; ++h) t.add_host("h" + std::to_string(h));
-  for (int l = 0; l < spec.leaves; ++l) leaves.push_back(t.add_switch("leaf" + std::to_string(l)));
-  for (int s = 0; s < spec.spines; ++s) spines.push_back(t.add_switch("spine" + std::to_string(s)));
-  for (int l = 0; l < spec.leaves; ++l) {
-    for (int h = 0; h < spec.hosts_per_leaf; ++h) {
-      t.connect(t.host_node(static_cast<std::uint32_t>(l * spec.hosts_per_leaf + h)), leaves[l],
-                spec.host_link.bandwidth, spec.host_link.latency, "host");
-    }
+
+double leaf_spine_oversubscription(const LeafSpineSpec& s) {
+  const double down = static_cast<double>(s.hosts_per_leaf) * static_cast<double>(s.host_link.bandwidth.bits_per_second);
+  const double up = static_cast<double>(s.spines) * s.links_per_pair * static_cast<double>(s.fabric_link.bandwidth.bits_per_second);
+  return down / up;
+}
+
+Bandwidth fabric_bandwidth_for(const LeafSpineSpec& s, double ratio) {
+  const double down = static_cast<double>(s.hosts_per_leaf) * static_cast<double>(s.host_link.bandwidth.bits_per_second);
+  return Bandwidth{static_cast<std::int64_t>(std::llround(down / (ratio * s.spines * s.links_per_pair)))};
+}
+
+void build_leaf_spine(Topology& t, const LeafSpineSpec& spec, const std::vector<std::uint32_t>& endpoints,
+                      const std::string& prefix) {
+  if (endpoints.size() > static_cast<std::size_t>(spec.leaves) * static_cast<std::size_t>(spec.hosts_per_leaf)) {
+    throw std::invalid_argument("more endpoints than leaves * hosts_per_leaf");
   }
-  for (int l = 0; l < spec.leaves; ++l) {
-    for (int s = 0; s < spec.spines; ++s) {
+  std::vector<std::uint32_t> leaves, spines;
+  for (int l = 0; l < spec.leaves; ++l) leaves.push_back(t.add_switch(prefix + "leaf" + std::to_string(l), "leaf"));
+  for (int s = 0; s < spec.spines; ++s) spines.push_back(t.add_switch(prefix + "spine" + std::to_string(s), "spine"));
+  for (std::size_t e = 0; e < endpoints.size(); ++e) {
+    t.connect(endpoints[e], leaves[e / static_cast<std::size_t>(spec.hosts_per_leaf)], spec.host_link.bandwidth,
+              spec.host_link.latency, "host");
+  }
+  for (std::uint32_t leaf : leaves) {
+    for (std::uint32_t spine : spines) {
       for (int k = 0; k < spec.links_per_pair; ++k) {
-        t.connect(leaves[l], spines[s], spec.fabric_link.bandwidth, spec.fabric_link.latency, "fabric");
+        t.connect(leaf, spine, spec.fabric_link.bandwidth, spec.fabric_link.latency, "leaf-spine");
       }
     }
   }
+}
+
+Topology leaf_spine_topology(const LeafSpineSpec& spec) {
+  Topology t;
+  const auto hosts = add_hosts(t, spec.leaves * spec.hosts_per_leaf, "h");
+  build_leaf_spine(t, spec, hosts);
   return t;
 }
 

@@ -1,15 +1,14 @@
 #pragma once
 // Two-tier leaf/spine (a folded Clos): every leaf connects to every spine with
-// `links_per_pair` parallel cables; hosts hang off the leaves. Names: h<i>, leaf<i>,
-// spine<i>, hosts numbered leaf by leaf.
+// `links_per_pair` parallel cables; endpoints hang off the leaves, `hosts_per_leaf`
+// each, in order. Switches are named <prefix>leaf<i> and <prefix>spine<i>.
+#include <string>
+#include <vector>
+
+#include "topologies/link_spec.h"
 #include "topologies/topology.h"
 
 namespace fabricsim {
-
-struct LinkSpec {
-  Bandwidth bandwidth = Bandwidth::gbps(400);
-  Time latency = ns(500);
-};
 
 struct LeafSpineSpec {
   int leaves = 2;
@@ -20,6 +19,15 @@ struct LeafSpineSpec {
   LinkSpec fabric_link;
 };
 
-Topology build_leaf_spine(const LeafSpineSpec& spec);
+// Oversubscription of a leaf: host-facing capacity over spine-facing capacity.
+double leaf_spine_oversubscription(const LeafSpineSpec& spec);
+// The leaf-to-spine bandwidth that gives `ratio` (e.g. 2 for 2:1).
+Bandwidth fabric_bandwidth_for(const LeafSpineSpec& spec, double ratio);
+
+// Attaches `endpoints` (at most leaves * hosts_per_leaf) in order.
+void build_leaf_spine(Topology& t, const LeafSpineSpec& spec, const std::vector<std::uint32_t>& endpoints,
+                      const std::string& prefix = "");
+// A standalone leaf/spine with hosts h0, h1, ...
+Topology leaf_spine_topology(const LeafSpineSpec& spec);
 
 }  // namespace fabricsim

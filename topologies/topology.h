@@ -1,7 +1,9 @@
 #pragma once
-// The topology graph: named hosts and switches and the cables between them, as built
-// from a config and before anything is compiled for the event core. Builders produce
-// it; compile_network() turns it into a Network with flat routing tables.
+// The topology graph: named endpoints (hosts, GPUs) and switches and the cables between
+// them, as built from a config and before anything is compiled for the event core.
+// Builders produce it; compile_network() turns it into a Network with flat routing
+// tables. Endpoints never forward; every other node does.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +20,7 @@ struct TopologyNode {
   std::string name;
   NodeKind kind;
   std::uint32_t kind_index;  // host number among hosts, or switch number among switches
+  std::string role;          // "host", "gpu", "nic", "nvswitch", "leaf", "spine", "edge", ...
 };
 
 struct TopologyLink {
@@ -25,14 +28,26 @@ struct TopologyLink {
   std::uint32_t b;
   Bandwidth bandwidth;
   Time latency;
-  std::string tier;  // what the builder calls it ("host", "fabric", ...), for reports
+  std::string tier;   // what the builder calls it ("host", "fabric", "nvlink", "pcie", ...)
+  std::uint32_t cost;  // routing weight: paths minimise the sum (1 per hop unless a builder says)
+};
+
+// How switches choose among next hops: all least-cost paths (ECMP sets), or
+// dimension-order on a torus (one path, X then Y then Z, shorter way round).
+enum class RoutingScheme : std::uint8_t { kShortestPaths, kDimensionOrder };
+
+struct TorusLayout {
+  std::array<int, 3> dims{1, 1, 1};
+  std::vector<std::array<int, 3>> switch_coords;  // by switch number
+  std::vector<std::uint32_t> switch_at;           // by x + X*(y + Y*z): switch number
 };
 
 class Topology {
  public:
-  std::uint32_t add_host(std::string name);
-  std::uint32_t add_switch(std::string name);
-  void connect(std::uint32_t a, std::uint32_t b, Bandwidth bandwidth, Time latency, std::string tier);
+  std::uint32_t add_host(std::string name, std::string role = "host");
+  std::uint32_t add_switch(std::string name, std::string role = "switch");
+  void connect(std::uint32_t a, std::uint32_t b, Bandwidth bandwidth, Time latency, std::string tier,
+               std::uint32_t cost = 1);
 
   const std::vector<TopologyNode>& nodes() const { return nodes_; }
   const std::vector<TopologyLink>& links() const { return links_; }
@@ -43,15 +58,26 @@ class Topology {
   std::uint32_t host_node(std::uint32_t h) const { return hosts_[h]; }
   std::uint32_t switch_node(std::uint32_t s) const { return switches_[s]; }
   std::optional<std::uint32_t> find(const std::string& name) const;
+  std::size_t count_role(const std::string& role) const;
+
+  RoutingScheme routing() const { return routing_; }
+  void set_routing(RoutingScheme r) { routing_ = r; }
+  const std::optional<TorusLayout>& torus() const { return torus_; }
+  void set_torus(TorusLayout layout) { torus_ = std::move(layout); }
 
  private:
-  std::uint32_t add_node(std::string name, NodeKind kind);
+  std::uint32_t add_node(std::string name, NodeKind kind, std::string role);
 
   std::vector<TopologyNode> nodes_;
   std::vector<TopologyLink> links_;
   std::vector<std::uint32_t> hosts_;
   std::vector<std::uint32_t> switches_;
   std::unordered_map<std::string, std::uint32_t> by_name_;
+  RoutingScheme routing_ = RoutingScheme::kShortestPaths;
+  std::optional<TorusLayout> torus_;
 };
+
+// Adds `n` hosts named prefix0, prefix1, ... and returns their node indices.
+std::vector<std::uint32_t> add_hosts(Topology& t, int n, const std::string& prefix, const std::string& role = "host");
 
 }  // namespace fabricsim

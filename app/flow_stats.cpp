@@ -1,0 +1,92 @@
+#include "app/flow_stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+
+namespace fabricsim {
+
+IdleFctModel::IdleFctModel(const ScenarioRun& run)
+    : run_(&run), routes_(compute_routes(run.topology())), adj_(adjacency(run.topology())) {}
+
+Time IdleFctModel::operator()(HostId src, HostId dst, std::int64_t bytes) const {
+  const Topology& t = run_->topology();
+  const auto& routes = routes_;
+  const auto& adj = adj_;
+  const NicConfig& nic = run_->network().params().nic;
+  const bool switches_spread = run_->network().params().load_balancing != LoadBalancing::kEcmp;
+  const std::uint32_t packets = packets_for(bytes, nic.mtu);
+  const std::int64_t first_wire = std::min<std::int64_t>(bytes, nic.mtu) + nic.header_bytes;
+  const std::int64_t full_wire = static_cast<std::int64_t>(nic.mtu) + nic.header_bytes;
+  const std::int64_t last_wire = bytes - static_cast<std::int64_t>(packets - 1) * nic.mtu + nic.header_bytes;
+
+  Time first_packet = 0, propagation = 0, ack = 0;
+  double bottleneck = 1e300;
+  std::uint32_t u = t.host_node(src);
+  const std::uint32_t target = t.host_node(dst);
+  for (int guard = 0; u != target && guard < 1024; ++guard) {
+    const auto ports = routes[u].to(dst);
+    if (ports.empty()) return -1;
+    const TopologyLink& link = t.links()[adj[u][ports[0]].link];
+    first_packet += serialization(first_wire, link.bandwidth);
+    propagation += link.latency;
+    ack += serialization(nic.ack_bytes, link.bandwidth) + link.latency;
+    const bool spreads = t.node(u).kind == NodeKind::kHost || switches_spread;
+    double rate = 0;
+    for (PortIndex p : ports) {
+      rate += static_cast<double>(t.links()[adj[u][p].link].bandwidth.bits_per_second);
+      if (!spreads) break;
+    }
+    bottleneck = std::min(bottleneck, rate);
+    u = adj[u][ports[0]].node;
+  }
+  // Packets after the first, at the bottleneck rate (the last may be shorter).
+  double rest_bits = 0;
+  if (packets > 1) rest_bits = (static_cast<double>(packets - 2) * static_cast<double>(full_wire) + static_cast<double>(last_wire)) * 8;
+  const Time rest = static_cast<Time>(std::ceil(rest_bits / bottleneck * 1e12));
+  return first_packet + rest + propagation + ack;
+}
+
+Percentiles percentiles(std::vector<double>& v) {
+  Percentiles p;
+  if (v.empty()) return p;
+  std::sort(v.begin(), v.end());
+  const auto rank = [&](double q) {
+    const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+    return v[std::min(v.size() - 1, i == 0 ? 0 : i - 1)];
+  };
+  p.p50 = rank(0.50);
+  p.p90 = rank(0.90);
+  p.p99 = rank(0.99);
+  p.max = v.back();
+  double sum = 0;
+  for (double x : v) sum += x;
+  p.mean = sum / static_cast<double>(v.size());
+  return p;
+}
+
+FlowSummary summarize_flows(const ScenarioRun& run, MessageId first) {
+  FlowSummary s;
+  const auto& msgs = run.network().messages().all();
+  std::vector<double> fct, slowdown;
+  double throughput = 0;
+  const IdleFctModel alone_fct(run);
+  for (MessageId id = first; id < msgs.size(); ++id) {
+    const Message& m = msgs[id];
+    ++s.flows;
+    if (m.finished < 0) continue;
+    ++s.finished;
+    const Time start = run.message_start(id);
+    const Time taken = m.finished - start;
+    fct.push_back(to_us(taken));
+    const Time alone = alone_fct(m.src, m.dst, m.bytes);
+    slowdown.push_back(static_cast<double>(taken) / static_cast<double>(alone));
+    throughput += static_cast<double>(m.bytes) * 8 / to_seconds(taken) / run.endpoint_rate_bps(m.src);
+  }
+  s.fct_us = percentiles(fct);
+  s.slowdown = percentiles(slowdown);
+  if (s.finished > 0) s.mean_throughput_fraction = throughput / static_cast<double>(s.finished);
+  return s;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,244 @@
+#include "app/topology_config.h"
+
+#include <cmath>
+#include <set>
+
+namespace fabricsim {
+namespace {
+
+LinkSpec read_link(MapReader m, std::optional<Bandwidth> bandwidth = std::nullopt, Time latency = ns(500)) {
+  LinkSpec l;
+  l.bandwidth = m.bandwidth("bandwidth", bandwidth);
+  l.latency = m.time("latency", latency);
+  m.finish();
+  return l;
+}
+
+// The leaf-to-spine link from `fabric_link` and/or `oversubscription`; they must agree.
+template <typename Spec, typename Ratio, typename Derive>
+void read_fabric_link(MapReader& m, Spec& spec, LinkSpec& fabric_link, Ratio ratio_of, Derive bandwidth_for) {
+  const YAML::Node link = m.node()["fabric_link"];
+  const bool has_link_bw = link.IsMap() && link["bandwidth"].IsDefined() && !link["bandwidth"].IsNull();
+  const bool has_ratio = m.has("oversubscription");
+  const double ratio = has_ratio ? m.real("oversubscription", 0.01, 1000) : 1.0;
+  fabric_link = read_link(m.map("fabric_link", false), Bandwidth{1});
+  if (!has_link_bw) {
+    fabric_link.bandwidth = bandwidth_for(spec, ratio);
+  } else if (has_ratio && std::fabs(ratio_of(spec) - ratio) > 1e-9 * ratio) {
+    m.context().fail(m.node()["oversubscription"], m.child_path("oversubscription"),
+                     "expected " + std::to_string(ratio_of(spec)) + " to match fabric_link.bandwidth, or leave one of them out");
+  }
+}
+
+void read_leaf_spine(MapReader& m, LeafSpineSpec& s, bool with_host_link, std::optional<int> hosts = std::nullopt) {
+  s.hosts_per_leaf = static_cast<int>(m.integer("hosts_per_leaf", 1, 4096));
+  if (hosts) {
+    const int needed = (*hosts + s.hosts_per_leaf - 1) / s.hosts_per_leaf;
+    s.leaves = static_cast<int>(m.integer("leaves", needed, 4096, needed));
+  } else {
+    s.leaves = static_cast<int>(m.integer("leaves", 1, 4096));
+  }
+  s.spines = static_cast<int>(m.integer("spines", 1, 4096));
+  s.links_per_pair = static_cast<int>(m.integer("links_per_pair", 1, 64, 1));
+  if (with_host_link) s.host_link = read_link(m.map("host_link"));
+  read_fabric_link(m, s, s.fabric_link, leaf_spine_oversubscription, fabric_bandwidth_for);
+}
+
+int read_even_k(MapReader& m) {
+  const auto k = m.integer("k", 2, 64);
+  if (k % 2 != 0) m.context().fail(m.node()["k"], m.child_path("k"), "expected an even integer from 2 to 64, got " + std::to_string(k));
+  return static_cast<int>(k);
+}
+
+void read_fat_tree(MapReader& m, FatTreeSpec& s, bool with_host_link, std::optional<int> hosts = std::nullopt) {
+  s.k = read_even_k(m);
+  if (hosts && fat_tree_hosts(s.k) < *hosts) {
+    m.context().fail(m.node()["k"], m.child_path("k"),
+                     "expected k with k^3/4 >= " + std::to_string(*hosts) + " endpoints, got k = " + std::to_string(s.k));
+  }
+  if (with_host_link) s.host_link = read_link(m.map("host_link"));
+  s.edge_link = read_link(m.map("fabric_link"));
+  s.core_link = m.has("core_link") ? read_link(m.map("core_link"), s.edge_link.bandwidth, s.edge_link.latency) : s.edge_link;
+  if (!m.has("core_link")) m.map("core_link", false);
+}
+
+void read_torus(MapReader& m, Torus3dSpec& s, bool with_host_link, std::optional<int> hosts = std::nullopt) {
+  const auto dims = m.integer_list("dims", 1, 64, true);
+  if (dims.size() != 3) m.context().fail(m.node()["dims"], m.child_path("dims"), "expected a list of three sizes [X, Y, Z]");
+  for (std::size_t d = 0; d < 3; ++d) s.dims[d] = static_cast<int>(dims[d]);
+  const LinkSpec all = read_link(m.map("link"));
+  const char* keys[3] = {"link_x", "link_y", "link_z"};
+  for (int d = 0; d < 3; ++d) {
+    s.dim_links[d] = m.has(keys[d]) ? read_link(m.map(keys[d]), all.bandwidth, all.latency) : all;
+    if (!m.has(keys[d])) m.map(keys[d], false);
+  }
+  s.hosts_per_switch = static_cast<int>(m.integer("hosts_per_switch", 1, 64, 1));
+  if (with_host_link) s.host_link = read_link(m.map("host_link"));
+  if (hosts && s.dims[0] * s.dims[1] * s.dims[2] * s.hosts_per_switch < *hosts) {
+    m.context().fail(m.node()["dims"], m.child_path("dims"),
+                     "expected room for " + std::to_string(*hosts) + " endpoints (X*Y*Z*hosts_per_switch)");
+  }
+}
+
+void read_rail(MapReader& m, RailOptimizedSpec& s, bool standalone) {
+  if (standalone) {
+    s.nodes = static_cast<int>(m.integer("nodes", 1, 65536));
+    s.rails = static_cast<int>(m.integer("rails", 1, 64));
+    s.nic_link = read_link(m.map("nic_link"));
+  }
+  s.spines = static_cast<int>(m.integer("spines", 1, 4096));
+  s.links_per_pair = static_cast<int>(m.integer("links_per_pair", 1, 64, 1));
+  read_fabric_link(m, s, s.fabric_link, rail_oversubscription, rail_fabric_bandwidth_for);
+}
+
+NvSwitchSpec read_nvswitch(MapReader& m) {
+  NvSwitchSpec s;
+  std::vector<std::pair<std::string, std::string>> presets;
+  for (const auto& name : nvswitch_preset_names()) presets.emplace_back(name, name);
+  const bool preset = m.has("preset");
+  if (preset) s = *nvswitch_preset(m.choice<std::string>("preset", presets));
+  s.gpus = static_cast<int>(m.integer("gpus", 2, 4096, preset ? std::optional<std::int64_t>(s.gpus) : std::nullopt));
+  s.switches = static_cast<int>(m.integer("switches", 1, 1024, preset ? std::optional<std::int64_t>(s.switches) : std::nullopt));
+  if (m.has("links_per_switch")) {
+    if (m.node()["links_per_switch"].IsScalar()) {
+      s.links_per_switch.assign(static_cast<std::size_t>(s.switches), static_cast<int>(m.integer("links_per_switch", 1, 64)));
+    } else {
+      const auto links = m.integer_list("links_per_switch", 0, 64, true);
+      if (links.size() != static_cast<std::size_t>(s.switches)) {
+        m.context().fail(m.node()["links_per_switch"], m.child_path("links_per_switch"),
+                         "expected one entry per switch (" + std::to_string(s.switches) + ")");
+      }
+      s.links_per_switch.assign(links.begin(), links.end());
+    }
+  } else {
+    m.sequence("links_per_switch", false);
+    if (!preset || s.links_per_switch.size() != static_cast<std::size_t>(s.switches)) {
+      s.links_per_switch.assign(static_cast<std::size_t>(s.switches), 1);
+    }
+  }
+  s.nvlink_bandwidth = m.bandwidth("nvlink_bandwidth", preset ? std::optional<Bandwidth>(s.nvlink_bandwidth) : std::nullopt);
+  s.latency = m.time("latency", s.latency);
+  if (s.links_per_gpu() == 0) m.context().fail(m.node(), m.path(), "expected at least one NVLink per GPU");
+  return s;
+}
+
+void read_custom(MapReader& m, CustomTopologyConfig& c) {
+  const YamlContext& ctx = m.context();
+  std::set<std::string> names;
+  const auto add_names = [&](const char* key, std::vector<std::string>& out, bool required) {
+    out = m.string_list(key, required);
+    const YAML::Node seq = m.node()[key];
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (!names.insert(out[i]).second) {
+        ctx.fail(seq[i], m.child_path(key) + "[" + std::to_string(i) + "]", "expected a name not used before, got '" + out[i] + "' again");
+      }
+    }
+  };
+  add_names("hosts", c.hosts, true);
+  add_names("switches", c.switches, false);
+  if (c.hosts.size() < 2) ctx.fail(m.node()["hosts"], m.child_path("hosts"), "expected at least two hosts");
+  const YAML::Node links = m.sequence("links", true);
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    MapReader lm(ctx, links[i], m.child_path("links") + "[" + std::to_string(i) + "]");
+    if (!links[i].IsMap()) ctx.fail(links[i], lm.path(), "expected a map with a, b, bandwidth, latency");
+    CustomLinkConfig l;
+    for (const char* end : {"a", "b"}) {
+      std::string& name = std::string(end) == "a" ? l.a : l.b;
+      name = lm.string(end);
+      if (!names.count(name)) {
+        ctx.fail(links[i][end], lm.child_path(end), "expected the name of a host or switch listed above, got '" + name + "'");
+      }
+    }
+    if (l.a == l.b) ctx.fail(links[i]["b"], lm.child_path("b"), "expected a node other than a ('" + l.a + "')");
+    l.link.bandwidth = lm.bandwidth("bandwidth");
+    l.link.latency = lm.time("latency", ns(500));
+    lm.finish();
+    c.links.push_back(std::move(l));
+  }
+}
+
+void read_cluster(MapReader& m, ClusterSpec& c) {
+  c.nodes = static_cast<int>(m.integer("nodes", 1, 65536));
+  MapReader node = m.map("node");
+  c.node = read_nvswitch(node);
+  node.finish();
+  c.nics_per_node = static_cast<int>(m.integer("nics_per_node", 1, c.node.gpus, c.node.gpus));
+  c.pcie = read_link(m.map("pcie", false), c.pcie.bandwidth, c.pcie.latency);
+  c.nic_link = read_link(m.map("nic"), std::nullopt, c.nic_link.latency);
+  MapReader f = m.map("fabric");
+  const int nics = c.nodes * c.nics_per_node;
+  using K = TopologyConfig::Kind;
+  const K kind = f.choice<K>("kind", {{"rail_optimized", K::kRailOptimized},
+                                      {"leaf_spine", K::kLeafSpine},
+                                      {"fat_tree", K::kFatTree},
+                                      {"torus3d", K::kTorus3d}});
+  if (kind == K::kRailOptimized) {
+    RailOptimizedSpec r;
+    r.nodes = c.nodes;
+    r.rails = c.nics_per_node;
+    r.nic_link = c.nic_link;
+    read_rail(f, r, false);
+    c.fabric = r;
+  } else if (kind == K::kLeafSpine) {
+    LeafSpineSpec s;
+    s.host_link = c.nic_link;
+    read_leaf_spine(f, s, false, nics);
+    c.fabric = s;
+  } else if (kind == K::kFatTree) {
+    FatTreeSpec s;
+    read_fat_tree(f, s, false, nics);
+    c.fabric = s;
+  } else {
+    Torus3dSpec s;
+    read_torus(f, s, false, nics);
+    c.fabric = s;
+  }
+  f.finish();
+}
+
+}  // namespace
+
+TopologyConfig read_topology(MapReader m) {
+  TopologyConfig t;
+  t.source = m.context().source(m.node(), m.path());
+  using K = TopologyConfig::Kind;
+  t.kind = m.choice<K>("kind", {{"leaf_spine", K::kLeafSpine},
+                                {"fat_tree", K::kFatTree},
+                                {"rail_optimized", K::kRailOptimized},
+                                {"torus3d", K::kTorus3d},
+                                {"nvswitch", K::kNvSwitch},
+                                {"cluster", K::kCluster},
+                                {"custom", K::kCustom}});
+  switch (t.kind) {
+    case K::kLeafSpine:
+      read_leaf_spine(m, t.leaf_spine, true);
+      break;
+    case K::kFatTree:
+      if (m.integer("tiers", 2, 3, 3) == 2) {
+        t.kind = K::kLeafSpine;
+        read_leaf_spine(m, t.leaf_spine, true);
+      } else {
+        read_fat_tree(m, t.fat_tree, true);
+      }
+      break;
+    case K::kRailOptimized:
+      read_rail(m, t.rail_optimized, true);
+      break;
+    case K::kTorus3d:
+      read_torus(m, t.torus3d, true);
+      break;
+    case K::kNvSwitch:
+      t.nvswitch = read_nvswitch(m);
+      break;
+    case K::kCluster:
+      read_cluster(m, t.cluster);
+      break;
+    case K::kCustom:
+      read_custom(m, t.custom);
+      break;
+  }
+  m.finish();
+  return t;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,246 @@
+// Topologies against hand counts and closed forms.
+#include <doctest/doctest.h>
+
+#include "test_support.h"
+
+#include <numeric>
+
+#include "topologies/analysis.h"
+#include "topologies/cluster.h"
+#include "topologies/compile.h"
+#include "topologies/routing.h"
+
+using namespace fabricsim;
+
+namespace {
+LinkSpec link(std::int64_t gbps, Time latency = ns(100)) { return {Bandwidth::gbps(gbps), latency}; }
+
+FatTreeSpec fat_tree(int k) {
+  FatTreeSpec s;
+  s.k = k;
+  s.host_link = s.edge_link = s.core_link = link(100);
+  return s;
+}
+
+std::vector<std::uint32_t> range(std::uint32_t from, std::uint32_t to) {
+  std::vector<std::uint32_t> v(to - from);
+  std::iota(v.begin(), v.end(), from);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("k-ary fat-trees: k^3/4 hosts, 5k^2/4 switches, 2/4/6 hops, (k/2)^2 paths between pods") {
+  for (const auto& [k, hosts, switches] : {std::tuple{4, 16, 20}, std::tuple{8, 128, 80}}) {
+    CAPTURE(k);
+    const Topology t = fat_tree_topology(fat_tree(k));
+    CHECK(t.host_count() == static_cast<std::size_t>(hosts));
+    CHECK(t.switch_count() == static_cast<std::size_t>(switches));
+    // Links: k^3/4 host links + k pods * (k/2)^2 edge-agg + k * (k/2)^2 agg-core.
+    CHECK(t.links().size() == static_cast<std::size_t>(hosts + 2 * k * (k / 2) * (k / 2)));
+    const auto routes = compute_routes(t);
+    const auto hops = routed_hops(t, routes);
+    const int half = k / 2;
+    for (std::uint32_t a = 0; a < t.host_count(); ++a) {
+      for (std::uint32_t b = 0; b < t.host_count(); ++b) {
+        if (a == b) continue;
+        const bool same_edge = a / half == b / half;
+        const bool same_pod = a / (half * half) == b / (half * half);
+        const int expected = same_edge ? 2 : same_pod ? 4 : 6;
+        if (hops[a][b] != expected) FAIL_CHECK("hosts " << a << " and " << b << ": " << hops[a][b] << " hops");
+      }
+    }
+    // Host 0 (pod 0) to the last host (last pod): every agg x every core of it.
+    CHECK(routed_path_count(t, routes, 0, static_cast<std::uint32_t>(hosts - 1)) == static_cast<std::uint64_t>(half * half));
+    // Same pod, other edge: one path per aggregation switch.
+    CHECK(routed_path_count(t, routes, 0, static_cast<std::uint32_t>(half)) == static_cast<std::uint64_t>(half));
+  }
+}
+
+TEST_CASE("4x4x4 torus: 64 nodes, 192 links, diameter 6, dimension-order paths = sum of ring distances") {
+  Torus3dSpec spec;
+  spec.dims = {4, 4, 4};
+  spec.dim_links = {link(100), link(100), link(100)};
+  spec.host_link = link(400);
+  const Topology t = torus3d_topology(spec);
+  const TopologySummary s = summarize(t);
+  CHECK(t.switch_count() == 64);
+  CHECK(s.links_by_tier.at("torus-x") + s.links_by_tier.at("torus-y") + s.links_by_tier.at("torus-z") == 192);
+  CHECK(s.switch_diameter_hops == 6);
+  const auto routes = compute_routes(t);
+  const auto hops = routed_hops(t, routes);
+  const TorusLayout& layout = *t.torus();
+  for (std::uint32_t a = 0; a < 64; ++a) {
+    for (std::uint32_t b = 0; b < 64; ++b) {
+      if (a == b) continue;
+      // Host i hangs off switch i: two host links plus the ring distances.
+      const int expected = 2 + torus_distance(spec.dims, layout.switch_coords[a], layout.switch_coords[b]);
+      if (hops[a][b] != expected) FAIL_CHECK("hosts " << a << " and " << b << ": " << hops[a][b] << " hops, expected " << expected);
+      // Dimension order gives exactly one path.
+      if (a < 4 && routed_path_count(t, routes, a, b) != 1) FAIL_CHECK("more than one path " << a << " -> " << b);
+    }
+  }
+  CHECK(s.diameter_hops == 8);  // 6 between switches + 2 host links
+}
+
+TEST_CASE("NVSwitch presets give the published per-GPU bandwidth into the switch layer") {
+  for (const auto& [preset, gpus, chips, gbytes] :
+       {std::tuple{"dgx_h100", 8, 4, 450}, std::tuple{"dgx_a100", 8, 6, 300}, std::tuple{"gb200_nvl72", 72, 18, 900}}) {
+    CAPTURE(preset);
+    const Topology t = nvswitch_topology(*nvswitch_preset(preset));
+    CHECK(t.host_count() == static_cast<std::size_t>(gpus));
+    CHECK(t.switch_count() == static_cast<std::size_t>(chips));
+    for (std::uint32_t g = 0; g < t.host_count(); ++g) {
+      std::int64_t bps = 0;
+      for (const TopologyLink& l : t.links()) {
+        if (l.a == t.host_node(g)) bps += l.bandwidth.bits_per_second;
+      }
+      CHECK(bps == Bandwidth::gBps(gbytes).bits_per_second);
+    }
+  }
+  CHECK_FALSE(nvswitch_preset("dgx_z9000"));
+}
+
+TEST_CASE("rail-optimized fabrics have the expected switches and links, two sizes") {
+  RailOptimizedSpec small;
+  small.nodes = 4;
+  small.rails = 8;
+  small.spines = 4;
+  const Topology a = rail_optimized_topology(small);
+  CHECK(a.host_count() == 32);
+  CHECK(a.switch_count() == 8 + 4);
+  CHECK(a.links().size() == 32 + 8 * 4);
+  RailOptimizedSpec big;
+  big.nodes = 16;
+  big.rails = 8;
+  big.spines = 8;
+  big.links_per_pair = 2;
+  const Topology b = rail_optimized_topology(big);
+  CHECK(b.host_count() == 128);
+  CHECK(b.switch_count() == 8 + 8);
+  CHECK(b.links().size() == 128 + 8 * 8 * 2);
+  // Same rail: NIC - rail - NIC; other rail: NIC - rail - spine - rail - NIC.
+  const auto hops = routed_hops(b, compute_routes(b));
+  CHECK(hops[0][8] == 2);   // node 0 rail 0 -> node 1 rail 0
+  CHECK(hops[0][9] == 4);   // node 0 rail 0 -> node 1 rail 1
+}
+
+TEST_CASE("a DGX H100 cluster on rails: counts, and GPUs use NVLink inside a node and PCIe+NIC across") {
+  ClusterSpec spec;
+  spec.nodes = 2;
+  spec.node = *nvswitch_preset("dgx_h100");
+  spec.nics_per_node = 8;
+  RailOptimizedSpec rails;
+  rails.spines = 2;
+  rails.fabric_link = link(400);
+  spec.fabric = rails;
+  const Topology t = cluster_topology(spec);
+  const TopologySummary s = summarize(t);
+  CHECK(s.gpus == 16);
+  CHECK(s.nodes_by_role.at("nvswitch") == 8);
+  CHECK(s.nics == 16);
+  CHECK(s.nodes_by_role.at("rail") == 8);
+  CHECK(s.nodes_by_role.at("spine") == 2);
+  CHECK(s.links_by_tier.at("nvlink") == 2 * 8 * 4);
+  CHECK(s.links_by_tier.at("pcie") == 16);
+  CHECK(s.links_by_tier.at("nic-rail") == 16);
+  CHECK(s.links_by_tier.at("rail-spine") == 8 * 2);
+  const auto routes = compute_routes(t);
+  // GPU 0's ports: 4 NVLink trunks (0..3), then PCIe (4).
+  CHECK(std::vector<PortIndex>(routes[t.host_node(0)].to(1).begin(), routes[t.host_node(0)].to(1).end()) ==
+        std::vector<PortIndex>{0, 1, 2, 3});
+  CHECK(std::vector<PortIndex>(routes[t.host_node(0)].to(8).begin(), routes[t.host_node(0)].to(8).end()) ==
+        std::vector<PortIndex>{4});
+  const auto hops = routed_hops(t, routes);
+  CHECK(hops[0][1] == 2);  // GPU - NVSwitch - GPU
+  CHECK(hops[0][8] == 4);  // GPU - NIC - rail 0 - NIC - GPU (same rail)
+  CHECK(hops[0][9] == 6);  // ... rail 0 - spine - rail 1 ...
+}
+
+TEST_CASE("GPUs sharing a NIC still talk over NVLink") {
+  ClusterSpec spec;
+  spec.nodes = 2;
+  spec.node = *nvswitch_preset("dgx_h100");
+  spec.nics_per_node = 4;  // two GPUs per NIC
+  LeafSpineSpec fabric;
+  fabric.hosts_per_leaf = 4;
+  fabric.leaves = 2;
+  fabric.spines = 2;
+  spec.fabric = fabric;
+  const Topology t = cluster_topology(spec);
+  const auto routes = compute_routes(t);
+  CHECK(routes[t.host_node(0)].to(1).size() == 4);  // the four NVLink trunks, not PCIe
+}
+
+TEST_CASE("bisection bandwidth from the min cut matches the hand values") {
+  SUBCASE("k=8 fat-tree, all 100G: full bisection, 64 hosts x 100G") {
+    const Topology t = fat_tree_topology(fat_tree(8));
+    CHECK(summarize(t).bisection_bandwidth_bps == within(6400e9, 1e-9));
+  }
+  SUBCASE("2:1 leaf/spine: half of the hosts' bandwidth") {
+    LeafSpineSpec s;
+    s.leaves = 4;
+    s.hosts_per_leaf = 8;
+    s.spines = 4;
+    s.host_link = link(100);
+    s.fabric_link.bandwidth = fabric_bandwidth_for(s, 2.0);
+    CHECK(s.fabric_link.bandwidth.bits_per_second == 100'000'000'000);  // 8 x 100G down, 4 x 100G up
+    const Topology t = leaf_spine_topology(s);
+    // Half = 2 leaves: their hosts offer 1600G, their uplinks carry 2 x 4 x 100G = 800G.
+    CHECK(summarize(t).bisection_bandwidth_bps == within(800e9, 1e-9));
+  }
+  SUBCASE("4x4x4 torus: two planes of 16 links are cut (the wrap doubles them)") {
+    Torus3dSpec spec;
+    spec.dims = {4, 4, 4};
+    spec.dim_links = {link(100), link(100), link(100)};
+    spec.host_link = link(1000);
+    const Topology t = torus3d_topology(spec);
+    CHECK(summarize(t).bisection_bandwidth_bps == within(32 * 100e9, 1e-9));
+  }
+  SUBCASE("an irregular case: a 2:1 leaf with two uplinks, cut between its hosts and the rest") {
+    LeafSpineSpec s;
+    s.leaves = 2;
+    s.hosts_per_leaf = 4;
+    s.spines = 2;
+    s.host_link = link(100);
+    s.fabric_link = link(100);
+    const Topology t = leaf_spine_topology(s);
+    // Leaf 0's hosts (4 x 100G) reach leaf 1 over 2 x 100G uplinks.
+    CHECK(min_cut_bandwidth(t, range(0, 4), range(4, 8)) == within(200e9, 1e-9));
+  }
+}
+
+TEST_CASE("topology checks reject endpoints without links and fabrics in pieces") {
+  Topology lonely;
+  const auto a = lonely.add_host("a"), b = lonely.add_host("b");
+  lonely.add_host("c");
+  const auto s = lonely.add_switch("s");
+  lonely.connect(a, s, Bandwidth::gbps(1), 0, "x");
+  lonely.connect(b, s, Bandwidth::gbps(1), 0, "x");
+  CHECK(check_topology(lonely) == "endpoint 'c' has no link");
+
+  Topology split;
+  const auto h0 = split.add_host("h0"), h1 = split.add_host("h1");
+  const auto s0 = split.add_switch("s0"), s1 = split.add_switch("s1");
+  split.connect(h0, s0, Bandwidth::gbps(1), 0, "x");
+  split.connect(h1, s1, Bandwidth::gbps(1), 0, "x");
+  Simulator sim(1);
+  CHECK_THROWS_WITH_AS(compile_network(split, sim, {}), doctest::Contains("cannot be reached"), std::invalid_argument);
+}
+
+TEST_CASE("leaf/spine ECMP sets by hand count") {
+  LeafSpineSpec spec;
+  spec.leaves = 4;
+  spec.spines = 3;
+  spec.hosts_per_leaf = 5;
+  spec.links_per_pair = 2;
+  const Topology t = leaf_spine_topology(spec);
+  CHECK(t.host_count() == 20);
+  CHECK(t.switch_count() == 7);
+  const auto routes = compute_routes(t);
+  const RouteTable& leaf0 = routes[t.switch_node(0)];
+  for (std::uint32_t h = 0; h < 20; ++h) {
+    CAPTURE(h);
+    CHECK(leaf0.to(h).size() == (h < 5 ? 1u : 6u));  // down, or every uplink (3 spines x 2)
+    for (std::uint32_t sp = 4; sp < 7; ++sp) CHECK(routes[t.switch_node(sp)].to(h).size() == 2);
+  }
+}

@@ -1,0 +1,39 @@
+#pragma once
+// What a topology is, in numbers: nodes by role, links by tier, diameters, and the
+// bisection bandwidth computed from the graph as a min cut (Boost.Graph max-flow), so it
+// holds for any fabric, regular or not. Also a Graphviz rendering.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "topologies/topology.h"
+
+namespace fabricsim {
+
+struct TopologySummary {
+  std::size_t endpoints = 0;  // hosts or GPUs: what workloads address
+  std::size_t gpus = 0;
+  std::size_t switches = 0;   // switching elements, NICs and NVSwitch chips included
+  std::size_t nics = 0;
+  std::size_t links = 0;
+  std::map<std::string, std::size_t> nodes_by_role;
+  std::map<std::string, std::size_t> links_by_tier;
+  int diameter_hops = 0;         // most links on a routed path between two endpoints
+  int switch_diameter_hops = 0;  // most links on a shortest switch-only path between two switches
+  double bisection_bandwidth_bps = 0;  // min cut, one direction, first half of endpoints to second
+};
+
+TopologySummary summarize(const Topology& t);
+
+// Max flow, in bits per second, from the endpoints in `a` to those in `b` with every
+// cable carrying its bandwidth in each direction and endpoints never relaying: the
+// capacity of the narrowest cut between the two sets.
+double min_cut_bandwidth(const Topology& t, const std::vector<std::uint32_t>& a_hosts,
+                         const std::vector<std::uint32_t>& b_hosts);
+
+// Graphviz: endpoints as boxes, switches as ellipses, one edge per cable labelled with
+// its bandwidth.
+std::string to_dot(const Topology& t);
+
+}  // namespace fabricsim

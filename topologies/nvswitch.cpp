@@ -1,0 +1,74 @@
+#include "topologies/nvswitch.h"
+
+#include <numeric>
+#include <stdexcept>
+
+namespace fabricsim {
+
+int NvSwitchSpec::links_per_gpu() const { return std::accumulate(links_per_switch.begin(), links_per_switch.end(), 0); }
+
+Bandwidth NvSwitchSpec::gpu_bandwidth() const { return Bandwidth{nvlink_bandwidth.bits_per_second * links_per_gpu()}; }
+
+std::optional<NvSwitchSpec> nvswitch_preset(const std::string& name) {
+  NvSwitchSpec s;
+  if (name == "dgx_h100") {
+    // H100 SXM: 18 NVLink4 links of 25 GB/s per direction (900 GB/s bidirectional);
+    // DGX H100: 4 third-generation NVSwitch chips, reached over 5, 4, 4 and 5 links.
+    s.gpus = 8;
+    s.switches = 4;
+    s.links_per_switch = {5, 4, 4, 5};
+    s.nvlink_bandwidth = Bandwidth::gBps(25);
+    return s;
+  }
+  if (name == "dgx_a100") {
+    // A100 SXM: 12 NVLink3 links of 25 GB/s per direction (600 GB/s bidirectional);
+    // DGX A100: 6 second-generation NVSwitch chips, 2 links to each.
+    s.gpus = 8;
+    s.switches = 6;
+    s.links_per_switch = std::vector<int>(6, 2);
+    s.nvlink_bandwidth = Bandwidth::gBps(25);
+    return s;
+  }
+  if (name == "gb200_nvl72") {
+    // B200: 18 NVLink5 links of 50 GB/s per direction (1.8 TB/s bidirectional); the
+    // NVL72 rack: 72 GPUs, 9 switch trays of 2 NVSwitch chips, one link to each chip.
+    s.gpus = 72;
+    s.switches = 18;
+    s.links_per_switch = std::vector<int>(18, 1);
+    s.nvlink_bandwidth = Bandwidth::gBps(50);
+    return s;
+  }
+  return std::nullopt;
+}
+
+const std::vector<std::string>& nvswitch_preset_names() {
+  static const std::vector<std::string> names{"dgx_h100", "dgx_a100", "gb200_nvl72"};
+  return names;
+}
+
+void build_nvswitch(Topology& t, const NvSwitchSpec& spec, const std::vector<std::uint32_t>& gpus,
+                    const std::string& prefix) {
+  if (spec.switches < 1 || spec.links_per_switch.size() != static_cast<std::size_t>(spec.switches)) {
+    throw std::invalid_argument("links_per_switch needs one entry per NVSwitch chip");
+  }
+  if (gpus.size() != static_cast<std::size_t>(spec.gpus)) throw std::invalid_argument("wrong number of GPUs for the domain");
+  std::vector<std::uint32_t> chips;
+  for (int c = 0; c < spec.switches; ++c) chips.push_back(t.add_switch(prefix + "nvsw" + std::to_string(c), "nvswitch"));
+  for (std::uint32_t gpu : gpus) {
+    for (int c = 0; c < spec.switches; ++c) {
+      const int links = spec.links_per_switch[static_cast<std::size_t>(c)];
+      if (links <= 0) continue;
+      t.connect(gpu, chips[static_cast<std::size_t>(c)], Bandwidth{spec.nvlink_bandwidth.bits_per_second * links},
+                spec.latency, "nvlink");
+    }
+  }
+}
+
+Topology nvswitch_topology(const NvSwitchSpec& spec) {
+  Topology t;
+  const auto gpus = add_hosts(t, spec.gpus, "gpu", "gpu");
+  build_nvswitch(t, spec, gpus);
+  return t;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,36 @@
+#pragma once
+// A scale-up NVLink domain: `gpus` GPUs and `switches` NVSwitch chips. GPU g has
+// links_per_switch[c] NVLinks to chip c, modelled as one trunk of that many links'
+// bandwidth (NVLink stripes a transfer over the links of a trunk). A GPU's bandwidth
+// into the switch layer is the sum over chips. Presets: docs/topologies.md gives the
+// source of every figure.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topologies/topology.h"
+
+namespace fabricsim {
+
+struct NvSwitchSpec {
+  int gpus = 8;
+  int switches = 4;
+  std::vector<int> links_per_switch{5, 4, 4, 5};  // per GPU, to each chip
+  Bandwidth nvlink_bandwidth = Bandwidth::gBps(25);  // one NVLink, per direction
+  Time latency = ns(250);  // per GPU-to-switch hop; a placeholder until calibrated
+
+  int links_per_gpu() const;
+  Bandwidth gpu_bandwidth() const;  // per direction, into the switch layer
+};
+
+// "dgx_h100", "dgx_a100", "gb200_nvl72"; nullopt for another name.
+std::optional<NvSwitchSpec> nvswitch_preset(const std::string& name);
+const std::vector<std::string>& nvswitch_preset_names();
+
+// Connects `gpus` (spec.gpus of them) to new chips <prefix>nvsw<c>.
+void build_nvswitch(Topology& t, const NvSwitchSpec& spec, const std::vector<std::uint32_t>& gpus,
+                    const std::string& prefix = "");
+// Standalone: GPUs gpu0, gpu1, ...
+Topology nvswitch_topology(const NvSwitchSpec& spec);
+
+}  // namespace fabricsim

@@ -1,0 +1,33 @@
+#pragma once
+// Rail-optimized fabric, as DGX SuperPODs are cabled: nodes of `rails` NICs; NIC r of
+// every node connects to rail switch r, so same-rail traffic crosses one switch; rail
+// switches are joined by `spines` spine switches (`links_per_pair` cables between each
+// rail and each spine) for cross-rail traffic.
+#include <string>
+#include <vector>
+
+#include "topologies/link_spec.h"
+#include "topologies/topology.h"
+
+namespace fabricsim {
+
+struct RailOptimizedSpec {
+  int nodes = 2;
+  int rails = 8;
+  int spines = 2;
+  int links_per_pair = 1;
+  LinkSpec nic_link;     // NIC - rail switch
+  LinkSpec fabric_link;  // rail switch - spine
+};
+
+// Rail-switch oversubscription: NIC-facing capacity over spine-facing capacity.
+double rail_oversubscription(const RailOptimizedSpec& spec);
+Bandwidth rail_fabric_bandwidth_for(const RailOptimizedSpec& spec, double ratio);
+
+// `endpoints` in node order: endpoints[n * rails + r] is NIC r of node n.
+void build_rail_optimized(Topology& t, const RailOptimizedSpec& spec, const std::vector<std::uint32_t>& endpoints,
+                          const std::string& prefix = "");
+// Standalone: endpoints are NICs named n<node>.nic<rail>.
+Topology rail_optimized_topology(const RailOptimizedSpec& spec);
+
+}  // namespace fabricsim
