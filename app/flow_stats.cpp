@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 
 namespace fabricsim {
@@ -9,7 +10,7 @@ namespace fabricsim {
 IdleFctModel::IdleFctModel(const ScenarioRun& run)
     : run_(&run), routes_(compute_routes(run.topology())), adj_(adjacency(run.topology())) {}
 
-Time IdleFctModel::operator()(HostId src, HostId dst, std::int64_t bytes) const {
+IdleFctModel::Estimate IdleFctModel::estimate(HostId src, HostId dst, std::int64_t bytes) const {
   const Topology& t = run_->topology();
   const auto& routes = routes_;
   const auto& adj = adj_;
@@ -21,30 +22,38 @@ Time IdleFctModel::operator()(HostId src, HostId dst, std::int64_t bytes) const 
   const std::int64_t last_wire = bytes - static_cast<std::int64_t>(packets - 1) * nic.mtu + nic.header_bytes;
 
   Time first_packet = 0, propagation = 0, ack = 0;
-  double bottleneck = 1e300;
   std::uint32_t u = t.host_node(src);
   const std::uint32_t target = t.host_node(dst);
   for (int guard = 0; u != target && guard < 1024; ++guard) {
     const auto ports = routes[u].to(dst);
-    if (ports.empty()) return -1;
+    if (ports.empty()) return {-1, 0};
     const TopologyLink& link = t.links()[adj[u][ports[0]].link];
     first_packet += serialization(first_wire, link.bandwidth);
     propagation += link.latency;
     ack += serialization(nic.ack_bytes, link.bandwidth) + link.latency;
-    const bool spreads = t.node(u).kind == NodeKind::kHost || switches_spread;
-    double rate = 0;
-    for (PortIndex p : ports) {
-      rate += static_cast<double>(t.links()[adj[u][p].link].bandwidth.bits_per_second);
-      if (!spreads) break;
-    }
-    bottleneck = std::min(bottleneck, rate);
     u = adj[u][ports[0]].node;
   }
+  // The rate the flow can reach alone: over the routed DAG, a node that spreads packets
+  // (an endpoint always, a switch under spray or adaptive) adds up its next hops, a node
+  // that pins a flow (ECMP) follows one; each hop is capped by its link.
+  std::vector<double> memo(t.nodes().size(), -1);
+  const std::function<double(std::uint32_t)> rate = [&](std::uint32_t n) -> double {
+    if (n == target) return 1e300;
+    if (memo[n] >= 0) return memo[n];
+    const bool spreads = t.node(n).kind == NodeKind::kHost || switches_spread;
+    double r = 0;
+    for (PortIndex p : routes[n].to(dst)) {
+      r += std::min(static_cast<double>(t.links()[adj[n][p].link].bandwidth.bits_per_second), rate(adj[n][p].node));
+      if (!spreads) break;
+    }
+    return memo[n] = r;
+  };
+  const double bottleneck = rate(t.host_node(src));
   // Packets after the first, at the bottleneck rate (the last may be shorter).
   double rest_bits = 0;
   if (packets > 1) rest_bits = (static_cast<double>(packets - 2) * static_cast<double>(full_wire) + static_cast<double>(last_wire)) * 8;
   const Time rest = static_cast<Time>(std::ceil(rest_bits / bottleneck * 1e12));
-  return first_packet + rest + propagation + ack;
+  return {first_packet + rest + propagation + ack, bottleneck};
 }
 
 Percentiles percentiles(std::vector<double>& v) {
@@ -79,9 +88,9 @@ FlowSummary summarize_flows(const ScenarioRun& run, MessageId first) {
     const Time start = run.message_start(id);
     const Time taken = m.finished - start;
     fct.push_back(to_us(taken));
-    const Time alone = alone_fct(m.src, m.dst, m.bytes);
-    slowdown.push_back(static_cast<double>(taken) / static_cast<double>(alone));
-    throughput += static_cast<double>(m.bytes) * 8 / to_seconds(taken) / run.endpoint_rate_bps(m.src);
+    const IdleFctModel::Estimate alone = alone_fct.estimate(m.src, m.dst, m.bytes);
+    slowdown.push_back(static_cast<double>(taken) / static_cast<double>(alone.fct));
+    throughput += static_cast<double>(m.bytes) * 8 / to_seconds(taken) / alone.rate_bps;
   }
   s.fct_us = percentiles(fct);
   s.slowdown = percentiles(slowdown);

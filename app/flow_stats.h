@@ -10,17 +10,24 @@
 
 namespace fabricsim {
 
-// FCT of `bytes` from `src` to `dst` alone on the idle fabric, from the routed path:
-// the first packet's store-and-forward time over every hop, the other packets at the
-// path's bottleneck rate, propagation both ways and the last acknowledgement's
-// serialization back. The bottleneck of a hop is the sum of the rates of its usable
-// ports where the node spreads packets (endpoints always; switches under spray or
-// adaptive) and one port's rate where it pins a flow (ECMP). Exact for a single path of
-// equal links (the closed form in docs/model.md).
+// FCT of `bytes` from `src` to `dst` alone on the idle fabric: the first packet's
+// store-and-forward time over every hop of the first routed path, the other packets at
+// the rate the flow reaches alone, propagation both ways and the last acknowledgement's
+// serialization back. That rate is computed over the routed DAG: where a node spreads
+// packets (endpoints always; switches under spray or adaptive) the rates of its next
+// hops add up, where it pins a flow (ECMP) one next hop counts; every hop is capped by
+// its link. Exact for a single path of equal links (the closed form in docs/model.md)
+// and for NVSwitch domains; where spread paths share a link again downstream it is an
+// upper bound on the rate.
 class IdleFctModel {
  public:
+  struct Estimate {
+    Time fct;         // completion time alone on the idle fabric
+    double rate_bps;  // the rate the flow reaches alone (its bottleneck)
+  };
   explicit IdleFctModel(const ScenarioRun& run);
-  Time operator()(HostId src, HostId dst, std::int64_t bytes) const;
+  Estimate estimate(HostId src, HostId dst, std::int64_t bytes) const;
+  Time operator()(HostId src, HostId dst, std::int64_t bytes) const { return estimate(src, dst, bytes).fct; }
 
  private:
   const ScenarioRun* run_;
@@ -39,7 +46,8 @@ struct FlowSummary {
   std::size_t finished = 0;
   Percentiles fct_us;
   Percentiles slowdown;
-  // Mean over finished flows of goodput (payload bytes / FCT) over the source's line rate.
+  // Mean over finished flows of goodput (payload bytes / FCT) over the rate the flow would
+  // reach alone (for a host with one link: its line rate).
   double mean_throughput_fraction = 0;
 };
 

@@ -124,7 +124,7 @@ int topo_command(const po::variables_map& vm) {
   }
   std::cout << "fabricsim topo: " << config.name << "\n";
   std::cout << "  endpoints   " << s.endpoints << " (" << s.gpus << " GPUs)\n";
-  std::cout << "  switches    " << s.switches << " (" << s.nics << " of them NICs)\n";
+  std::cout << "  switches    " << s.switches << ", and " << s.nics << " NICs\n";
   std::cout << "  nodes       ";
   for (const auto& [role, n] : s.nodes_by_role) std::cout << role << " " << n << "  ";
   std::cout << "\n  links       " << s.links << ":  ";

@@ -167,7 +167,7 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
     char line[256];
     std::snprintf(line, sizeof line,
                   "  flows     %zu of %zu finished; FCT p50 %.1f us, p99 %.1f us; slowdown p50 %.2f, p99 %.2f; "
-                  "mean throughput %.1f%% of line rate\n",
+                  "mean goodput %.1f%% of the rate alone\n",
                   f.finished, f.flows, f.fct_us.p50, f.fct_us.p99, f.slowdown.p50, f.slowdown.p99,
                   100 * f.mean_throughput_fraction);
     out << line;

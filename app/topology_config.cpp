@@ -1,6 +1,7 @@
 #include "app/topology_config.h"
 
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 namespace fabricsim {
@@ -25,8 +26,10 @@ void read_fabric_link(MapReader& m, Spec& spec, LinkSpec& fabric_link, Ratio rat
   if (!has_link_bw) {
     fabric_link.bandwidth = bandwidth_for(spec, ratio);
   } else if (has_ratio && std::fabs(ratio_of(spec) - ratio) > 1e-9 * ratio) {
-    m.context().fail(m.node()["oversubscription"], m.child_path("oversubscription"),
-                     "expected " + std::to_string(ratio_of(spec)) + " to match fabric_link.bandwidth, or leave one of them out");
+    char text[160];
+    std::snprintf(text, sizeof text, "expected %g to match fabric_link.bandwidth (or leave one of them out), got %g",
+                  ratio_of(spec), ratio);
+    m.context().fail(m.node()["oversubscription"], m.child_path("oversubscription"), text);
   }
 }
 

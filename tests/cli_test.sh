@@ -38,6 +38,14 @@ check "validate rejects a bad one with exit 2" '[ $rc -eq 2 ] && grep -q "messag
 "$bin" frobnicate >/dev/null 2>&1; rc=$?
 check "an unknown command exits 2" '[ $rc -eq 2 ]'
 
+"$bin" topo "$examples/fat_tree_k8.yaml" --json --dot "$work/ft.dot" >"$work/topo.json" 2>&1; rc=$?
+# k=8: 128 hosts, 80 switches, 384 links, 6 hops, 64 x 100G across the middle.
+check "topo --json reports the k=8 fat-tree by hand count" \
+  '[ $rc -eq 0 ] && grep -q "\"endpoints\": 128" "$work/topo.json" && grep -q "\"switches\": 80" "$work/topo.json" && grep -q "\"links\": 384" "$work/topo.json" && grep -q "\"diameter_hops\": 6" "$work/topo.json" && grep -q "\"bisection_bandwidth_gbps\": 6400" "$work/topo.json"'
+check "topo --dot writes a Graphviz graph" '[ -s "$work/ft.dot" ] && head -1 "$work/ft.dot" | grep -q "^graph fabric" && [ $(grep -c -- " -- " "$work/ft.dot") -eq 384 ]'
+"$bin" topo "$test_configs/bad/fat_tree_k_odd.yaml" >"$work/topo_bad.out" 2>&1; rc=$?
+check "topo on a bad config exits 2" '[ $rc -eq 2 ] && grep -q "topology.k: expected an even integer" "$work/topo_bad.out"'
+
 for f in "$examples"/*.yaml; do
   "$bin" validate "$f" >/dev/null 2>&1; rc=$?
   check "example $(basename "$f") validates" '[ $rc -eq 0 ]'

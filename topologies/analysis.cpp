@@ -93,7 +93,7 @@ TopologySummary summarize(const Topology& t) {
   for (const TopologyNode& node : t.nodes()) ++s.nodes_by_role[node.role];
   s.gpus = t.count_role("gpu");
   s.nics = t.count_role("nic");
-  s.switches = t.switch_count();
+  s.switches = t.switch_count() - s.nics;
   s.links = t.links().size();
   for (const TopologyLink& l : t.links()) ++s.links_by_tier[l.tier];
   const auto routes = compute_routes(t);

@@ -14,7 +14,7 @@ namespace fabricsim {
 struct TopologySummary {
   std::size_t endpoints = 0;  // hosts or GPUs: what workloads address
   std::size_t gpus = 0;
-  std::size_t switches = 0;   // switching elements, NICs and NVSwitch chips included
+  std::size_t switches = 0;   // switches and NVSwitch chips (NICs, which also forward, counted apart)
   std::size_t nics = 0;
   std::size_t links = 0;
   std::map<std::string, std::size_t> nodes_by_role;

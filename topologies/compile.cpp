@@ -50,7 +50,8 @@ std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, cons
     return n.kind == NodeKind::kHost ? NodeRef::host(n.kind_index) : NodeRef::sw(n.kind_index);
   };
   for (const TopologyLink& l : t.links()) {
-    net->connect(ref(l.a), ref(l.b), l.bandwidth, l.latency, options.switch_queue_capacity_bytes);
+    net->connect(ref(l.a), ref(l.b), l.bandwidth, l.latency,
+                 l.lossless ? EgressPort::kUnlimited : options.switch_queue_capacity_bytes);
   }
   for (std::uint32_t h = 0; h < t.host_count(); ++h) net->nic(h).set_routes(routes[t.host_node(h)]);
   for (std::uint32_t s = 0; s < t.switch_count(); ++s) net->switch_at(s).set_routes(std::move(routes[t.switch_node(s)]));

@@ -59,7 +59,7 @@ void build_nvswitch(Topology& t, const NvSwitchSpec& spec, const std::vector<std
       const int links = spec.links_per_switch[static_cast<std::size_t>(c)];
       if (links <= 0) continue;
       t.connect(gpu, chips[static_cast<std::size_t>(c)], Bandwidth{spec.nvlink_bandwidth.bits_per_second * links},
-                spec.latency, "nvlink");
+                spec.latency, "nvlink", 1, /*lossless=*/true);
     }
   }
 }

@@ -22,11 +22,11 @@ std::uint32_t Topology::add_switch(std::string name, std::string role) {
 }
 
 void Topology::connect(std::uint32_t a, std::uint32_t b, Bandwidth bandwidth, Time latency, std::string tier,
-                       std::uint32_t cost) {
+                       std::uint32_t cost, bool lossless) {
   if (a >= nodes_.size() || b >= nodes_.size()) throw std::out_of_range("link end out of range");
   if (a == b) throw std::invalid_argument("link from '" + nodes_[a].name + "' to itself");
   if (cost == 0) throw std::invalid_argument("link cost must be at least 1");
-  links_.push_back({a, b, bandwidth, latency, std::move(tier), cost});
+  links_.push_back({a, b, bandwidth, latency, std::move(tier), cost, lossless});
 }
 
 std::optional<std::uint32_t> Topology::find(const std::string& name) const {

@@ -30,6 +30,9 @@ struct TopologyLink {
   Time latency;
   std::string tier;   // what the builder calls it ("host", "fabric", "nvlink", "pcie", ...)
   std::uint32_t cost;  // routing weight: paths minimise the sum (1 per hop unless a builder says)
+  // Credit-based links (NVLink, PCIe) never drop: their ports queue without bound (until
+  // the lossless-fabric work models the backpressure itself).
+  bool lossless = false;
 };
 
 // How switches choose among next hops: all least-cost paths (ECMP sets), or
@@ -47,7 +50,7 @@ class Topology {
   std::uint32_t add_host(std::string name, std::string role = "host");
   std::uint32_t add_switch(std::string name, std::string role = "switch");
   void connect(std::uint32_t a, std::uint32_t b, Bandwidth bandwidth, Time latency, std::string tier,
-               std::uint32_t cost = 1);
+               std::uint32_t cost = 1, bool lossless = false);
 
   const std::vector<TopologyNode>& nodes() const { return nodes_; }
   const std::vector<TopologyLink>& links() const { return links_; }
