@@ -91,7 +91,9 @@ void read_rail(MapReader& m, RailOptimizedSpec& s, bool standalone) {
   }
   s.spines = static_cast<int>(m.integer("spines", 1, 4096));
   s.links_per_pair = static_cast<int>(m.integer("links_per_pair", 1, 64, 1));
-  read_fabric_link(m, s, s.fabric_link, rail_oversubscription, rail_fabric_bandwidth_for);
+  read_fabric_link(
+      m, s, s.fabric_link, [](const RailOptimizedSpec& r) { return leaf_spine_oversubscription(as_leaf_spine(r)); },
+      [](const RailOptimizedSpec& r, double ratio) { return fabric_bandwidth_for(as_leaf_spine(r), ratio); });
 }
 
 NvSwitchSpec read_nvswitch(MapReader& m) {

@@ -24,9 +24,16 @@ double leaf_spine_oversubscription(const LeafSpineSpec& spec);
 // The leaf-to-spine bandwidth that gives `ratio` (e.g. 2 for 2:1).
 Bandwidth fabric_bandwidth_for(const LeafSpineSpec& spec, double ratio);
 
+// What the parts are called: the rail-optimized fabric is a leaf/spine under other names.
+struct LeafSpineNames {
+  std::string leaf = "leaf";
+  std::string host_tier = "host";
+  std::string fabric_tier = "leaf-spine";
+};
+
 // Attaches `endpoints` (at most leaves * hosts_per_leaf) in order.
 void build_leaf_spine(Topology& t, const LeafSpineSpec& spec, const std::vector<std::uint32_t>& endpoints,
-                      const std::string& prefix = "");
+                      const std::string& prefix = "", const LeafSpineNames& names = {});
 // A standalone leaf/spine with hosts h0, h1, ...
 Topology leaf_spine_topology(const LeafSpineSpec& spec);
 

@@ -1,19 +1,18 @@
 #include "topologies/rail_optimized.h"
 
-#include <cmath>
 #include <stdexcept>
 
 namespace fabricsim {
 
-double rail_oversubscription(const RailOptimizedSpec& s) {
-  const double down = static_cast<double>(s.nodes) * static_cast<double>(s.nic_link.bandwidth.bits_per_second);
-  const double up = static_cast<double>(s.spines) * s.links_per_pair * static_cast<double>(s.fabric_link.bandwidth.bits_per_second);
-  return down / up;
-}
-
-Bandwidth rail_fabric_bandwidth_for(const RailOptimizedSpec& s, double ratio) {
-  const double down = static_cast<double>(s.nodes) * static_cast<double>(s.nic_link.bandwidth.bits_per_second);
-  return Bandwidth{static_cast<std::int64_t>(std::llround(down / (ratio * s.spines * s.links_per_pair)))};
+LeafSpineSpec as_leaf_spine(const RailOptimizedSpec& s) {
+  LeafSpineSpec l;
+  l.leaves = s.rails;
+  l.hosts_per_leaf = s.nodes;
+  l.spines = s.spines;
+  l.links_per_pair = s.links_per_pair;
+  l.host_link = s.nic_link;
+  l.fabric_link = s.fabric_link;
+  return l;
 }
 
 void build_rail_optimized(Topology& t, const RailOptimizedSpec& spec, const std::vector<std::uint32_t>& endpoints,
@@ -21,22 +20,13 @@ void build_rail_optimized(Topology& t, const RailOptimizedSpec& spec, const std:
   if (endpoints.size() != static_cast<std::size_t>(spec.nodes) * static_cast<std::size_t>(spec.rails)) {
     throw std::invalid_argument("rail-optimized fabric needs nodes * rails endpoints");
   }
-  std::vector<std::uint32_t> rails, spines;
-  for (int r = 0; r < spec.rails; ++r) rails.push_back(t.add_switch(prefix + "rail" + std::to_string(r), "rail"));
-  for (int s = 0; s < spec.spines; ++s) spines.push_back(t.add_switch(prefix + "spine" + std::to_string(s), "spine"));
-  for (int n = 0; n < spec.nodes; ++n) {
-    for (int r = 0; r < spec.rails; ++r) {
-      t.connect(endpoints[static_cast<std::size_t>(n * spec.rails + r)], rails[r], spec.nic_link.bandwidth,
-                spec.nic_link.latency, "nic-rail");
-    }
+  // Leaf r takes NIC r of node 0, 1, ...
+  std::vector<std::uint32_t> by_rail;
+  by_rail.reserve(endpoints.size());
+  for (int r = 0; r < spec.rails; ++r) {
+    for (int n = 0; n < spec.nodes; ++n) by_rail.push_back(endpoints[static_cast<std::size_t>(n * spec.rails + r)]);
   }
-  for (std::uint32_t rail : rails) {
-    for (std::uint32_t spine : spines) {
-      for (int k = 0; k < spec.links_per_pair; ++k) {
-        t.connect(rail, spine, spec.fabric_link.bandwidth, spec.fabric_link.latency, "rail-spine");
-      }
-    }
-  }
+  build_leaf_spine(t, as_leaf_spine(spec), by_rail, prefix, {"rail", "nic-rail", "rail-spine"});
 }
 
 Topology rail_optimized_topology(const RailOptimizedSpec& spec) {

@@ -2,12 +2,12 @@
 // Rail-optimized fabric, as DGX SuperPODs are cabled: nodes of `rails` NICs; NIC r of
 // every node connects to rail switch r, so same-rail traffic crosses one switch; rail
 // switches are joined by `spines` spine switches (`links_per_pair` cables between each
-// rail and each spine) for cross-rail traffic.
+// rail and each spine) for cross-rail traffic. It is a leaf/spine whose leaf r serves
+// NIC r of each node, and is built as one.
 #include <string>
 #include <vector>
 
-#include "topologies/link_spec.h"
-#include "topologies/topology.h"
+#include "topologies/leaf_spine.h"
 
 namespace fabricsim {
 
@@ -20,9 +20,8 @@ struct RailOptimizedSpec {
   LinkSpec fabric_link;  // rail switch - spine
 };
 
-// Rail-switch oversubscription: NIC-facing capacity over spine-facing capacity.
-double rail_oversubscription(const RailOptimizedSpec& spec);
-Bandwidth rail_fabric_bandwidth_for(const RailOptimizedSpec& spec, double ratio);
+// The same fabric as a leaf/spine: one leaf per rail, one host port per node.
+LeafSpineSpec as_leaf_spine(const RailOptimizedSpec& spec);
 
 // `endpoints` in node order: endpoints[n * rails + r] is NIC r of node n.
 void build_rail_optimized(Topology& t, const RailOptimizedSpec& spec, const std::vector<std::uint32_t>& endpoints,
