@@ -20,6 +20,7 @@ const char* stop_reason_name(StopReason r) {
     case StopReason::kQueueEmpty: return "no_more_events";
     case StopReason::kTimeLimit: return "time_limit";
     case StopReason::kEventLimit: return "event_limit";
+    case StopReason::kRequested: return "deadlock";
   }
   return "unknown";
 }

@@ -51,6 +51,8 @@ ScenarioRun::ScenarioRun(ScenarioConfig config) : config_(std::move(config)) {
   options.params.nic.ack_bytes = static_cast<std::uint32_t>(n.ack_bytes);
   options.params.nic.ack_interval = static_cast<std::uint32_t>(n.ack_interval);
   options.params.nic.ack_traffic_class = static_cast<std::uint8_t>(n.ack_traffic_class);
+  // A gap means loss only where paths deliver in order.
+  options.params.nic.nack_on_gap = n.load_balancing == LoadBalancing::kEcmp;
   options.switch_queue_capacity_bytes = n.queue_capacity;
 
   sim_ = std::make_unique<Simulator>(config_.seed);

@@ -9,17 +9,33 @@ namespace fabricsim {
 EgressPort::EgressPort(Simulator& sim, Bandwidth bandwidth, int traffic_classes, std::int64_t queue_capacity_bytes)
     : sim_(&sim), bandwidth_(bandwidth), capacity_(queue_capacity_bytes), classes_(traffic_classes) {}
 
+void EgressPort::maybe_mark(Packet* p, std::int64_t queued) {
+  if (ecn_ != nullptr && p->ecn == kEcnCapable && ecn_->should_mark(queued, *rng_)) {
+    p->ecn = kEcnCongested;
+    ++counters_.ecn_marks;
+    ++counters_.per_class[p->traffic_class].ecn_marks;
+  }
+}
+
+void EgressPort::count_drop(Packet* p) {
+  ++counters_.drops;
+  ++counters_.per_class[p->traffic_class].drops;
+  counters_.dropped_bytes += p->wire_bytes;
+  sim_->packets().release(p);
+}
+
 bool EgressPort::enqueue(Packet* p) {
   assert(p->traffic_class < classes_.size());
   ClassQueue& q = classes_[p->traffic_class];
+  ClassCounters& cc = counters_.per_class[p->traffic_class];
   if (q.bytes + p->wire_bytes > capacity_) {
-    ++counters_.drops;
-    counters_.dropped_bytes += p->wire_bytes;
-    sim_->packets().release(p);
+    count_drop(p);
     return false;
   }
-  if (in_service_ == nullptr && total_queued_bytes_ == 0) {
+  if (ecn_ != nullptr && !ecn_->mark_on_dequeue) maybe_mark(p, q.bytes);
+  if (in_service_ == nullptr && total_queued_bytes_ == 0 && !paused(p->traffic_class)) {
     // Idle and nothing waiting (any pull source is drained too, or we would be busy).
+    if (ecn_ != nullptr && ecn_->mark_on_dequeue) maybe_mark(p, 0);
     begin_service(p);
     return true;
   }
@@ -27,6 +43,7 @@ bool EgressPort::enqueue(Packet* p) {
   q.bytes += p->wire_bytes;
   total_queued_bytes_ += p->wire_bytes;
   if (total_queued_bytes_ > counters_.max_queue_bytes) counters_.max_queue_bytes = total_queued_bytes_;
+  if (q.bytes > cc.max_queue_bytes) cc.max_queue_bytes = q.bytes;
   if (in_service_ == nullptr) start_next();
   return true;
 }
@@ -34,17 +51,18 @@ bool EgressPort::enqueue(Packet* p) {
 void EgressPort::start_next() {
   Packet* p = nullptr;
   if (total_queued_bytes_ > 0) {
-    for (auto q = classes_.rbegin(); q != classes_.rend(); ++q) {
-      if (q->packets.empty()) continue;
-      p = q->packets.front();
-      q->packets.pop_front();
-      q->bytes -= p->wire_bytes;
+    for (int c = static_cast<int>(classes_.size()) - 1; c >= 0; --c) {
+      ClassQueue& q = classes_[static_cast<std::size_t>(c)];
+      if (q.packets.empty() || paused(static_cast<std::uint8_t>(c))) continue;
+      p = q.packets.front();
+      q.packets.pop_front();
+      q.bytes -= p->wire_bytes;
       total_queued_bytes_ -= p->wire_bytes;
+      if (ecn_ != nullptr && ecn_->mark_on_dequeue) maybe_mark(p, q.bytes);
       break;
     }
-  } else if (source_ != nullptr) {
-    p = source_->pull(source_port_);
   }
+  if (p == nullptr && source_ != nullptr) p = source_->pull(source_port_);
   in_service_ = nullptr;
   if (p != nullptr) begin_service(p);
 }
@@ -60,8 +78,35 @@ void EgressPort::on_event() {
   counters_.bytes_sent += p->wire_bytes;
   ++counters_.packets_sent;
   counters_.busy_time += service_time_;
+  ClassCounters& cc = counters_.per_class[p->traffic_class];
+  cc.bytes_sent += p->wire_bytes;
+  ++cc.packets_sent;
+  if (observer_ != nullptr) observer_->on_departure(*p);
   link_->transmit(p);
   start_next();
+}
+
+void EgressPort::set_paused(std::uint8_t c, bool pause) {
+  const std::uint8_t bit = static_cast<std::uint8_t>(1u << c);
+  ClassCounters& cc = counters_.per_class[c];
+  if (pause && !(paused_mask_ & bit)) {
+    paused_mask_ |= bit;
+    paused_since_[c] = sim_->now();
+    ++cc.pauses_received;
+    ++counters_.pauses_received;
+  } else if (!pause && (paused_mask_ & bit)) {
+    paused_mask_ &= static_cast<std::uint8_t>(~bit);
+    cc.paused_time += sim_->now() - paused_since_[c];
+    if (in_service_ == nullptr) start_next();
+  }
+}
+
+PortCounters EgressPort::counters_at(Time now) const {
+  PortCounters c = counters_;
+  for (int k = 0; k < kMaxTrafficClasses; ++k) {
+    if ((paused_mask_ >> k) & 1u) c.per_class[static_cast<std::size_t>(k)].paused_time += now - paused_since_[static_cast<std::size_t>(k)];
+  }
+  return c;
 }
 
 }  // namespace fabricsim

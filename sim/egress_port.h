@@ -1,10 +1,14 @@
 #pragma once
 // The transmit side of a port: per-traffic-class FIFO queues counted in bytes with tail
-// drop, strict priority between classes (higher class first), and a transmit state
-// machine idle -> transmitting -> idle with one pending event while busy.
+// drop, strict priority between classes (higher class first), PFC pause per class, ECN
+// marking, and a transmit state machine idle -> transmitting -> idle with one pending
+// event while busy. A class paused by PFC starts no new packet; the one on the wire
+// finishes.
+#include <array>
 #include <cstdint>
 #include <vector>
 
+#include "sim/ecn_marker.h"
 #include "sim/event_queue.h"
 #include "sim/link.h"
 #include "sim/packet_sink.h"
@@ -15,13 +19,36 @@ namespace fabricsim {
 
 class Simulator;
 
+inline constexpr int kMaxTrafficClasses = 8;
+
+struct ClassCounters {
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t packets_sent = 0;
+  std::uint64_t drops = 0;
+  std::uint64_t ecn_marks = 0;
+  std::uint64_t pauses_received = 0;  // XOFF frames that paused this class
+  Time paused_time = 0;
+  std::int64_t max_queue_bytes = 0;
+};
+
 struct PortCounters {
   std::uint64_t bytes_sent = 0;
   std::uint64_t packets_sent = 0;
   std::uint64_t drops = 0;
   std::uint64_t dropped_bytes = 0;
-  std::int64_t max_queue_bytes = 0;  // bytes waiting, all classes, not counting the one in service
+  std::uint64_t ecn_marks = 0;
+  std::uint64_t pauses_sent = 0;      // PFC XOFF frames this port sent upstream
+  std::uint64_t pauses_received = 0;  // PFC XOFF frames that paused this port
+  std::int64_t max_queue_bytes = 0;   // bytes waiting, all classes, not counting the one in service
   Time busy_time = 0;
+  std::array<ClassCounters, kMaxTrafficClasses> per_class{};
+};
+
+// Told when a packet leaves, e.g. so a switch frees its buffer.
+class PortObserver {
+ public:
+  virtual ~PortObserver() = default;
+  virtual void on_departure(const Packet& p) = 0;
 };
 
 class EgressPort final : public EventHandler {
@@ -36,21 +63,40 @@ class EgressPort final : public EventHandler {
     source_ = source;
     source_port_ = index_at_source;
   }
+  void set_observer(PortObserver* observer) { observer_ = observer; }
+  void set_ecn(const EcnConfig* ecn, Rng* rng) {
+    ecn_ = ecn != nullptr && ecn->enabled ? ecn : nullptr;
+    rng_ = rng;
+  }
 
   // Queues `p` for transmission or drops it (tail drop) when its class queue is full.
   // Returns false on a drop; the packet is then back in the pool.
   bool enqueue(Packet* p);
+  // Counts `p` as dropped on its way to this port (refused by a buffer upstream of the
+  // queue) and frees it.
+  void count_drop(Packet* p);
   // The source has something new: start sending if idle.
   void wake() {
     if (in_service_ == nullptr) start_next();
   }
+  // Puts a control frame (PFC) on the wire now, ahead of everything: it reaches the far
+  // end after the link's latency.
+  void send_control(Packet* p) { link_->transmit(p); }
+  // PFC from the far end: stop (or resume) starting packets of `traffic_class`.
+  void set_paused(std::uint8_t traffic_class, bool paused);
+  void count_pause_sent() { ++counters_.pauses_sent; }
 
   void on_event() override;  // transmission of the packet in service has ended
 
   bool busy() const { return in_service_ != nullptr; }
+  bool paused(std::uint8_t traffic_class) const { return (paused_mask_ >> traffic_class) & 1u; }
+  std::uint8_t paused_mask() const { return paused_mask_; }
   Bandwidth bandwidth() const { return bandwidth_; }
   std::int64_t queued_bytes() const { return total_queued_bytes_; }
   std::int64_t queued_bytes(int traffic_class) const { return classes_[traffic_class].bytes; }
+  int traffic_classes() const { return static_cast<int>(classes_.size()); }
+  // Counters, with paused time brought up to `now`.
+  PortCounters counters_at(Time now) const;
   const PortCounters& counters() const { return counters_; }
   const Link* link() const { return link_; }
 
@@ -61,6 +107,7 @@ class EgressPort final : public EventHandler {
   };
   void start_next();
   void begin_service(Packet* p);
+  void maybe_mark(Packet* p, std::int64_t queued_before);
 
   Simulator* sim_;
   Bandwidth bandwidth_;
@@ -68,9 +115,14 @@ class EgressPort final : public EventHandler {
   Link* link_ = nullptr;
   PacketSource* source_ = nullptr;
   PortIndex source_port_ = 0;
+  PortObserver* observer_ = nullptr;
+  const EcnConfig* ecn_ = nullptr;
+  Rng* rng_ = nullptr;
   Packet* in_service_ = nullptr;
   Time service_time_ = 0;
   std::int64_t total_queued_bytes_ = 0;
+  std::uint8_t paused_mask_ = 0;
+  std::array<Time, kMaxTrafficClasses> paused_since_{};
   std::vector<ClassQueue> classes_;
   PortCounters counters_;
 };

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/dcqcn.h"
 #include "sim/packet.h"
 #include "sim/time.h"
 
@@ -17,14 +18,28 @@ struct Message {
   std::uint32_t packets = 0;  // ceil(bytes / mtu), at least 1
   std::uint8_t traffic_class = 0;
   Time posted = -1;     // handed to the source NIC
-  Time delivered = -1;  // last packet arrived at the destination
-  Time finished = -1;   // last packet acknowledged back at the source
-  // Source side.
-  std::uint32_t next_seq = 0;
-  std::uint32_t acked = 0;
+  Time delivered = -1;  // every packet arrived at the destination
+  Time finished = -1;   // the acknowledgement covering every packet is back at the source
+
+  // Source side (go-back-N).
+  std::uint32_t next_seq = 0;  // next packet to send
+  std::uint32_t acked = 0;     // packets acknowledged in order
+  std::uint32_t sent_max = 0;  // one past the highest packet ever sent
+  bool sending = false;        // in the NIC's rotation
+  Time last_progress = 0;      // last acknowledgement progress (for the retransmission timer)
+  Time next_send = 0;          // pacing under DCQCN
+  std::uint32_t retransmitted = 0;
+  DcqcnFlow rate;
+
   // Destination side.
-  std::uint32_t received = 0;
-  std::uint32_t unacked = 0;
+  std::uint32_t expected = 0;  // packets received in order
+  std::uint32_t received = 0;  // distinct packets received
+  std::uint32_t unacked = 0;   // received since the last acknowledgement
+  std::uint32_t duplicates = 0;
+  Time last_cnp = -1;
+  Time last_nack = -1;
+  std::uint32_t last_nack_seq = UINT32_MAX;
+  std::vector<std::uint64_t> out_of_order;  // bit s: packet s (>= expected) already here
 };
 
 // Told when a message completes (its last byte is acknowledged), e.g. to release the
@@ -38,13 +53,12 @@ class MessageObserver {
 class MessageTable {
  public:
   MessageId add(HostId src, HostId dst, std::int64_t bytes, std::uint8_t traffic_class, std::uint32_t packets) {
-    Message m;
+    Message& m = messages_.emplace_back();
     m.src = src;
     m.dst = dst;
     m.bytes = bytes;
     m.traffic_class = traffic_class;
     m.packets = packets;
-    messages_.push_back(m);
     return static_cast<MessageId>(messages_.size() - 1);
   }
   Message& operator[](MessageId id) { return messages_[id]; }

@@ -31,6 +31,12 @@ struct NetworkParams {
   NicConfig nic;
   LoadBalancing load_balancing = LoadBalancing::kEcmp;
   std::uint64_t salt_seed = 0;  // mixed into every switch's ECMP salt
+  // Shared-buffer switches (with PFC on the classes in pfc_classes_mask); without, each
+  // egress class queue tail-drops at its own capacity.
+  bool shared_buffer = false;
+  BufferConfig buffer;
+  std::uint8_t pfc_classes_mask = 0;
+  EcnConfig ecn;
 };
 
 // One direction of a cable: the egress port that feeds it and the link itself.
@@ -56,6 +62,9 @@ class Network {
   // never drop (their data waits in the endpoint until the wire is free).
   std::pair<std::size_t, std::size_t> connect(NodeRef a, NodeRef b, Bandwidth bandwidth, Time latency,
                                               std::int64_t queue_capacity_bytes);
+
+  // Gives every switch its shared buffer and ECN settings, once all links are in.
+  void finish_switches();
 
   // Registers a message; it is sent once post() hands it to its source NIC.
   MessageId add_message(HostId src, HostId dst, std::int64_t bytes, std::uint8_t traffic_class = 0);

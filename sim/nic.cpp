@@ -13,7 +13,19 @@ namespace {
 // Flow hashes are fixed per message and differ between a message and its acks.
 std::uint32_t data_flow_hash(MessageId id) { return static_cast<std::uint32_t>(mix64(id)); }
 std::uint32_t ack_flow_hash(MessageId id) { return static_cast<std::uint32_t>(mix64(id) >> 32); }
+
+bool bit(const std::vector<std::uint64_t>& bits, std::uint32_t i) {
+  return i / 64 < bits.size() && ((bits[i / 64] >> (i % 64)) & 1u);
+}
 }  // namespace
+
+Nic::Nic(Simulator& sim, HostId host, const NicConfig& config, MessageTable& messages)
+    : sim_(&sim), host_(host), config_(config), messages_(&messages) {
+  retransmit_timer_.nic = rate_timer_.nic = pacer_.nic = this;
+  retransmit_timer_.fire = &Nic::on_retransmit_timer;
+  rate_timer_.fire = &Nic::on_rate_timer;
+  pacer_.fire = &Nic::on_pacer;
+}
 
 PortIndex Nic::add_port(EgressPort& port) {
   if (ports_.size() == kMaxPorts) throw std::length_error("an endpoint has at most 64 ports");
@@ -35,37 +47,79 @@ std::uint64_t Nic::ports_toward(HostId dst) const {
   return ports_.size() == 1 ? 1u : 0u;
 }
 
+double Nic::line_rate(std::uint64_t ports) const {
+  double rate = 0;
+  for (std::uint64_t rest = ports; rest != 0; rest &= rest - 1) {
+    rate += static_cast<double>(ports_[static_cast<std::size_t>(std::countr_zero(rest))]->bandwidth().bits_per_second);
+  }
+  return rate;
+}
+
+void Nic::wake_ports() {
+  for (EgressPort* p : ports_) p->wake();
+}
+
+void Nic::enter_rotation(MessageId id) {
+  Message& m = (*messages_)[id];
+  if (m.sending) return;
+  m.sending = true;
+  const std::uint64_t ports = ports_toward(m.dst);
+  sending_.push_back({id, ports});
+  for (std::uint64_t rest = ports; rest != 0; rest &= rest - 1) ports_[static_cast<std::size_t>(std::countr_zero(rest))]->wake();
+}
+
 void Nic::post(MessageId id) {
   Message& m = (*messages_)[id];
   assert(m.src == host_);
-  m.posted = sim_->now();
+  const Time now = sim_->now();
+  m.posted = now;
+  m.last_progress = now;
   const std::uint64_t ports = ports_toward(m.dst);
   if (ports == 0) throw std::logic_error("message posted toward an unreachable host");
-  sending_.push_back({id, ports});
-  for (std::uint64_t rest = ports; rest != 0; rest &= rest - 1) ports_[std::countr_zero(rest)]->wake();
+  if (config_.dcqcn.enabled) {
+    m.rate.start(line_rate(ports), now, config_.dcqcn);
+    arm_rate_timer();
+  }
+  unfinished_.push_back(id);
+  arm_retransmit_timer();
+  enter_rotation(id);
 }
 
 Packet* Nic::pull(PortIndex port) {
-  // The next message, in round-robin order, that may leave through `port`.
+  // The next message, in round-robin order, that may leave through `port` now.
   const std::size_t n = sending_.size();
   if (n == 0) return nullptr;
   if (next_ >= n) next_ = 0;
+  const Time now = sim_->now();
+  const EgressPort& out = *ports_[port];
   std::size_t pick = n;
+  Time earliest_paced = kTimeMax;
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t k = (next_ + i) % n;
-    if ((sending_[k].ports >> port) & 1u) {
-      pick = k;
-      break;
+    if (((sending_[k].ports >> port) & 1u) == 0) continue;
+    const Message& m = (*messages_)[sending_[k].id];
+    if (out.paused(m.traffic_class)) continue;
+    if (m.next_send > now) {
+      earliest_paced = std::min(earliest_paced, m.next_send);
+      continue;
     }
+    pick = k;
+    break;
   }
-  if (pick == n) return nullptr;
+  if (pick == n) {
+    if (earliest_paced != kTimeMax && (!pacer_.scheduled() || pacer_.event_time() > earliest_paced)) {
+      sim_->schedule_at(pacer_, earliest_paced);
+    }
+    return nullptr;
+  }
   const MessageId id = sending_[pick].id;
   Message& m = (*messages_)[id];
 
   Packet* p = sim_->packets().allocate();
   const std::int64_t offset = static_cast<std::int64_t>(m.next_seq) * config_.mtu;
   const auto payload = static_cast<std::uint32_t>(std::min<std::int64_t>(config_.mtu, m.bytes - offset));
-  p->sent_at = sim_->now();
+  *p = Packet{};
+  p->sent_at = now;
   p->message = id;
   p->src = host_;
   p->dst = m.dst;
@@ -75,13 +129,24 @@ Packet* Nic::pull(PortIndex port) {
   p->flow_hash = data_flow_hash(id);
   p->kind = PacketKind::kData;
   p->traffic_class = m.traffic_class;
-  p->hops = 0;
-  p->ecn = 0;
-  p->ingress_port = 0;
+  p->ecn = config_.ecn_capable ? kEcnCapable : 0;
+  p->torus_dim = 0xff;
   ++counters_.data_packets_sent;
-
+  if (m.next_seq < m.sent_max) {
+    ++counters_.retransmitted_packets;
+    ++m.retransmitted;
+  }
+  if (config_.dcqcn.enabled) {
+    const double line = line_rate(sending_[pick].ports);
+    m.rate.on_bytes_sent(p->wire_bytes, line, config_.dcqcn);
+    if (m.rate.rate_bps < line) {
+      m.next_send = now + static_cast<Time>(static_cast<double>(p->wire_bytes) * 8e12 / m.rate.rate_bps);
+    }
+  }
+  m.sent_max = std::max(m.sent_max, m.next_seq + 1);
   if (++m.next_seq == m.packets) {
-    // All sent: leave the rotation; keep the order of the others.
+    // All sent (for now): leave the rotation; keep the order of the others.
+    m.sending = false;
     sending_.erase(sending_.begin() + static_cast<std::ptrdiff_t>(pick));
     next_ = pick;
   } else {
@@ -90,44 +155,90 @@ Packet* Nic::pull(PortIndex port) {
   return p;
 }
 
-void Nic::receive(Packet* p, PortIndex /*in_port*/) {
-  if (p->kind == PacketKind::kData) {
-    on_data(p);
-  } else {
-    on_ack(p);
+Packet* Nic::control_packet(PacketKind kind, const Packet& about, std::uint32_t seq) {
+  Packet* c = sim_->packets().allocate();
+  *c = Packet{};
+  c->sent_at = sim_->now();
+  c->message = about.message;
+  c->src = host_;
+  c->dst = about.src;
+  c->seq = seq;
+  c->wire_bytes = config_.ack_bytes;
+  c->flow_hash = ack_flow_hash(about.message);
+  c->kind = kind;
+  c->traffic_class = config_.ack_traffic_class;
+  c->torus_dim = 0xff;
+  return c;
+}
+
+void Nic::send_control(Packet* c) {
+  // Of the ports toward the peer, the one with the least waiting.
+  const std::uint64_t ports = ports_toward(c->dst);
+  EgressPort* best = nullptr;
+  for (std::uint64_t rest = ports; rest != 0; rest &= rest - 1) {
+    EgressPort* candidate = ports_[static_cast<std::size_t>(std::countr_zero(rest))];
+    if (best == nullptr || candidate->queued_bytes() < best->queued_bytes()) best = candidate;
+  }
+  best->enqueue(c);
+}
+
+void Nic::receive(Packet* p, PortIndex in_port) {
+  switch (p->kind) {
+    case PacketKind::kData: on_data(p); break;
+    case PacketKind::kAck: on_ack(p); break;
+    case PacketKind::kNack: on_nack(p); break;
+    case PacketKind::kCnp: on_cnp(p); break;
+    case PacketKind::kPause:
+      ports_[in_port]->set_paused(p->traffic_class, p->payload != 0);
+      sim_->packets().release(p);
+      break;
   }
 }
 
 void Nic::on_data(Packet* p) {
   Message& m = (*messages_)[p->message];
-  ++counters_.data_packets_received;
-  counters_.payload_bytes_received += p->payload;
-  ++m.received;
-  ++m.unacked;
-  const bool last = m.received == m.packets;
-  if (last) m.delivered = sim_->now();
-  if (last || m.unacked >= config_.ack_interval) {
-    Packet* ack = sim_->packets().allocate();
-    *ack = *p;
-    ack->sent_at = sim_->now();
-    ack->src = host_;
-    ack->dst = p->src;
-    ack->payload = m.unacked;  // packets covered by this ack
-    ack->wire_bytes = config_.ack_bytes;
-    ack->flow_hash = ack_flow_hash(p->message);
-    ack->kind = PacketKind::kAck;
-    ack->traffic_class = config_.ack_traffic_class;
-    ack->hops = 0;
+  const Time now = sim_->now();
+  const std::uint32_t s = p->seq;
+  if (p->ecn == kEcnCongested && config_.dcqcn.enabled && (m.last_cnp < 0 || now - m.last_cnp >= config_.dcqcn.cnp_interval)) {
+    m.last_cnp = now;
+    ++counters_.cnps_sent;
+    send_control(control_packet(PacketKind::kCnp, *p, s));
+  }
+  bool ack_now = false;
+  if (s < m.expected || bit(m.out_of_order, s)) {
+    ++m.duplicates;
+    ++counters_.duplicate_packets_received;
+    ack_now = true;  // tell the sender where we are
+  } else {
+    ++m.received;
+    ++m.unacked;
+    ++counters_.data_packets_received;
+    counters_.payload_bytes_received += p->payload;
+    if (s == m.expected) {
+      ++m.expected;
+      while (bit(m.out_of_order, m.expected)) ++m.expected;
+      ack_now = m.unacked >= config_.ack_interval || m.expected == m.packets;
+    } else {
+      // Ahead of the in-order point: keep it, and say where the gap is if the path
+      // cannot reorder.
+      if (m.out_of_order.empty()) m.out_of_order.assign((m.packets + 63) / 64, 0);
+      m.out_of_order[s / 64] |= std::uint64_t{1} << (s % 64);
+      if (config_.nack_on_gap && (m.last_nack_seq != m.expected || now - m.last_nack >= config_.nack_interval)) {
+        m.last_nack_seq = m.expected;
+        m.last_nack = now;
+        ++counters_.nacks_sent;
+        send_control(control_packet(PacketKind::kNack, *p, m.expected));
+      }
+    }
+    if (m.received == m.packets) {
+      m.delivered = now;
+      m.out_of_order = {};
+    }
+  }
+  if (ack_now) {
     m.unacked = 0;
     ++counters_.acks_sent;
-    // Of the ports toward the sender, the one with the least waiting.
-    const std::uint64_t ports = ports_toward(ack->dst);
-    EgressPort* best = nullptr;
-    for (std::uint64_t rest = ports; rest != 0; rest &= rest - 1) {
-      EgressPort* candidate = ports_[std::countr_zero(rest)];
-      if (best == nullptr || candidate->queued_bytes() < best->queued_bytes()) best = candidate;
-    }
-    best->enqueue(ack);
+    send_control(control_packet(PacketKind::kAck, *p, m.expected));
   }
   sim_->packets().release(p);
 }
@@ -135,13 +246,94 @@ void Nic::on_data(Packet* p) {
 void Nic::on_ack(Packet* p) {
   const MessageId id = p->message;
   Message& m = (*messages_)[id];
-  m.acked += p->payload;
+  const std::uint32_t upto = p->seq;
   sim_->packets().release(p);
-  if (m.acked == m.packets) {
+  if (upto <= m.acked) return;
+  m.acked = upto;
+  m.last_progress = sim_->now();
+  if (m.next_seq < m.acked) m.next_seq = m.acked;
+  if (m.sending && m.next_seq == m.packets) {
+    // A rewind was overtaken by acknowledgements: nothing left to resend.
+    m.sending = false;
+    const auto it = std::find_if(sending_.begin(), sending_.end(), [&](const Sending& e) { return e.id == id; });
+    const auto k = static_cast<std::size_t>(it - sending_.begin());
+    sending_.erase(it);
+    if (next_ > k) --next_;
+  }
+  if (m.acked == m.packets && m.finished < 0) {
     m.finished = sim_->now();
     ++counters_.messages_finished;
+    std::erase(unfinished_, id);
     if (MessageObserver* o = messages_->observer()) o->on_message_finished(id, sim_->now());
   }
 }
+
+void Nic::on_nack(Packet* p) {
+  const MessageId id = p->message;
+  Message& m = (*messages_)[id];
+  const std::uint32_t from = p->seq;
+  ++counters_.nacks_received;
+  sim_->packets().release(p);
+  if (m.finished >= 0 || from < m.acked) return;
+  // Everything before the gap arrived; go back to it.
+  m.acked = from;
+  m.last_progress = sim_->now();
+  m.next_seq = from;
+  enter_rotation(id);
+}
+
+void Nic::on_cnp(Packet* p) {
+  Message& m = (*messages_)[p->message];
+  ++counters_.cnps_received;
+  sim_->packets().release(p);
+  if (!config_.dcqcn.enabled || m.finished >= 0) return;
+  m.rate.on_cnp(sim_->now(), config_.dcqcn);
+}
+
+void Nic::arm_retransmit_timer() {
+  if (!retransmit_timer_.scheduled() && !unfinished_.empty()) {
+    sim_->schedule_in(retransmit_timer_, config_.retransmit_timeout);
+  }
+}
+
+void Nic::on_retransmit_timer() {
+  const Time now = sim_->now();
+  Time next = kTimeMax;
+  for (MessageId id : unfinished_) {
+    Message& m = (*messages_)[id];
+    if (now - m.last_progress >= config_.retransmit_timeout && m.next_seq > m.acked) {
+      // Nothing acknowledged for a whole timeout with packets outstanding: resend them.
+      ++counters_.timeouts;
+      m.next_seq = m.acked;
+      m.last_progress = now;
+      enter_rotation(id);
+    }
+    next = std::min(next, m.last_progress + config_.retransmit_timeout);
+  }
+  if (next != kTimeMax) sim_->schedule_at(retransmit_timer_, std::max(next, now + 1));
+}
+
+void Nic::arm_rate_timer() {
+  Time next = kTimeMax;
+  for (MessageId id : unfinished_) {
+    const Message& m = (*messages_)[id];
+    next = std::min({next, m.rate.next_alpha_update, m.rate.next_rate_increase});
+  }
+  if (next == kTimeMax) return;
+  if (!rate_timer_.scheduled() || rate_timer_.event_time() > next) sim_->schedule_at(rate_timer_, std::max(next, sim_->now()));
+}
+
+void Nic::on_rate_timer() {
+  const Time now = sim_->now();
+  for (MessageId id : unfinished_) {
+    Message& m = (*messages_)[id];
+    if (m.rate.next_alpha_update <= now) m.rate.on_alpha_timer(now, config_.dcqcn);
+    if (m.rate.next_rate_increase <= now) m.rate.on_rate_timer(now, line_rate(ports_toward(m.dst)), config_.dcqcn);
+  }
+  arm_rate_timer();
+  wake_ports();  // a faster rate may let a paced flow go now
+}
+
+void Nic::on_pacer() { wake_ports(); }
 
 }  // namespace fabricsim

@@ -1,15 +1,22 @@
 #pragma once
 // An endpoint's transport: a host NIC, or a GPU with several links (NVLink to each
-// NVSwitch chip, PCIe to its NIC). Sending: messages posted to it share its ports packet
-// by packet in round-robin (like queue pairs on an RDMA NIC); each port, when free,
-// pulls the next packet of a message routed over it, so a message whose destination
-// is reachable over several ports is spread over all of them in proportion to their
-// speed. Receiving: counts packets per message and acknowledges every `ack_interval`
-// packets and the last one; the sender completes the message when the
-// acknowledgements cover all its packets. Endpoints never forward.
+// NVSwitch chip, PCIe to its NIC). Endpoints never forward.
+//
+// Sending: messages posted to it share its ports packet by packet in round-robin (like
+// queue pairs on an RDMA NIC); each port, when free, pulls the next packet of a message
+// routed over it whose class is not paused by PFC and whose DCQCN pacing allows it.
+// Reliability is go-back-N: a NACK or the retransmission timer rewinds a message to its
+// first unacknowledged packet.
+//
+// Receiving: packets are counted once each whatever their order (a bitmap holds those
+// ahead of the in-order point), so spraying's reordering is never mistaken for loss; a
+// gap triggers a NACK only where the path delivers in order (ECMP). Acknowledgements are
+// cumulative, every `ack_interval` in-order packets, on the last, and on duplicates.
+// ECN-marked packets produce at most one CNP per message per interval.
 #include <cstdint>
 #include <vector>
 
+#include "sim/dcqcn.h"
 #include "sim/egress_port.h"
 #include "sim/message.h"
 #include "sim/packet_sink.h"
@@ -22,9 +29,14 @@ class Simulator;
 struct NicConfig {
   std::uint32_t mtu = 4096;           // payload bytes per packet
   std::uint32_t header_bytes = 64;    // added to every data packet on the wire
-  std::uint32_t ack_bytes = 64;       // an acknowledgement's size on the wire
-  std::uint32_t ack_interval = 1;     // acknowledge every this many data packets
+  std::uint32_t ack_bytes = 64;       // an acknowledgement's (NACK's, CNP's) size on the wire
+  std::uint32_t ack_interval = 1;     // acknowledge every this many in-order data packets
   std::uint8_t ack_traffic_class = 0;
+  bool nack_on_gap = true;            // false where paths reorder (spray, adaptive)
+  Time retransmit_timeout = ms(1);
+  Time nack_interval = us(10);        // at most one NACK per gap per interval
+  bool ecn_capable = false;
+  DcqcnConfig dcqcn;
 };
 
 // Packets needed for a message of `bytes`: ceil(bytes / mtu), and one for an empty one.
@@ -34,8 +46,15 @@ constexpr std::uint32_t packets_for(std::int64_t bytes, std::uint32_t mtu) {
 
 struct NicCounters {
   std::uint64_t data_packets_sent = 0;
-  std::uint64_t data_packets_received = 0;
-  std::uint64_t payload_bytes_received = 0;
+  std::uint64_t retransmitted_packets = 0;
+  std::uint64_t timeouts = 0;
+  std::uint64_t nacks_sent = 0;
+  std::uint64_t nacks_received = 0;
+  std::uint64_t cnps_sent = 0;
+  std::uint64_t cnps_received = 0;
+  std::uint64_t data_packets_received = 0;  // distinct packets
+  std::uint64_t duplicate_packets_received = 0;
+  std::uint64_t payload_bytes_received = 0;  // distinct packets' payload: each byte once
   std::uint64_t acks_sent = 0;
   std::uint64_t messages_finished = 0;
 };
@@ -44,11 +63,11 @@ class Nic final : public PacketSink, public PacketSource {
  public:
   static constexpr std::size_t kMaxPorts = 64;
 
-  Nic(Simulator& sim, HostId host, const NicConfig& config, MessageTable& messages)
-      : sim_(&sim), host_(host), config_(config), messages_(&messages) {}
+  Nic(Simulator& sim, HostId host, const NicConfig& config, MessageTable& messages);
 
   PortIndex add_port(EgressPort& port);
   std::size_t port_count() const { return ports_.size(); }
+  EgressPort& port(PortIndex i) { return *ports_[i]; }
   // For each destination host, the ports that lie on a shortest path to it. Without a
   // table, a one-port endpoint sends everything on its port.
   void set_routes(const RouteTable& table);
@@ -64,13 +83,31 @@ class Nic final : public PacketSink, public PacketSource {
   const NicConfig& config() const { return config_; }
 
  private:
+  // A timer of the NIC's: one pending event each, the handler travels in the event.
+  struct Timer final : EventHandler {
+    Nic* nic = nullptr;
+    void (Nic::*fire)() = nullptr;
+    void on_event() override { (nic->*fire)(); }
+  };
   struct Sending {
     MessageId id;
     std::uint64_t ports;  // bit p: port p may carry it
   };
   std::uint64_t ports_toward(HostId dst) const;
+  double line_rate(std::uint64_t ports) const;
+  void enter_rotation(MessageId id);
+  Packet* control_packet(PacketKind kind, const Packet& about, std::uint32_t seq);
+  void send_control(Packet* p);
   void on_data(Packet* p);
   void on_ack(Packet* p);
+  void on_nack(Packet* p);
+  void on_cnp(Packet* p);
+  void on_retransmit_timer();
+  void on_rate_timer();
+  void on_pacer();
+  void arm_retransmit_timer();
+  void arm_rate_timer();
+  void wake_ports();
 
   Simulator* sim_;
   HostId host_;
@@ -78,8 +115,12 @@ class Nic final : public PacketSink, public PacketSource {
   MessageTable* messages_;
   std::vector<EgressPort*> ports_;
   std::vector<std::uint64_t> route_mask_;  // per destination host
-  std::vector<Sending> sending_;           // messages with packets left, served round-robin
+  std::vector<Sending> sending_;           // messages with packets to send, served round-robin
   std::size_t next_ = 0;                   // round-robin position in sending_
+  std::vector<MessageId> unfinished_;      // sent from here, not yet fully acknowledged
+  Timer retransmit_timer_;
+  Timer rate_timer_;
+  Timer pacer_;
   NicCounters counters_;
 };
 

@@ -12,7 +12,17 @@ using NodeId = std::uint32_t;  // a NIC or switch in the Network
 using HostId = std::uint32_t;  // an endpoint (NIC) number, dense from 0
 using MessageId = std::uint32_t;
 
-enum class PacketKind : std::uint8_t { kData, kAck };
+enum class PacketKind : std::uint8_t {
+  kData,
+  kAck,    // cumulative: `seq` packets of the message received in order
+  kNack,   // a gap: resend from `seq`
+  kCnp,    // congestion notification (DCQCN) for the message
+  kPause,  // PFC for `traffic_class`: payload 1 = XOFF, 0 = XON; hop by hop, never forwarded
+};
+
+// ECN codepoint bits as carried in the IP header.
+inline constexpr std::uint8_t kEcnCapable = 1;
+inline constexpr std::uint8_t kEcnCongested = 3;
 
 struct Packet {
   Time sent_at;           // when the source NIC put it on the wire (for latency stats)
@@ -26,8 +36,10 @@ struct Packet {
   PacketKind kind;
   std::uint8_t traffic_class;
   std::uint8_t hops;      // switches traversed so far
-  std::uint8_t ecn;       // reserved for the lossless-fabric work (ECN bits)
+  std::uint8_t ecn;       // kEcnCapable, or kEcnCongested once a switch marked it
   std::uint16_t ingress_port;  // port it arrived on at the current node
+  std::uint8_t ingress_class;  // its class when it arrived there (buffer accounting)
+  std::uint8_t torus_dim;      // dateline routing: the torus dimension it is travelling in
 };
 
 static_assert(std::is_trivially_copyable_v<Packet>);

@@ -11,6 +11,7 @@ void Simulator::schedule_at(EventHandler& h, Time at) {
 
 StopReason Simulator::run(Time until, std::uint64_t max_events) {
   std::uint64_t budget = max_events;
+  if (stop_requested_) return StopReason::kRequested;
   while (!queue_.empty()) {
     if (queue_.next_time() > until) {
       now_ = until;
@@ -22,6 +23,7 @@ StopReason Simulator::run(Time until, std::uint64_t max_events) {
     now_ = h->event_time();
     ++events_;
     h->on_event();
+    if (stop_requested_) return StopReason::kRequested;
   }
   return StopReason::kQueueEmpty;
 }

@@ -10,7 +10,7 @@
 
 namespace fabricsim {
 
-enum class StopReason { kQueueEmpty, kTimeLimit, kEventLimit };
+enum class StopReason { kQueueEmpty, kTimeLimit, kEventLimit, kRequested };
 
 class Simulator {
  public:
@@ -29,6 +29,10 @@ class Simulator {
   // the clock is left at `until`; otherwise at the last event run.
   StopReason run(Time until = kTimeMax, std::uint64_t max_events = UINT64_MAX);
 
+  // Ends the current run() after the event being handled (e.g. a deadlock was found).
+  void request_stop() { stop_requested_ = true; }
+  bool stop_requested() const { return stop_requested_; }
+
   bool idle() const { return queue_.empty(); }
   std::size_t pending_events() const { return queue_.size(); }
   PacketPool& packets() { return packets_; }
@@ -37,6 +41,7 @@ class Simulator {
  private:
   Time now_ = 0;
   std::uint64_t events_ = 0;
+  bool stop_requested_ = false;
   EventQueue queue_;
   PacketPool packets_;
   Rng rng_;

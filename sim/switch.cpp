@@ -7,7 +7,23 @@ namespace fabricsim {
 
 PortIndex Switch::add_port(EgressPort& port) {
   ports_.push_back(&port);
+  port.set_observer(this);
+  port.set_ecn(&ecn_, &rng_);
   return static_cast<PortIndex>(ports_.size() - 1);
+}
+
+void Switch::set_ecn(const EcnConfig& ecn) {
+  ecn_ = ecn;
+  for (EgressPort* p : ports_) p->set_ecn(&ecn_, &rng_);
+}
+
+void Switch::set_torus_port(PortIndex port, std::uint8_t dimension, bool dateline) {
+  if (port_dimension_.size() < ports_.size()) {
+    port_dimension_.resize(ports_.size(), kNoDimension);
+    port_dateline_.resize(ports_.size(), 0);
+  }
+  port_dimension_[port] = dimension;
+  port_dateline_[port] = dateline ? 1 : 0;
 }
 
 PortIndex Switch::choose(const Packet& p, const PortIndex* candidates, std::uint32_t count) {
@@ -40,21 +56,60 @@ PortIndex Switch::choose(const Packet& p, const PortIndex* candidates, std::uint
   return candidates[pick];
 }
 
+void Switch::send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff) {
+  Packet* f = sim_->packets().allocate();
+  *f = Packet{};
+  f->kind = PacketKind::kPause;
+  f->traffic_class = traffic_class;
+  f->payload = xoff ? 1 : 0;
+  f->wire_bytes = 64;
+  if (xoff) ports_[port]->count_pause_sent();
+  ports_[port]->send_control(f);
+}
+
 void Switch::receive(Packet* p, PortIndex in_port) {
+  if (p->kind == PacketKind::kPause) {
+    // PFC from the neighbour on this port: it governs our egress toward it.
+    ports_[in_port]->set_paused(p->traffic_class, p->payload != 0);
+    sim_->packets().release(p);
+    return;
+  }
   p->ingress_port = in_port;
+  p->ingress_class = p->traffic_class;
   ++p->hops;
   const HostId dst = p->dst;
   const std::uint32_t first = routes_.offset[dst];
   const std::uint32_t count = routes_.offset[dst + 1] - first;
-  const PortIndex* candidates = routes_.ports.data() + first;
   if (count == 0) {
-    ++unroutable_;
     // No route: the packet dies here. Compiled routing never leaves this case.
+    ++counters_.unroutable;
     sim_->packets().release(p);
     return;
   }
+  const PortIndex* candidates = routes_.ports.data() + first;
   const PortIndex out = count == 1 ? candidates[0] : choose(*p, candidates, count);
+  if (!port_dimension_.empty() && port_dimension_[out] != kNoDimension) {
+    if (p->torus_dim != port_dimension_[out]) {
+      p->torus_dim = port_dimension_[out];
+      p->traffic_class = 0;
+    }
+    if (port_dateline_[out]) p->traffic_class = 1;
+  }
+  if (mmu_) {
+    const SharedBufferMmu::Decision d = mmu_->admit(in_port, p->ingress_class, p->wire_bytes);
+    if (!d.admitted) {
+      ++counters_.buffer_drops;
+      ports_[out]->count_drop(p);
+      return;
+    }
+    if (mmu_->used() > counters_.max_buffer_bytes) counters_.max_buffer_bytes = mmu_->used();
+    if (d.send_xoff) send_pfc(in_port, p->ingress_class, true);
+  }
   ports_[out]->enqueue(p);
+}
+
+void Switch::on_departure(const Packet& p) {
+  if (mmu_ && mmu_->release(p.ingress_port, p.ingress_class, p.wire_bytes)) send_pfc(p.ingress_port, p.ingress_class, false);
 }
 
 }  // namespace fabricsim

@@ -1,13 +1,17 @@
 #pragma once
 // A packet switch: output-queued, store-and-forward. Forwarding reads a flat table,
 // compiled before the run, of equal-cost egress ports per destination host, and picks
-// one by flow hash (ECMP) or per packet (spraying).
+// one by flow hash (ECMP), per packet (spraying) or by least queue (adaptive). With a
+// shared buffer, packets are admitted at ingress by the MMU, which also drives PFC.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/egress_port.h"
 #include "sim/packet_sink.h"
+#include "sim/rng.h"
 #include "sim/route_table.h"
+#include "sim/shared_buffer_mmu.h"
 
 namespace fabricsim {
 
@@ -19,32 +23,56 @@ enum class LoadBalancing : std::uint8_t {
   kAdaptive,  // per packet, the candidate with the fewest bytes waiting (ties rotate)
 };
 
-class Switch final : public PacketSink {
+struct SwitchCounters {
+  std::uint64_t buffer_drops = 0;   // refused by the shared buffer
+  std::uint64_t unroutable = 0;
+  std::int64_t max_buffer_bytes = 0;
+};
+
+class Switch final : public PacketSink, public PortObserver {
  public:
-  Switch(Simulator& sim, std::uint64_t salt, LoadBalancing lb) : sim_(&sim), salt_(salt), lb_(lb) {}
+  static constexpr std::uint8_t kNoDimension = 0xff;
+
+  Switch(Simulator& sim, std::uint64_t salt, LoadBalancing lb) : sim_(&sim), salt_(salt), rng_(salt), lb_(lb) {}
 
   PortIndex add_port(EgressPort& port);
   // Routing table: for each destination host, the equal-cost egress ports. Replaces any
   // earlier table; no ports for h means h is unreachable from here.
   void set_routes(RouteTable table) { routes_ = std::move(table); }
+  // Switches to shared-buffer admission (after all ports are added).
+  void set_buffer(std::unique_ptr<SharedBufferMmu> mmu) { mmu_ = std::move(mmu); }
+  void set_ecn(const EcnConfig& ecn);
+  // Dateline virtual channels on a torus: port `port` runs along `dimension`; a packet
+  // entering a dimension travels in class 0 and moves to class 1 once it crosses the
+  // dimension's dateline (the wraparound link), which breaks the ring's buffer cycle.
+  void set_torus_port(PortIndex port, std::uint8_t dimension, bool dateline);
 
   void receive(Packet* p, PortIndex in_port) override;
+  void on_departure(const Packet& p) override;
 
   std::size_t port_count() const { return ports_.size(); }
   EgressPort& port(PortIndex i) { return *ports_[i]; }
-  std::uint64_t unroutable_drops() const { return unroutable_; }
+  const EgressPort& port(PortIndex i) const { return *ports_[i]; }
+  const SharedBufferMmu* buffer() const { return mmu_.get(); }
+  const SwitchCounters& counters() const { return counters_; }
   // The candidate ports toward `dst`, for inspection and tests.
   std::span<const PortIndex> routes_to(HostId dst) const { return routes_.to(dst); }
 
  private:
   PortIndex choose(const Packet& p, const PortIndex* candidates, std::uint32_t count);
+  void send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff);
 
   Simulator* sim_;
   std::vector<EgressPort*> ports_;
   RouteTable routes_;
+  std::unique_ptr<SharedBufferMmu> mmu_;
+  EcnConfig ecn_;
+  std::vector<std::uint8_t> port_dimension_;  // empty unless on a torus with datelines
+  std::vector<std::uint8_t> port_dateline_;
   std::uint64_t salt_;
   std::uint64_t spray_counter_ = 0;  // spray's draws; adaptive's tie rotation
-  std::uint64_t unroutable_ = 0;
+  Rng rng_;                          // ECN marking
+  SwitchCounters counters_;
   LoadBalancing lb_;
 };
 

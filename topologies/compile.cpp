@@ -1,5 +1,6 @@
 #include "topologies/compile.h"
 
+#include <cstdlib>
 #include <stdexcept>
 
 namespace fabricsim {
@@ -49,10 +50,26 @@ std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, cons
     const TopologyNode& n = t.node(node);
     return n.kind == NodeKind::kHost ? NodeRef::host(n.kind_index) : NodeRef::sw(n.kind_index);
   };
+  // With a shared buffer the switch admits at ingress; its egress queues never tail-drop.
+  const std::int64_t capacity =
+      options.params.shared_buffer ? EgressPort::kUnlimited : options.switch_queue_capacity_bytes;
+  const TorusLayout* torus = options.dateline && t.torus() ? &*t.torus() : nullptr;
   for (const TopologyLink& l : t.links()) {
-    net->connect(ref(l.a), ref(l.b), l.bandwidth, l.latency,
-                 l.lossless ? EgressPort::kUnlimited : options.switch_queue_capacity_bytes);
+    const auto [ab, ba] = net->connect(ref(l.a), ref(l.b), l.bandwidth, l.latency, l.lossless ? EgressPort::kUnlimited : capacity);
+    const int dim = l.tier == "torus-x" ? 0 : l.tier == "torus-y" ? 1 : l.tier == "torus-z" ? 2 : -1;
+    if (torus != nullptr && dim >= 0) {
+      // The wraparound link of a ring is its dateline, in both directions.
+      const auto& ca = torus->switch_coords[t.node(l.a).kind_index];
+      const auto& cb = torus->switch_coords[t.node(l.b).kind_index];
+      const int k = torus->dims[static_cast<std::size_t>(dim)];
+      const bool wrap = k > 2 && std::abs(ca[static_cast<std::size_t>(dim)] - cb[static_cast<std::size_t>(dim)]) == k - 1;
+      for (std::size_t di : {ab, ba}) {
+        const LinkDirection& d = net->directions()[di];
+        net->switch_at(d.from.index).set_torus_port(d.from_port, static_cast<std::uint8_t>(dim), wrap);
+      }
+    }
   }
+  net->finish_switches();
   for (std::uint32_t h = 0; h < t.host_count(); ++h) net->nic(h).set_routes(routes[t.host_node(h)]);
   for (std::uint32_t s = 0; s < t.switch_count(); ++s) net->switch_at(s).set_routes(std::move(routes[t.switch_node(s)]));
   return net;

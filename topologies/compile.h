@@ -13,7 +13,10 @@ namespace fabricsim {
 
 struct NetworkOptions {
   NetworkParams params;
+  // Per-class egress queue capacity when switches have no shared buffer.
   std::int64_t switch_queue_capacity_bytes = EgressPort::kUnlimited;
+  // Torus dateline virtual channels (classes 0 and 1); needs two traffic classes.
+  bool dateline = false;
 };
 
 // Empty when the topology's structure is sound; else what is wrong, in words: an

@@ -1,0 +1,91 @@
+#include "sim/deadlock_detector.h"
+
+#include <functional>
+#include <map>
+
+namespace fabricsim {
+
+void DeadlockDetector::start() { network_->sim().schedule_in(*this, interval_); }
+
+std::uint64_t DeadlockDetector::packets_moved() const {
+  std::uint64_t moved = 0;
+  for (const LinkDirection& d : network_->directions()) moved += d.port->counters().packets_sent;
+  return moved;
+}
+
+bool DeadlockDetector::anything_waiting() const {
+  for (const LinkDirection& d : network_->directions()) {
+    if (d.port->queued_bytes() > 0) return true;
+  }
+  return false;
+}
+
+void DeadlockDetector::on_event() {
+  Simulator& sim = network_->sim();
+  const std::uint64_t moved = packets_moved();
+  if (moved == last_moved_ && anything_waiting() && find_cycle()) {
+    detected_at_ = sim.now();
+    sim.request_stop();
+    return;
+  }
+  last_moved_ = moved;
+  if (sim.pending_events() > 0) sim.schedule_in(*this, interval_);
+}
+
+bool DeadlockDetector::find_cycle() {
+  // Vertices: blocked switch egress queues (direction index, class).
+  const auto& dirs = network_->directions();
+  struct Vertex {
+    std::size_t direction;
+    int traffic_class;
+  };
+  std::vector<Vertex> vertices;
+  std::map<std::uint32_t, std::vector<std::size_t>> blocked_at_switch;  // switch -> vertex ids
+  for (std::size_t i = 0; i < dirs.size(); ++i) {
+    const LinkDirection& d = dirs[i];
+    if (d.from.kind != NodeRef::Kind::kSwitch) continue;
+    for (int c = 0; c < d.port->traffic_classes(); ++c) {
+      if (d.port->paused(static_cast<std::uint8_t>(c)) && d.port->queued_bytes(c) > 0) {
+        blocked_at_switch[d.from.index].push_back(vertices.size());
+        vertices.push_back({i, c});
+      }
+    }
+  }
+  // Edges: a blocked queue toward switch D waits on D's blocked queues.
+  const auto successors = [&](std::size_t v) -> const std::vector<std::size_t>* {
+    const LinkDirection& d = dirs[vertices[v].direction];
+    if (d.to.kind != NodeRef::Kind::kSwitch) return nullptr;
+    const auto it = blocked_at_switch.find(d.to.index);
+    return it == blocked_at_switch.end() ? nullptr : &it->second;
+  };
+  std::vector<int> state(vertices.size(), 0);  // 0 new, 1 on the stack, 2 done
+  std::vector<std::size_t> stack;
+  std::function<bool(std::size_t)> visit = [&](std::size_t v) -> bool {
+    state[v] = 1;
+    stack.push_back(v);
+    if (const auto* next = successors(v)) {
+      for (std::size_t w : *next) {
+        if (state[w] == 1) {
+          // The cycle is the stack from w.
+          cycle_.clear();
+          bool on = false;
+          for (std::size_t u : stack) {
+            on = on || u == w;
+            if (on) cycle_.emplace_back(dirs[vertices[u].direction].from.index, dirs[vertices[u].direction].from_port);
+          }
+          return true;
+        }
+        if (state[w] == 0 && visit(w)) return true;
+      }
+    }
+    stack.pop_back();
+    state[v] = 2;
+    return false;
+  };
+  for (std::size_t v = 0; v < vertices.size(); ++v) {
+    if (state[v] == 0 && visit(v)) return true;
+  }
+  return false;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,40 @@
+#pragma once
+// PFC deadlock detection. Every `interval` it checks whether any packet moved; if none
+// did while packets wait, it builds the wait-for graph of blocked egress queues (paused
+// by PFC, with packets of the paused class): a queue at switch S toward neighbour D
+// waits for D's blocked queues, since D's full ingress buffer drains only through them.
+// A cycle is a deadlock: the detector records it and stops the run.
+#include <string>
+#include <vector>
+
+#include "sim/event_queue.h"
+#include "sim/network.h"
+
+namespace fabricsim {
+
+class DeadlockDetector final : public EventHandler {
+ public:
+  DeadlockDetector(Network& network, Time interval) : network_(&network), interval_(interval) {}
+
+  // Starts the periodic check (it stops itself when nothing else is pending).
+  void start();
+  void on_event() override;
+
+  bool deadlocked() const { return !cycle_.empty(); }
+  // The cycle as (switch, egress port) hops, each waiting on the next.
+  const std::vector<std::pair<std::uint32_t, PortIndex>>& cycle() const { return cycle_; }
+  Time detected_at() const { return detected_at_; }
+
+ private:
+  std::uint64_t packets_moved() const;
+  bool anything_waiting() const;
+  bool find_cycle();
+
+  Network* network_;
+  Time interval_;
+  std::uint64_t last_moved_ = 0;
+  std::vector<std::pair<std::uint32_t, PortIndex>> cycle_;
+  Time detected_at_ = -1;
+};
+
+}  // namespace fabricsim
