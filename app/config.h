@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "sim/dcqcn.h"
+#include "sim/ecn_marker.h"
+#include "sim/shared_buffer_mmu.h"
 #include "sim/switch.h"
 #include "sim/time.h"
 #include "topologies/cluster.h"
@@ -60,6 +63,21 @@ struct WorkloadConfig {
   int traffic_class = 0;
 };
 
+// The lossless-fabric settings (docs/lossless.md). A section given in the config is on
+// unless it says `enabled: false`.
+struct LosslessConfig {
+  bool shared_buffer = false;
+  BufferConfig buffer;
+  std::uint8_t pfc_classes_mask = 0;
+  EcnConfig ecn;
+  DcqcnConfig dcqcn;
+  Time retransmit_timeout = ms(10);
+  Time nack_interval = us(10);
+  bool dateline = false;
+  Time deadlock_check_interval = us(100);  // 0: no detection
+  Time queue_sample_interval = 0;          // 0: no sampling
+};
+
 struct NetworkConfig {
   std::int64_t mtu = 4096;
   std::int64_t header_bytes = 64;
@@ -69,6 +87,7 @@ struct NetworkConfig {
   int ack_traffic_class = 0;
   std::int64_t queue_capacity = 16 * 1024 * 1024;
   LoadBalancing load_balancing = LoadBalancing::kEcmp;
+  LosslessConfig lossless;
 };
 
 struct MessageConfig {

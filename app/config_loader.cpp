@@ -15,6 +15,78 @@ namespace {
 
 constexpr std::int64_t kMaxCount = 1'000'000;
 
+// A section is on when present, unless `enabled: false`.
+bool section_on(const MapReader& parent, const char* key, MapReader& section) {
+  return parent.has(key) && section.boolean("enabled", true);
+}
+
+void read_lossless(MapReader& m, NetworkConfig& n) {
+  LosslessConfig& l = n.lossless;
+  MapReader buffer = m.map("buffer", false);
+  if (section_on(m, "buffer", buffer)) {
+    l.shared_buffer = true;
+    l.buffer.size_bytes = buffer.bytes("size", 1, INT64_C(1) << 40, l.buffer.size_bytes);
+    l.buffer.reserve_bytes = buffer.bytes("reserve", 0, INT64_C(1) << 30, 0);
+    l.buffer.alpha = buffer.real("alpha", 1.0 / 1024, 1024, l.buffer.alpha);
+    l.buffer.headroom_bytes = buffer.bytes("headroom", 0, INT64_C(1) << 30, 0);
+    l.buffer.xon_offset_bytes = buffer.bytes("xon_offset", 0, INT64_C(1) << 30, 0);
+  }
+  buffer.finish();
+  MapReader pfc = m.map("pfc", false);
+  if (section_on(m, "pfc", pfc)) {
+    if (!l.shared_buffer) m.context().fail(m.node()["pfc"], m.child_path("pfc"), "expected a `buffer` section too: PFC works on the shared buffer's accounting");
+    if (pfc.has("classes")) {
+      for (std::int64_t c : pfc.integer_list("classes", 0, n.traffic_classes - 1, true)) l.pfc_classes_mask |= static_cast<std::uint8_t>(1u << c);
+    } else {
+      pfc.integer_list("classes", 0, 7, false);
+      l.pfc_classes_mask = static_cast<std::uint8_t>((1u << n.traffic_classes) - 1);  // every class
+    }
+  }
+  pfc.finish();
+  MapReader ecn = m.map("ecn", false);
+  if (section_on(m, "ecn", ecn)) {
+    l.ecn.enabled = true;
+    l.ecn.kmin_bytes = ecn.bytes("kmin", 0, INT64_C(1) << 40, l.ecn.kmin_bytes);
+    l.ecn.kmax_bytes = ecn.bytes("kmax", 1, INT64_C(1) << 40, l.ecn.kmax_bytes);
+    if (l.ecn.kmax_bytes <= l.ecn.kmin_bytes) {
+      m.context().fail(m.node()["ecn"]["kmax"].IsDefined() ? m.node()["ecn"]["kmax"] : m.node()["ecn"], ecn.child_path("kmax"),
+                       "expected kmax above kmin (" + std::to_string(l.ecn.kmin_bytes) + " bytes)");
+    }
+    l.ecn.pmax = ecn.real("pmax", 0, 1, l.ecn.pmax);
+    l.ecn.mark_on_dequeue = ecn.choice<bool>("mark_on", {{"enqueue", false}, {"dequeue", true}}, false);
+  }
+  ecn.finish();
+  MapReader dcqcn = m.map("dcqcn", false);
+  if (section_on(m, "dcqcn", dcqcn)) {
+    if (!l.ecn.enabled) m.context().fail(m.node()["dcqcn"], m.child_path("dcqcn"), "expected an `ecn` section too: DCQCN reacts to ECN marks");
+    DcqcnConfig& d = l.dcqcn;
+    d.enabled = true;
+    d.cnp_interval = dcqcn.time("cnp_interval", d.cnp_interval);
+    d.g = dcqcn.real("g", 1e-6, 1, d.g);
+    d.alpha_timer = dcqcn.time("alpha_timer", d.alpha_timer);
+    d.rate_increase_timer = dcqcn.time("rate_increase_timer", d.rate_increase_timer);
+    d.byte_counter = dcqcn.bytes("byte_counter", 1, INT64_C(1) << 40, d.byte_counter);
+    d.fast_recovery_rounds = static_cast<int>(dcqcn.integer("fast_recovery_rounds", 1, 100, d.fast_recovery_rounds));
+    d.additive_increase_bps = static_cast<double>(dcqcn.bandwidth("additive_increase", Bandwidth{40'000'000}).bits_per_second);
+    d.hyper_increase_bps = static_cast<double>(dcqcn.bandwidth("hyper_increase", Bandwidth{400'000'000}).bits_per_second);
+    d.min_rate_bps = static_cast<double>(dcqcn.bandwidth("min_rate", Bandwidth{100'000'000}).bits_per_second);
+    for (const char* key : {"alpha_timer", "rate_increase_timer", "cnp_interval"}) {
+      const Time t = std::string(key) == "alpha_timer" ? d.alpha_timer : std::string(key) == "rate_increase_timer" ? d.rate_increase_timer : d.cnp_interval;
+      if (t <= 0) m.context().fail(m.node()["dcqcn"][key], dcqcn.child_path(key), "expected a time above zero");
+    }
+  }
+  dcqcn.finish();
+  l.retransmit_timeout = m.time("retransmit_timeout", l.retransmit_timeout);
+  if (l.retransmit_timeout <= 0) m.context().fail(m.node()["retransmit_timeout"], m.child_path("retransmit_timeout"), "expected a time above zero");
+  l.nack_interval = m.time("nack_interval", l.nack_interval);
+  l.dateline = m.boolean("dateline", false);
+  if (l.dateline && n.traffic_classes < 2) {
+    m.context().fail(m.node()["dateline"], m.child_path("dateline"), "expected traffic_classes >= 2: datelines use classes 0 and 1");
+  }
+  l.deadlock_check_interval = m.time("deadlock_check_interval", l.deadlock_check_interval);
+  l.queue_sample_interval = m.time("queue_sample_interval", 0);
+}
+
 NetworkConfig read_network(MapReader m) {
   NetworkConfig n;
   n.mtu = m.bytes("mtu", 1, 1 << 20, n.mtu);
@@ -30,6 +102,7 @@ NetworkConfig read_network(MapReader m) {
                      "expected at least one full packet (mtu + header_bytes = " +
                          std::to_string(n.mtu + n.header_bytes) + " bytes)");
   }
+  read_lossless(m, n);
   n.load_balancing = m.choice<LoadBalancing>(
       "load_balancing",
       {{"ecmp", LoadBalancing::kEcmp}, {"spray", LoadBalancing::kSpray}, {"adaptive", LoadBalancing::kAdaptive}},

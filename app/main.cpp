@@ -1,5 +1,5 @@
 // The fabricsim command: run a scenario, validate a config, or say what it can do.
-// Exit codes: 0 done, 1 run failed, 2 bad config or usage.
+// Exit codes: 0 done, 1 run failed, 2 bad config or usage, 3 the run ended in a PFC deadlock.
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -24,6 +24,7 @@ namespace {
 
 constexpr int kExitFailure = 1;
 constexpr int kExitBadInput = 2;
+constexpr int kExitDeadlock = 3;
 
 const char* kUsage =
     "usage: fabricsim run [CONFIG] [--out DIR] [--seed N] [--set KEY=VALUE]...\n"
@@ -70,7 +71,7 @@ int run_command(const po::variables_map& vm) {
   const std::string results_path = (std::filesystem::path(out_dir) / "results.json").string();
   write_file_atomically(results_path, results_json(run));
   print_summary(std::cout, run, results_path);
-  return 0;
+  return run.deadlocked() ? kExitDeadlock : 0;
 }
 
 int validate_command(const po::variables_map& vm) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -34,6 +35,15 @@ double utilization(const LinkDirection& d, Time sim_time) {
 
 }  // namespace
 
+std::vector<std::string> deadlock_cycle(const ScenarioRun& run) {
+  std::vector<std::string> hops;
+  if (!run.deadlocked()) return hops;
+  for (const auto& [sw, port] : run.deadlock_detector()->cycle()) {
+    hops.push_back(node_name(run.topology(), NodeRef::sw(sw)) + ":" + std::to_string(port));
+  }
+  return hops;
+}
+
 std::string results_json(const ScenarioRun& run) {
   const Network& net = run.network();
   const Topology& topo = run.topology();
@@ -53,6 +63,31 @@ std::string results_json(const ScenarioRun& run) {
   j.key("switches").value(static_cast<std::uint64_t>(net.switch_count()));
   j.key("messages_total").value(static_cast<std::uint64_t>(net.messages().size()));
   j.key("messages_finished").value(static_cast<std::uint64_t>(run.messages_finished()));
+  j.key("deadlock").value(run.deadlocked());
+  if (run.deadlocked()) {
+    j.key("deadlock_detected_ps").value(static_cast<std::int64_t>(run.deadlock_detector()->detected_at()));
+    j.key("deadlock_cycle").begin_array();
+    for (const std::string& hop : deadlock_cycle(run)) j.value(hop);
+    j.end_array();
+  }
+  NicCounters totals;
+  for (HostId h = 0; h < net.host_count(); ++h) {
+    const NicCounters& c = net.nic(h).counters();
+    totals.retransmitted_packets += c.retransmitted_packets;
+    totals.timeouts += c.timeouts;
+    totals.nacks_sent += c.nacks_sent;
+    totals.cnps_sent += c.cnps_sent;
+    totals.duplicate_packets_received += c.duplicate_packets_received;
+    totals.payload_bytes_received += c.payload_bytes_received;
+  }
+  j.key("endpoints").begin_object();
+  j.key("payload_bytes_received").value(totals.payload_bytes_received);
+  j.key("retransmitted_packets").value(totals.retransmitted_packets);
+  j.key("timeouts").value(totals.timeouts);
+  j.key("nacks_sent").value(totals.nacks_sent);
+  j.key("cnps_sent").value(totals.cnps_sent);
+  j.key("duplicate_packets_received").value(totals.duplicate_packets_received);
+  j.end_object();
 
   j.key("messages").begin_array();
   const auto& msgs = net.messages().all();
@@ -105,9 +140,23 @@ std::string results_json(const ScenarioRun& run) {
     j.end_object();
   }
 
+  if (run.config().network.lossless.shared_buffer) {
+    j.key("switches").begin_array();
+    for (std::uint32_t i = 0; i < net.switch_count(); ++i) {
+      const SwitchCounters& c = net.switch_at(i).counters();
+      j.begin_object();
+      j.key("name").value(node_name(topo, NodeRef::sw(i)));
+      j.key("buffer_drops").value(c.buffer_drops);
+      j.key("max_buffer_bytes").value(static_cast<std::int64_t>(c.max_buffer_bytes));
+      j.end_object();
+    }
+    j.end_array();
+  }
+
+  const int classes = run.config().network.traffic_classes;
   j.key("links").begin_array();
   for (const LinkDirection& d : net.directions()) {
-    const PortCounters& c = d.port->counters();
+    const PortCounters c = d.port->counters_at(sim_time);
     j.begin_object();
     j.key("from").value(node_name(topo, d.from));
     j.key("from_port").value(static_cast<int>(d.from_port));
@@ -120,9 +169,51 @@ std::string results_json(const ScenarioRun& run) {
     j.key("utilization").value(utilization(d, sim_time));
     j.key("max_queue_bytes").value(static_cast<std::int64_t>(c.max_queue_bytes));
     j.key("drops").value(c.drops);
+    j.key("ecn_marks").value(c.ecn_marks);
+    j.key("pauses_sent").value(c.pauses_sent);
+    j.key("pauses_received").value(c.pauses_received);
+    Time paused = 0;
+    for (const ClassCounters& cc : c.per_class) paused = std::max(paused, cc.paused_time);
+    j.key("paused_time_ps").value(static_cast<std::int64_t>(paused));
+    if (classes > 1) {
+      j.key("classes").begin_array();
+      for (int k = 0; k < classes; ++k) {
+        const ClassCounters& cc = c.per_class[static_cast<std::size_t>(k)];
+        j.begin_object();
+        j.key("class").value(k);
+        j.key("bytes").value(cc.bytes_sent);
+        j.key("packets").value(cc.packets_sent);
+        j.key("drops").value(cc.drops);
+        j.key("ecn_marks").value(cc.ecn_marks);
+        j.key("pauses_received").value(cc.pauses_received);
+        j.key("paused_time_ps").value(static_cast<std::int64_t>(cc.paused_time));
+        j.key("max_queue_bytes").value(static_cast<std::int64_t>(cc.max_queue_bytes));
+        j.end_object();
+      }
+      j.end_array();
+    }
     j.end_object();
   }
   j.end_array();
+  if (run.queue_sample_interval() > 0) {
+    j.key("queue_samples").begin_object();
+    j.key("interval_ps").value(static_cast<std::int64_t>(run.queue_sample_interval()));
+    j.key("links").begin_array();
+    const auto& samples = run.queue_samples();
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const bool any = std::any_of(samples[i].begin(), samples[i].end(), [](std::int64_t b) { return b > 0; });
+      if (!any) continue;
+      const LinkDirection& d = net.directions()[i];
+      j.begin_object();
+      j.key("from").value(node_name(topo, d.from)).key("to").value(node_name(topo, d.to));
+      j.key("bytes").begin_array();
+      for (std::int64_t b : samples[i]) j.value(b);
+      j.end_array();
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+  }
   j.end_object();
   return j.str();
 }
@@ -162,7 +253,21 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
     out << "  busiest   " << node_name(topo, busiest->from) << " -> " << node_name(topo, busiest->to) << " at "
         << util << ", max queue " << busiest->port->counters().max_queue_bytes << " B\n";
   }
-  out << "  drops     " << drops << "\n";
+  std::uint64_t pauses = 0, marks = 0, retransmits = 0;
+  for (const LinkDirection& d : net.directions()) {
+    pauses += d.port->counters().pauses_sent;
+    marks += d.port->counters().ecn_marks;
+  }
+  for (HostId h = 0; h < net.host_count(); ++h) retransmits += net.nic(h).counters().retransmitted_packets;
+  out << "  drops     " << drops << ", retransmitted " << retransmits << " packets";
+  if (run.config().network.lossless.pfc_classes_mask != 0) out << ", PFC pauses " << pauses;
+  if (run.config().network.lossless.ecn.enabled) out << ", ECN marks " << marks;
+  out << "\n";
+  if (run.deadlocked()) {
+    out << "  DEADLOCK  at " << format_time(run.deadlock_detector()->detected_at()) << ", cycle:";
+    for (const std::string& hop : deadlock_cycle(run)) out << " " << hop << " ->";
+    out << " (back to the first)\n";
+  }
   if (run.first_workload_message() < msgs.size()) {
     const FlowSummary f = summarize_flows(run, run.first_workload_message());
     char line[256];

@@ -3,6 +3,7 @@
 // changes when the recording does.
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "app/scenario.h"
 
@@ -20,5 +21,8 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
 void write_file_atomically(const std::string& path, const std::string& content);
 
 const char* stop_reason_name(StopReason r);
+
+// The deadlock cycle as "switch:port" hops, each waiting on the next (empty without one).
+std::vector<std::string> deadlock_cycle(const ScenarioRun& run);
 
 }  // namespace fabricsim

@@ -54,6 +54,16 @@ ScenarioRun::ScenarioRun(ScenarioConfig config) : config_(std::move(config)) {
   // A gap means loss only where paths deliver in order.
   options.params.nic.nack_on_gap = n.load_balancing == LoadBalancing::kEcmp;
   options.switch_queue_capacity_bytes = n.queue_capacity;
+  const LosslessConfig& lossless = n.lossless;
+  options.params.shared_buffer = lossless.shared_buffer;
+  options.params.buffer = lossless.buffer;
+  options.params.pfc_classes_mask = lossless.pfc_classes_mask;
+  options.params.ecn = lossless.ecn;
+  options.params.nic.ecn_capable = lossless.ecn.enabled;
+  options.params.nic.dcqcn = lossless.dcqcn;
+  options.params.nic.retransmit_timeout = lossless.retransmit_timeout;
+  options.params.nic.nack_interval = lossless.nack_interval;
+  options.dateline = lossless.dateline;
 
   sim_ = std::make_unique<Simulator>(config_.seed);
   try {
@@ -85,6 +95,26 @@ ScenarioRun::ScenarioRun(ScenarioConfig config) : config_(std::move(config)) {
     add_workload();
   }
   schedule_->arm();
+  if (lossless.pfc_classes_mask != 0 && lossless.deadlock_check_interval > 0) {
+    detector_ = std::make_unique<DeadlockDetector>(*network_, lossless.deadlock_check_interval);
+    detector_->start();
+  }
+  if (lossless.queue_sample_interval > 0) {
+    sampler_.run = this;
+    queue_samples_.resize(network_->directions().size());
+    sim_->register_monitor();
+    sim_->schedule_at(sampler_, 0);
+  }
+}
+
+void ScenarioRun::QueueSampler::on_event() {
+  const auto& dirs = run->network_->directions();
+  for (std::size_t i = 0; i < dirs.size(); ++i) run->queue_samples_[i].push_back(dirs[i].port->queued_bytes());
+  if (run->sim_->work_pending()) {
+    run->sim_->schedule_in(*this, run->config_.network.lossless.queue_sample_interval);
+  } else {
+    run->sim_->retire_monitor();
+  }
 }
 
 double ScenarioRun::endpoint_rate_bps(HostId h) const {

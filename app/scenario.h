@@ -12,6 +12,7 @@
 #include "sim/network.h"
 #include "sim/simulator.h"
 #include "topologies/topology.h"
+#include "sim/deadlock_detector.h"
 #include "workloads/message_schedule.h"
 
 namespace fabricsim {
@@ -63,6 +64,12 @@ class ScenarioRun {
   const std::optional<LoadWindow>& load_window() const { return window_; }
   // An endpoint's line rate: the sum of its links' bandwidths.
   double endpoint_rate_bps(HostId h) const;
+  // A PFC deadlock stopped the run; the cycle as (switch, egress port) hops.
+  bool deadlocked() const { return detector_ && detector_->deadlocked(); }
+  const DeadlockDetector* deadlock_detector() const { return detector_.get(); }
+  // Queue depth samples, when configured: per link direction, bytes waiting at each tick.
+  Time queue_sample_interval() const { return config_.network.lossless.queue_sample_interval; }
+  const std::vector<std::vector<std::int64_t>>& queue_samples() const { return queue_samples_; }
 
  private:
   void add_workload();
@@ -76,6 +83,14 @@ class ScenarioRun {
   std::vector<Time> starts_;
   MessageId first_workload_ = 0;
   std::optional<LoadWindow> window_;
+  std::unique_ptr<DeadlockDetector> detector_;
+  // Samples queue depths every interval while anything else is pending.
+  struct QueueSampler final : EventHandler {
+    ScenarioRun* run = nullptr;
+    void on_event() override;
+  };
+  QueueSampler sampler_;
+  std::vector<std::vector<std::int64_t>> queue_samples_;
   StopReason stop_reason_ = StopReason::kQueueEmpty;
   double wall_seconds_ = 0;
 };

@@ -109,6 +109,17 @@ double MapReader::real(const std::string& key, double min, double max, std::opti
   return v;
 }
 
+bool MapReader::boolean(const std::string& key, std::optional<bool> fallback) {
+  const auto text = scalar(key, "true or false");
+  if (!text) {
+    if (fallback) return *fallback;
+    missing(key, "true or false");
+  }
+  if (*text == "true") return true;
+  if (*text == "false") return false;
+  ctx_->fail(node_[key], child_path(key), "expected true or false, got '" + *text + "'");
+}
+
 std::string MapReader::string(const std::string& key, std::optional<std::string> fallback) {
   const auto text = scalar(key, "a string");
   if (!text) {

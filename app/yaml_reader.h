@@ -51,6 +51,7 @@ class MapReader {
   std::int64_t integer(const std::string& key, std::int64_t min, std::int64_t max,
                        std::optional<std::int64_t> fallback = std::nullopt);
   double real(const std::string& key, double min, double max, std::optional<double> fallback = std::nullopt);
+  bool boolean(const std::string& key, std::optional<bool> fallback = std::nullopt);
   std::string string(const std::string& key, std::optional<std::string> fallback = std::nullopt);
   Time time(const std::string& key, std::optional<Time> fallback = std::nullopt);
   Bandwidth bandwidth(const std::string& key, std::optional<Bandwidth> fallback = std::nullopt);

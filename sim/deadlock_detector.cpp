@@ -5,7 +5,10 @@
 
 namespace fabricsim {
 
-void DeadlockDetector::start() { network_->sim().schedule_in(*this, interval_); }
+void DeadlockDetector::start() {
+  network_->sim().register_monitor();
+  network_->sim().schedule_in(*this, interval_);
+}
 
 std::uint64_t DeadlockDetector::packets_moved() const {
   std::uint64_t moved = 0;
@@ -29,7 +32,11 @@ void DeadlockDetector::on_event() {
     return;
   }
   last_moved_ = moved;
-  if (sim.pending_events() > 0) sim.schedule_in(*this, interval_);
+  if (sim.work_pending()) {
+    sim.schedule_in(*this, interval_);
+  } else {
+    sim.retire_monitor();
+  }
 }
 
 bool DeadlockDetector::find_cycle() {

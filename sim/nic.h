@@ -33,7 +33,7 @@ struct NicConfig {
   std::uint32_t ack_interval = 1;     // acknowledge every this many in-order data packets
   std::uint8_t ack_traffic_class = 0;
   bool nack_on_gap = true;            // false where paths reorder (spray, adaptive)
-  Time retransmit_timeout = ms(1);
+  Time retransmit_timeout = ms(10);
   Time nack_interval = us(10);        // at most one NACK per gap per interval
   bool ecn_capable = false;
   DcqcnConfig dcqcn;

@@ -33,6 +33,13 @@ class Simulator {
   void request_stop() { stop_requested_ = true; }
   bool stop_requested() const { return stop_requested_; }
 
+  // Monitors (deadlock checks, samplers) run periodically but must not keep a finished
+  // simulation alive: each registers once, and while handling its event asks whether
+  // anything but the other monitors is still pending; if not, it retires.
+  void register_monitor() { ++monitors_; }
+  void retire_monitor() { --monitors_; }
+  bool work_pending() const { return queue_.size() + 1 > monitors_; }
+
   bool idle() const { return queue_.empty(); }
   std::size_t pending_events() const { return queue_.size(); }
   PacketPool& packets() { return packets_; }
@@ -42,6 +49,7 @@ class Simulator {
   Time now_ = 0;
   std::uint64_t events_ = 0;
   bool stop_requested_ = false;
+  std::size_t monitors_ = 0;
   EventQueue queue_;
   PacketPool packets_;
   Rng rng_;

@@ -1,0 +1,127 @@
+// The lossless fabric against the bounds and behaviours RoCE fabrics are known for.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "app/config_loader.h"
+#include "app/flow_stats.h"
+#include "app/scenario.h"
+#include "sim/ecn_marker.h"
+#include "test_support.h"
+
+using namespace fabricsim;
+
+namespace {
+
+// 17 hosts on one switch (a one-leaf leaf/spine), 100G, 1 us links; hosts 0..15 send
+// 1 MiB each to host 16.
+std::string incast(const std::string& network) {
+  return R"(
+topology:
+  kind: leaf_spine
+  leaves: 1
+  spines: 1
+  hosts_per_leaf: 17
+  host_link: {bandwidth: 100Gbps, latency: 1us}
+  fabric_link: {bandwidth: 100Gbps, latency: 1us}
+network:
+  mtu: 4KiB
+  header_bytes: 64
+)" + network + R"(
+workload: {kind: incast, receiver: h16, senders: 16, bytes: 1MiB}
+)";
+}
+
+struct RunFacts {
+  Time last_finish = 0;
+  std::uint64_t drops = 0, pauses = 0, retransmits = 0, distinct_payload = 0, messages = 0;
+  bool complete = false;
+};
+
+RunFacts run_facts(const std::string& yaml) {
+  ScenarioRun run(load_config_text(yaml, "test"));
+  run.run();
+  RunFacts f;
+  f.complete = run.complete();
+  for (const Message& m : run.network().messages().all()) f.last_finish = std::max(f.last_finish, m.finished);
+  for (const LinkDirection& d : run.network().directions()) {
+    f.drops += d.port->counters().drops;
+    f.pauses += d.port->counters().pauses_sent;
+  }
+  for (HostId h = 0; h < run.network().host_count(); ++h) {
+    f.retransmits += run.network().nic(h).counters().retransmitted_packets;
+    f.distinct_payload += run.network().nic(h).counters().payload_bytes_received;
+  }
+  f.messages = run.network().messages().size();
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("incast 16 to 1 with PFC: no drops, pauses, and completion at the bottleneck bound") {
+  const RunFacts f = run_facts(incast(R"(  buffer: {size: 4MiB, alpha: 0.125}
+  pfc: {}
+)"));
+  CHECK(f.complete);
+  CHECK(f.drops == 0);
+  CHECK(f.pauses > 0);
+  // Bound: 16 MiB through the receiver's 100 Gb/s link, plus one path latency (two 1 us
+  // links): 16 * 1048576 * 8 / 100e9 s = 1342.177 us, + 2 us = 1344.177 us.
+  const double bound_us = 16 * 1048576 * 8 / 100e9 * 1e6 + 2;
+  MESSAGE("incast with PFC: " << to_us(f.last_finish) << " us against the bound " << bound_us << " us; pauses " << f.pauses);
+  CHECK(to_us(f.last_finish) >= bound_us);
+  CHECK(to_us(f.last_finish) == within(bound_us, 0.03));
+}
+
+TEST_CASE("incast 16 to 1 without PFC and a 1 MiB buffer: drops, resends, every byte exactly once, later") {
+  const RunFacts lossy = run_facts(incast("  buffer: {size: 1MiB}\n"));
+  const RunFacts lossless = run_facts(incast(R"(  buffer: {size: 4MiB, alpha: 0.125}
+  pfc: {}
+)"));
+  MESSAGE("incast without PFC: " << to_us(lossy.last_finish) << " us, drops " << lossy.drops << ", resent "
+                                 << lossy.retransmits);
+  CHECK(lossy.complete);
+  CHECK(lossy.drops > 0);
+  CHECK(lossy.retransmits > 0);
+  CHECK(lossy.distinct_payload == 16u * 1048576u);  // each byte once, resends aside
+  CHECK(lossy.last_finish > lossless.last_finish);
+}
+
+TEST_CASE("ECN marking follows the RED line within 3 standard errors at three queue lengths") {
+  // A port whose class is paused holds its queue at q bytes; zero-byte probes then see
+  // exactly q on enqueue, through the same marking path switches use.
+  EcnConfig ecn;
+  ecn.enabled = true;
+  ecn.kmin_bytes = 20'000;
+  ecn.kmax_bytes = 200'000;
+  ecn.pmax = 0.2;
+  for (const std::int64_t q : {65'000, 110'000, 155'000}) {
+    CAPTURE(q);
+    Simulator sim(1);
+    Rng rng(1);
+    EgressPort port(sim, Bandwidth::gbps(100), 1, EgressPort::kUnlimited);
+    port.set_ecn(&ecn, &rng);
+    port.set_paused(0, true);
+    const auto packet = [&](std::uint32_t bytes) {
+      Packet* p = sim.packets().allocate();
+      *p = Packet{};
+      p->wire_bytes = bytes;
+      p->ecn = kEcnCapable;
+      return p;
+    };
+    for (std::int64_t held = 0; held < q; held += 1000) port.enqueue(packet(1000));
+    REQUIRE(port.queued_bytes(0) == q);
+    const std::uint64_t before = port.counters().ecn_marks;
+    constexpr int kProbes = 20'000;
+    for (int i = 0; i < kProbes; ++i) port.enqueue(packet(0));
+    const double rate = static_cast<double>(port.counters().ecn_marks - before) / kProbes;
+    const double p = 0.2 * static_cast<double>(q - 20'000) / 180'000;  // 0.05, 0.10, 0.15
+    const double se = std::sqrt(p * (1 - p) / kProbes);
+    MESSAGE("queue " << q << " B: marked " << rate << ", RED line " << p << ", " << (rate - p) / se << " standard errors");
+    CHECK(std::fabs(rate - p) <= 3 * se);
+  }
+  Rng rng(1);
+  CHECK_FALSE(ecn.should_mark(20'000, rng));  // at Kmin: never
+  CHECK(ecn.should_mark(200'000, rng));       // at Kmax: always
+}
