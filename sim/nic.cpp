@@ -76,11 +76,11 @@ void Nic::post(MessageId id) {
   m.last_progress = now;
   const std::uint64_t ports = ports_toward(m.dst);
   if (ports == 0) throw std::logic_error("message posted toward an unreachable host");
+  unfinished_.push_back(id);
   if (config_.dcqcn.enabled) {
     m.rate.start(line_rate(ports), now, config_.dcqcn);
     arm_rate_timer();
   }
-  unfinished_.push_back(id);
   arm_retransmit_timer();
   enter_rotation(id);
 }

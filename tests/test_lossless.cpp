@@ -125,3 +125,62 @@ TEST_CASE("ECN marking follows the RED line within 3 standard errors at three qu
   CHECK_FALSE(ecn.should_mark(20'000, rng));  // at Kmin: never
   CHECK(ecn.should_mark(200'000, rng));       // at Kmax: always
 }
+
+namespace {
+// Two senders into one 100G link to a receiver; ECN + DCQCN (+ PFC as a backstop).
+constexpr const char* kTwoFlows = R"(
+topology:
+  kind: custom
+  hosts: [a, b, r]
+  switches: [s]
+  links:
+    - {a: a, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: b, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: s, b: r, bandwidth: 100Gbps, latency: 1us}
+network:
+  mtu: 4KiB
+  buffer: {size: 16MiB}
+  pfc: {}
+  ecn: {}
+  dcqcn: {}
+messages:
+  - {src: a, dst: r, bytes: 1GiB}
+  - {src: b, dst: r, bytes: 1GiB}
+)";
+
+// Runs `until`, then returns each message's distinct packets received since `from`.
+std::vector<double> goodput_gbps(ScenarioRun& run, Time from, Time until, std::vector<std::int64_t>* queue = nullptr) {
+  Simulator& sim = const_cast<Simulator&>(run.sim());
+  sim.run(from);
+  std::vector<std::uint32_t> at_from;
+  for (const Message& m : run.network().messages().all()) at_from.push_back(m.received);
+  // Step through the window, sampling the bottleneck queue every 10 us.
+  const EgressPort& bottleneck = *run.network().directions()[4].port;
+  for (Time t = from + us(10); t <= until; t += us(10)) {
+    sim.run(t);
+    if (queue) queue->push_back(bottleneck.queued_bytes());
+  }
+  std::vector<double> out;
+  const auto& msgs = run.network().messages().all();
+  for (std::size_t i = 0; i < msgs.size(); ++i) {
+    out.push_back(static_cast<double>(msgs[i].received - at_from[i]) * 4096 * 8 / to_seconds(until - from) * 1e-9);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("DCQCN: two long flows share a 100G bottleneck fairly and keep it busy, queue mostly below Kmax") {
+  ScenarioRun run(load_config_text(kTwoFlows, "two_flows"));
+  std::vector<std::int64_t> queue;
+  const auto g = goodput_gbps(run, ms(15), ms(20), &queue);
+  const double jain = (g[0] + g[1]) * (g[0] + g[1]) / (2 * (g[0] * g[0] + g[1] * g[1]));
+  // Payload over the last 5 ms against the link's payload capacity (4096 of every 4160 bytes).
+  const double utilization = (g[0] + g[1]) / (100 * 4096.0 / 4160);
+  const double below_kmax = static_cast<double>(std::count_if(queue.begin(), queue.end(), [](std::int64_t q) { return q < 200'000; })) /
+                            static_cast<double>(queue.size());
+  MESSAGE("DCQCN last 5 ms: " << g[0] << " and " << g[1] << " Gb/s, Jain " << jain << ", utilization " << utilization
+                              << ", queue below Kmax in " << below_kmax * 100 << "% of samples");
+  CHECK(jain >= 0.98);
+  CHECK(utilization >= 0.90);
+  CHECK(below_kmax >= 0.9);
+}
