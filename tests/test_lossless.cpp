@@ -184,3 +184,58 @@ TEST_CASE("DCQCN: two long flows share a 100G bottleneck fairly and keep it busy
   CHECK(utilization >= 0.90);
   CHECK(below_kmax >= 0.9);
 }
+
+namespace {
+// Eight senders on s1 incast into r on s2; 3 ms later the victim v on s1 starts sending
+// to w on s2. They share only the 400G s1-s2 link, which has room for both: the incast
+// is held to r's 100G, so the victim's max-min fair share is its own line rate, 100G.
+// (Started together, the incast's first burst pauses s1-s2 and ECN-marks the victim's
+// queued packets too; its rate then recovers additively over tens of ms.)
+std::string spreading(const std::string& congestion_control) {
+  std::string yaml = R"(
+topology:
+  kind: custom
+  hosts: [i0, i1, i2, i3, i4, i5, i6, i7, v, r, w]
+  switches: [s1, s2]
+  links:
+)";
+  for (int i = 0; i < 8; ++i) yaml += "    - {a: i" + std::to_string(i) + ", b: s1, bandwidth: 100Gbps, latency: 1us}\n";
+  yaml += R"(    - {a: v, b: s1, bandwidth: 100Gbps, latency: 1us}
+    - {a: s1, b: s2, bandwidth: 400Gbps, latency: 1us}
+    - {a: s2, b: r, bandwidth: 100Gbps, latency: 1us}
+    - {a: s2, b: w, bandwidth: 100Gbps, latency: 1us}
+network:
+  mtu: 4KiB
+  buffer: {size: 4MiB, alpha: 0.125}
+  pfc: {}
+)" + congestion_control + "messages:\n";
+  for (int i = 0; i < 8; ++i) yaml += "  - {src: i" + std::to_string(i) + ", dst: r, bytes: 256MiB}\n";
+  yaml += "  - {src: v, dst: w, bytes: 256MiB, start: 3ms}\nstop: {time: 10ms}\n";
+  return yaml;
+}
+
+// The victim's payload goodput over [5 ms, 10 ms], as a fraction of its fair share
+// (100G of which 4096/4160 is payload).
+double victim_share(const std::string& congestion_control, std::uint64_t* pauses) {
+  ScenarioRun run(load_config_text(spreading(congestion_control), "spreading"));
+  Simulator& sim = const_cast<Simulator&>(run.sim());
+  const Message& victim = run.network().messages()[8];
+  sim.run(ms(5));
+  const std::uint32_t at5 = victim.received;
+  sim.run(ms(10));
+  *pauses = 0;
+  for (const LinkDirection& d : run.network().directions()) *pauses += d.port->counters().pauses_sent;
+  const double gbps = static_cast<double>(victim.received - at5) * 4096 * 8 / 5e-3 * 1e-9;
+  return gbps / (100 * 4096.0 / 4160);
+}
+}  // namespace
+
+TEST_CASE("congestion spreading: PFC alone slows a victim that shares only an upstream link; DCQCN restores it") {
+  std::uint64_t pfc_pauses = 0, dcqcn_pauses = 0;
+  const double pfc_only = victim_share("", &pfc_pauses);
+  const double with_dcqcn = victim_share("  ecn: {}\n  dcqcn: {}\n", &dcqcn_pauses);
+  MESSAGE("victim at " << pfc_only * 100 << "% of its fair share with PFC alone (" << pfc_pauses << " pauses), "
+                       << with_dcqcn * 100 << "% with ECN + DCQCN (" << dcqcn_pauses << " pauses)");
+  CHECK(pfc_only < 0.9);
+  CHECK(with_dcqcn == within(1.0, 0.10));
+}
