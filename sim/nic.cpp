@@ -264,6 +264,12 @@ void Nic::on_ack(Packet* p) {
     m.finished = sim_->now();
     ++counters_.messages_finished;
     std::erase(unfinished_, id);
+    if (unfinished_.empty()) {
+      // Nothing outstanding: no timer should outlive the traffic (it would stretch the run).
+      sim_->cancel(retransmit_timer_);
+      sim_->cancel(rate_timer_);
+      sim_->cancel(pacer_);
+    }
     if (MessageObserver* o = messages_->observer()) o->on_message_finished(id, sim_->now());
   }
 }

@@ -35,6 +35,10 @@ check "validate accepts a good config" '[ $rc -eq 0 ] && grep -q "ok" "$work/val
 "$bin" validate "$test_configs/bad/message_unknown_host.yaml" >"$work/val2.out" 2>&1; rc=$?
 check "validate rejects a bad one with exit 2" '[ $rc -eq 2 ] && grep -q "messages\[1\].dst" "$work/val2.out"'
 
+"$bin" run "$examples/pfc_ring_deadlock.yaml" --out "$work/dl" >"$work/dl.out" 2>&1; rc=$?
+check "a PFC deadlock exits 3, prints the cycle and marks the results" \
+  '[ $rc -eq 3 ] && grep -q "DEADLOCK .* cycle: t" "$work/dl.out" && grep -q "\"deadlock\": true" "$work/dl/results.json" && grep -q "\"complete\": false" "$work/dl/results.json"'
+
 "$bin" frobnicate >/dev/null 2>&1; rc=$?
 check "an unknown command exits 2" '[ $rc -eq 2 ]'
 
