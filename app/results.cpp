@@ -185,6 +185,7 @@ std::string results_json(const ScenarioRun& run) {
         j.key("packets").value(cc.packets_sent);
         j.key("drops").value(cc.drops);
         j.key("ecn_marks").value(cc.ecn_marks);
+        j.key("pauses_sent").value(cc.pauses_sent);
         j.key("pauses_received").value(cc.pauses_received);
         j.key("paused_time_ps").value(static_cast<std::int64_t>(cc.paused_time));
         j.key("max_queue_bytes").value(static_cast<std::int64_t>(cc.max_queue_bytes));

@@ -27,6 +27,7 @@ struct ClassCounters {
   std::uint64_t drops = 0;
   std::uint64_t ecn_marks = 0;
   std::uint64_t pauses_received = 0;  // XOFF frames that paused this class
+  std::uint64_t pauses_sent = 0;      // XOFF frames for this class sent from this port's side
   Time paused_time = 0;
   std::int64_t max_queue_bytes = 0;
 };
@@ -84,7 +85,10 @@ class EgressPort final : public EventHandler {
   void send_control(Packet* p) { link_->transmit(p); }
   // PFC from the far end: stop (or resume) starting packets of `traffic_class`.
   void set_paused(std::uint8_t traffic_class, bool paused);
-  void count_pause_sent() { ++counters_.pauses_sent; }
+  void count_pause_sent(std::uint8_t traffic_class) {
+    ++counters_.pauses_sent;
+    ++counters_.per_class[traffic_class].pauses_sent;
+  }
 
   void on_event() override;  // transmission of the packet in service has ended
 

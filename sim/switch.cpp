@@ -63,7 +63,7 @@ void Switch::send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff) {
   f->traffic_class = traffic_class;
   f->payload = xoff ? 1 : 0;
   f->wire_bytes = 64;
-  if (xoff) ports_[port]->count_pause_sent();
+  if (xoff) ports_[port]->count_pause_sent(traffic_class);
   ports_[port]->send_control(f);
 }
 
