@@ -48,6 +48,8 @@ class MessageObserver {
  public:
   virtual ~MessageObserver() = default;
   virtual void on_message_finished(MessageId id, Time now) = 0;
+  // Every packet of the message has reached the destination (before the last ack).
+  virtual void on_message_delivered(MessageId /*id*/, Time /*now*/) {}
 };
 
 class MessageTable {

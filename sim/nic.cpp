@@ -196,7 +196,9 @@ void Nic::receive(Packet* p, PortIndex in_port) {
 }
 
 void Nic::on_data(Packet* p) {
-  Message& m = (*messages_)[p->message];
+  const MessageId id = p->message;
+  bool just_delivered = false;
+  Message& m = (*messages_)[id];
   const Time now = sim_->now();
   const std::uint32_t s = p->seq;
   if (p->ecn == kEcnCongested && config_.dcqcn.enabled && (m.last_cnp < 0 || now - m.last_cnp >= config_.dcqcn.cnp_interval)) {
@@ -233,6 +235,7 @@ void Nic::on_data(Packet* p) {
     if (m.received == m.packets) {
       m.delivered = now;
       m.out_of_order = {};
+      just_delivered = true;
     }
   }
   if (ack_now) {
@@ -241,6 +244,10 @@ void Nic::on_data(Packet* p) {
     send_control(control_packet(PacketKind::kAck, *p, m.expected));
   }
   sim_->packets().release(p);
+  // Last: the observer may add messages, which can move the table `m` points into.
+  if (just_delivered) {
+    if (MessageObserver* o = messages_->observer()) o->on_message_delivered(id, now);
+  }
 }
 
 void Nic::on_ack(Packet* p) {

@@ -1,0 +1,34 @@
+#include "workloads/collective.h"
+
+namespace fabricsim {
+
+const char* op_name(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return "all_reduce";
+    case CollectiveOp::kReduceScatter: return "reduce_scatter";
+    case CollectiveOp::kAllGather: return "all_gather";
+    case CollectiveOp::kBroadcast: return "broadcast";
+    case CollectiveOp::kReduce: return "reduce";
+    case CollectiveOp::kAllToAll: return "all_to_all";
+    case CollectiveOp::kSendRecv: return "send_recv";
+  }
+  return "?";
+}
+
+double busbw_factor(CollectiveOp op, int n) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kAllToAll: return static_cast<double>(n - 1) / n;
+    default: return 1.0;
+  }
+}
+
+std::int64_t CollectiveProgram::steps() const {
+  std::int64_t n = 0;
+  for (const RankProgram& p : programs) n += static_cast<std::int64_t>(p.steps.size());
+  return n;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,67 @@
+#pragma once
+// A collective as per-rank programs: each rank runs a dependency graph of steps (send a
+// run of chunks to a peer, receive into chunks with or without reducing, copy or reduce
+// locally). Built-in algorithms and custom ones (MSCCL XML, our YAML) compile to this,
+// and one executor runs them all over the packet network.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fabricsim {
+
+enum class CollectiveOp : std::uint8_t {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv,
+};
+
+const char* op_name(CollectiveOp op);
+// nccl-tests' bus bandwidth factor: busbw = algbw * factor(n).
+double busbw_factor(CollectiveOp op, int ranks);
+
+enum class StepKind : std::uint8_t {
+  kSend,        // send slots [src, src+count) to `peer`
+  kRecv,        // receive from `peer` into [dst, dst+count), replacing
+  kRecvReduce,  // receive from `peer` and reduce into [dst, dst+count)
+  kCopy,        // local: [dst..] = [src..]
+  kReduce,      // local: [dst..] += [src..]
+  kNop,         // a join point for dependencies
+};
+
+struct Step {
+  StepKind kind = StepKind::kNop;
+  int peer = -1;
+  int channel = 0;     // sends and receives match in order per (sender, receiver, channel)
+  int src = 0;         // first slot read (send, copy, reduce)
+  int dst = 0;         // first slot written (recv, copy, reduce)
+  int count = 1;       // slots
+  std::vector<int> deps;  // steps of the same rank that must finish first
+};
+
+struct RankProgram {
+  std::vector<Step> steps;
+};
+
+// Every rank has `slots` chunk slots of `slot_bytes` each. The operation says what the
+// slots hold at the start and what they must hold at the end (CollectiveSpec).
+struct CollectiveProgram {
+  std::string name;
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  int ranks = 0;
+  int root = 0;               // broadcast, reduce; sendrecv: the sender (the receiver is root+1)
+  int slots = 0;              // per rank
+  std::int64_t slot_bytes = 0;
+  // Slots that hold the input and, where different, the output; each `chunks` long.
+  int input_offset = 0;
+  int output_offset = 0;
+  int chunks = 0;             // slots of the operation's buffer (per rank)
+  std::vector<RankProgram> programs;
+
+  std::int64_t steps() const;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,84 @@
+#pragma once
+// Runs a CollectiveProgram over the packet network: rank r is endpoint rank_hosts[r].
+// A send step becomes a message when its dependencies are done and completes when the
+// message is delivered; the matching receive then completes (after a reduce on the
+// receiving GPU, costing bytes / reduce bandwidth, one reduce or copy at a time per GPU).
+// With data checking on, contributions travel with the messages and the result is
+// verified when the last step finishes.
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/event_queue.h"
+#include "sim/network.h"
+#include "workloads/collective.h"
+#include "workloads/collective_data.h"
+
+namespace fabricsim {
+
+struct CollectiveOptions {
+  double reduce_bytes_per_second = 0;  // 0: reductions and copies take no time
+  bool check_data = true;
+  std::uint8_t traffic_class = 0;
+};
+
+class CollectiveExecutor final : public MessageObserver {
+ public:
+  // Throws std::invalid_argument if check_program finds a problem.
+  CollectiveExecutor(Network& network, CollectiveProgram program, std::vector<HostId> rank_hosts,
+                     const CollectiveOptions& options);
+  CollectiveExecutor(const CollectiveExecutor&) = delete;
+  CollectiveExecutor& operator=(const CollectiveExecutor&) = delete;
+
+  void start();  // at the simulator's current time
+  void on_message_finished(MessageId id, Time now) override;
+  void on_message_delivered(MessageId id, Time now) override;
+
+  bool done() const { return steps_left_ == 0; }
+  Time started_at() const { return started_; }
+  Time finished_at() const { return finished_; }
+  // Set when data checking found the result wrong (or a contribution reduced twice).
+  const std::optional<std::string>& data_error() const { return data_error_; }
+  const CollectiveProgram& program() const { return program_; }
+
+ private:
+  struct StepState {
+    int waiting = 0;          // unfinished dependencies (+1 for a receive until its data arrives)
+    bool started = false;
+    std::vector<int> children;
+    int match_rank = -1;      // send <-> receive
+    int match_step = -1;
+  };
+  // One reduce/copy at a time per GPU, in order.
+  struct ComputeEngine final : EventHandler {
+    CollectiveExecutor* owner = nullptr;
+    int rank = 0;
+    std::vector<int> queue;  // steps
+    std::size_t head = 0;
+    void on_event() override;
+  };
+  void ready(int rank, int step);
+  void start_step(int rank, int step);
+  void finish_step(int rank, int step);
+  void enqueue_compute(int rank, int step);
+  Time compute_time(const Step& s) const;
+
+  Network* network_;
+  CollectiveProgram program_;
+  std::vector<HostId> hosts_;
+  CollectiveOptions options_;
+  std::vector<std::vector<StepState>> state_;
+  std::deque<ComputeEngine> engines_;  // handlers never move
+  std::map<MessageId, std::pair<int, int>> send_of_;  // message -> (rank, send step)
+  std::map<std::pair<int, int>, std::vector<ContributionSet>> payload_;  // receive -> data in flight
+  std::optional<DataState> data_;
+  std::optional<std::string> data_error_;
+  std::int64_t steps_left_ = 0;
+  Time started_ = -1;
+  Time finished_ = -1;
+};
+
+}  // namespace fabricsim
