@@ -11,6 +11,7 @@
 #include "sim/switch.h"
 #include "sim/time.h"
 #include "topologies/cluster.h"
+#include "workloads/collective.h"
 
 namespace fabricsim {
 
@@ -47,8 +48,24 @@ struct TopologyConfig {
 };
 
 // Synthetic traffic for fabric studies (workloads/synthetic_traffic.h).
+// A collective (workloads/collective.h): one size, or a sweep of sizes run back to back.
+struct CollectiveConfig {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  std::string algorithm = "ring";   // a built-in algorithm, or "msccl" / "steps" with `file`
+  std::string file;                 // MSCCL XML or our YAML steps, resolved against the config's folder
+  SourceRef file_source;
+  std::vector<std::int64_t> sizes;  // bytes, nccl-tests meaning (build_collective)
+  int ranks = 0;                    // 0: every endpoint, in order
+  int channels = 1;
+  std::int64_t chunk_bytes = 0;
+  int root = 0;
+  int local_size = 0;               // hierarchical; 0: GPUs per node of a cluster, else all ranks
+  double reduce_bytes_per_second = 0;  // GPU profile: 0 makes reductions free
+  bool check_data = true;
+};
+
 struct WorkloadConfig {
-  enum class Kind { kNone, kPermutation, kIncast, kUniform, kPoisson };
+  enum class Kind { kNone, kPermutation, kIncast, kUniform, kPoisson, kCollective };
   Kind kind = Kind::kNone;
   std::int64_t bytes = 1 << 20;  // permutation, incast, uniform
   Time start = 0;
@@ -61,6 +78,7 @@ struct WorkloadConfig {
   SourceRef cdf_source;
   Time duration = ms(1);         // poisson: arrivals in [start, start + duration)
   int traffic_class = 0;
+  CollectiveConfig collective;
 };
 
 // The lossless-fabric settings (docs/lossless.md). A section given in the config is on

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/topology_config.h"
+#include "workloads/collective_algorithms.h"
 #include "app/yaml_reader.h"
 
 namespace fabricsim {
@@ -135,6 +136,45 @@ std::vector<MessageConfig> read_messages(const MapReader& parent, const YAML::No
   return out;
 }
 
+void read_collective(MapReader& m, CollectiveConfig& c) {
+  c.op = m.choice<CollectiveOp>("op", {{"all_reduce", CollectiveOp::kAllReduce}, {"reduce_scatter", CollectiveOp::kReduceScatter},
+                                       {"all_gather", CollectiveOp::kAllGather}, {"broadcast", CollectiveOp::kBroadcast},
+                                       {"reduce", CollectiveOp::kReduce}, {"all_to_all", CollectiveOp::kAllToAll},
+                                       {"send_recv", CollectiveOp::kSendRecv}});
+  std::vector<std::pair<std::string, std::string>> algorithms{{"msccl", "msccl"}, {"steps", "steps"}};
+  for (const auto& name : algorithm_names()) algorithms.emplace_back(name, name);
+  c.algorithm = m.choice<std::string>("algorithm", algorithms, std::string("ring"));
+  if (c.algorithm == "msccl" || c.algorithm == "steps") {
+    c.file = m.string("file");
+    c.file_source = m.context().source(m.node()["file"], m.child_path("file"));
+  } else {
+    m.string("file", std::string());
+  }
+  // One size, or a sweep from..to multiplying by factor (nccl-tests' -b -e -f).
+  if (m.has("sizes") && m.has("bytes")) {
+    m.context().fail(m.node()["bytes"], m.child_path("bytes"), "expected either bytes or sizes, not both");
+  }
+  if (m.has("sizes")) {
+    MapReader sweep = m.map("sizes");
+    const std::int64_t from = sweep.bytes("from", 1, INT64_C(1) << 40);
+    const std::int64_t to = sweep.bytes("to", from, INT64_C(1) << 40);
+    const std::int64_t factor = sweep.integer("factor", 2, 1024, 2);
+    sweep.finish();
+    for (std::int64_t b = from; b <= to; b *= factor) c.sizes.push_back(b);
+  } else {
+    m.map("sizes", false);
+    c.sizes.push_back(m.bytes("bytes", 1, INT64_C(1) << 40));
+  }
+  c.ranks = static_cast<int>(m.integer("ranks", 2, 1 << 20, 0));
+  c.channels = static_cast<int>(m.integer("channels", 1, 64, 1));
+  c.chunk_bytes = m.bytes("chunk_bytes", 0, INT64_C(1) << 40, 0);
+  c.root = static_cast<int>(m.integer("root", 0, 1 << 20, 0));
+  c.local_size = static_cast<int>(m.integer("local_size", 0, 4096, 0));
+  c.reduce_bytes_per_second = static_cast<double>(m.bandwidth("reduce_bandwidth", Bandwidth{1}).bits_per_second) / 8;
+  if (!m.has("reduce_bandwidth")) c.reduce_bytes_per_second = 0;
+  c.check_data = m.boolean("check_data", true);
+}
+
 WorkloadConfig read_workload(MapReader m, int traffic_classes) {
   WorkloadConfig w;
   if (!m.has("kind")) {
@@ -143,10 +183,13 @@ WorkloadConfig read_workload(MapReader m, int traffic_classes) {
     return w;
   }
   using K = WorkloadConfig::Kind;
-  w.kind = m.choice<K>("kind", {{"permutation", K::kPermutation}, {"incast", K::kIncast}, {"uniform", K::kUniform}, {"poisson", K::kPoisson}});
+  w.kind = m.choice<K>("kind", {{"permutation", K::kPermutation}, {"incast", K::kIncast}, {"uniform", K::kUniform},
+                                {"poisson", K::kPoisson}, {"collective", K::kCollective}});
   w.start = m.time("start", 0);
   w.traffic_class = static_cast<int>(m.integer("traffic_class", 0, traffic_classes - 1, 0));
-  if (w.kind == K::kPoisson) {
+  if (w.kind == K::kCollective) {
+    read_collective(m, w.collective);
+  } else if (w.kind == K::kPoisson) {
     w.load = m.real("load", 0.001, 1.0);
     w.flow_size_cdf = m.string("flow_size_cdf");
     w.cdf_source = m.context().source(m.node()["flow_size_cdf"], m.child_path("flow_size_cdf"));
@@ -268,27 +311,30 @@ ScenarioConfig load_config_text(const std::string& text, const std::string& disp
 }
 
 const char* default_scenario_yaml() {
-  return R"(# Built-in default: two leaves, two spines, four hosts per leaf, 400G everywhere.
+  // The same as configs/dgx_h100_2node_allreduce.yaml (a test keeps them in step).
+  return R"(# Two DGX H100 nodes (8 GPUs and 8 ConnectX-7 400G NICs each) on a rail-optimized fabric,
+# ring AllReduce over all 16 GPUs from 1 MiB to 1 GiB, like nccl-tests' all_reduce_perf.
 name: default
-seed: 1
 topology:
-  kind: leaf_spine
-  leaves: 2
-  spines: 2
-  hosts_per_leaf: 4
-  host_link: {bandwidth: 400Gbps, latency: 500ns}
-  fabric_link: {bandwidth: 400Gbps, latency: 500ns}
+  kind: cluster
+  nodes: 2
+  node: {preset: dgx_h100}
+  nics_per_node: 8
+  pcie: {bandwidth: 64GBps, latency: 500ns}
+  nic: {bandwidth: 400Gbps, latency: 500ns}
+  fabric:
+    kind: rail_optimized
+    spines: 2
+    fabric_link: {bandwidth: 400Gbps, latency: 500ns}
 network:
   mtu: 4KiB
-  header_bytes: 64
-  load_balancing: ecmp
-messages:
-  - {src: h0, dst: h4, bytes: 4MiB}
-  - {src: h1, dst: h5, bytes: 4MiB}
-  - {src: h2, dst: h6, bytes: 4MiB}
-  - {src: h3, dst: h7, bytes: 4MiB}
-  - {src: h4, dst: h0, bytes: 1MiB, start: 5us}
-  - {src: h5, dst: h0, bytes: 1MiB, start: 5us}
+workload:
+  kind: collective
+  op: all_reduce
+  algorithm: ring
+  channels: 8          # one ring per NIC, as NCCL spreads its channels over a node's NICs
+  sizes: {from: 1MiB, to: 1GiB, factor: 2}
+  check_data: false
 )";
 }
 

@@ -30,6 +30,7 @@ const char* kUsage =
     "usage: fabricsim run [CONFIG] [--out DIR] [--seed N] [--set KEY=VALUE]...\n"
     "       fabricsim validate CONFIG [--set KEY=VALUE]...\n"
     "       fabricsim topo CONFIG [--json] [--dot FILE] [--set KEY=VALUE]...\n"
+    "       fabricsim collective CONFIG --op OP --algo ALGO [-b MIN] [-e MAX] [-f FACTOR] [--json]\n"
     "       fabricsim --help | --version\n";
 
 void print_help(const po::options_description& run_options) {
@@ -41,7 +42,11 @@ void print_help(const po::options_description& run_options) {
                "            write DIR/results.json (default DIR: out/<config name>)\n"
                "  validate  check CONFIG and print what it describes, without running it\n"
                "  topo      describe CONFIG's fabric: endpoints, switches, links by kind, diameter,\n"
-               "            bisection bandwidth (a min cut); --json for one JSON object, --dot for Graphviz\n\n"
+               "            bisection bandwidth (a min cut); --json for one JSON object, --dot for Graphviz\n"
+               "  collective  nccl-tests-style sweep of a collective on CONFIG's fabric: one row per size\n"
+               "            with time, algbw and busbw; OP all_reduce, reduce_scatter, all_gather,\n"
+               "            broadcast, reduce, all_to_all, send_recv; ALGO ring, tree, halving_doubling,\n"
+               "            recursive_doubling, hierarchical, direct, msccl (--file F.xml), steps (--file F.yaml)\n\n"
             << run_options
             << "\nA config error is printed as FILE:LINE:COLUMN: error: KEY.PATH: what was expected,\n"
                "and the exit code is 2. The config schema is in docs/config.md.\n";
@@ -88,6 +93,65 @@ int validate_command(const po::variables_map& vm) {
             << run.network().switch_count() << " switches, " << run.network().directions().size() / 2 << " links, "
             << messages << " messages\n";
   return 0;
+}
+
+int collective_command(const po::variables_map& vm) {
+  if (!vm.count("config")) {
+    std::cerr << "fabricsim collective: needs a CONFIG file (its topology and network are used)\n" << kUsage;
+    return kExitBadInput;
+  }
+  std::vector<std::string> sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  // The command line describes the workload; it replaces any in the config.
+  sets.push_back("workload={}");
+  const auto opt = [&](const char* key, const char* fallback) {
+    std::string v = vm.count(key) ? vm[key].as<std::string>() : std::string(fallback);
+    // nccl-tests writes sizes as 8, 64K, 1G (binary units): accept that too.
+    if (!v.empty() && (v.back() == 'K' || v.back() == 'M' || v.back() == 'G')) v += "iB";
+    return v;
+  };
+  sets.push_back("workload.kind=collective");
+  sets.push_back("workload.op=" + opt("op", "all_reduce"));
+  sets.push_back("workload.algorithm=" + opt("algo", "ring"));
+  sets.push_back("workload.sizes.from=" + opt("minbytes", "8"));
+  sets.push_back("workload.sizes.to=" + opt("maxbytes", "128MiB"));
+  sets.push_back("workload.sizes.factor=" + opt("stepfactor", "2"));
+  if (vm.count("file")) sets.push_back("workload.file=" + vm["file"].as<std::string>());
+  if (vm.count("ranks")) sets.push_back("workload.ranks=" + vm["ranks"].as<std::string>());
+  if (vm.count("channels")) sets.push_back("workload.channels=" + vm["channels"].as<std::string>());
+  sets.push_back(vm.count("check") ? "workload.check_data=true" : "workload.check_data=false");
+  ScenarioConfig config = load(vm["config"].as<std::string>(), sets);
+  if (vm.count("seed")) config.seed = vm["seed"].as<std::uint64_t>();
+  ScenarioRun run(std::move(config));
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  run.run(tty ? std::function<void(const Progress&)>(show_progress) : nullptr);
+  if (tty && run.sim().events_processed() > 4'000'000) std::fputs("\n", stderr);
+  const CollectiveSweep& c = *run.collective();
+  if (vm.count("json")) {
+    JsonWriter j;
+    j.begin_array();
+    for (const CollectiveRow& row : c.rows()) {
+      j.begin_object();
+      j.key("size_bytes").value(static_cast<std::int64_t>(row.size_bytes));
+      j.key("time_us").value(row.time >= 0 ? to_us(row.time) : -1.0);
+      j.key("algbw_GBps").value(row.algbw_GBps);
+      j.key("busbw_GBps").value(row.busbw_GBps);
+      j.key("data_check").value(row.data_check);
+      j.end_object();
+    }
+    j.end_array();
+    std::cout << j.str() << "\n";
+  } else {
+    std::cout << "# fabricsim collective: " << op_name(c.config().op) << ", algorithm " << c.config().algorithm << ", "
+              << c.ranks() << " ranks, on " << run.config().name << "\n";
+    print_collective_table(std::cout, c);
+  }
+  for (const CollectiveRow& row : c.rows()) {
+    if (row.data_check != "passed" && row.data_check != "off") {
+      std::cerr << "fabricsim: error: data check failed at " << row.size_bytes << " bytes: " << row.data_check << "\n";
+      return kExitFailure;
+    }
+  }
+  return run.complete() ? 0 : kExitFailure;
 }
 
 int topo_command(const po::variables_map& vm) {
@@ -150,6 +214,15 @@ int main(int argc, char** argv) {
       ("seed", po::value<std::uint64_t>()->value_name("N"), "run: random seed (overrides the config's)")
       ("json", "topo: print one JSON object")
       ("dot", po::value<std::string>()->value_name("FILE"), "topo: write the fabric as Graphviz")
+      ("op", po::value<std::string>()->value_name("OP"), "collective: the operation (default all_reduce)")
+      ("algo", po::value<std::string>()->value_name("ALGO"), "collective: the algorithm (default ring)")
+      ("minbytes,b", po::value<std::string>()->value_name("SIZE"), "collective: smallest size (default 8)")
+      ("maxbytes,e", po::value<std::string>()->value_name("SIZE"), "collective: largest size (default 128MiB)")
+      ("stepfactor,f", po::value<std::string>()->value_name("N"), "collective: size multiplier (default 2)")
+      ("file", po::value<std::string>()->value_name("FILE"), "collective: MSCCL XML or steps YAML for --algo msccl/steps")
+      ("ranks", po::value<std::string>()->value_name("N"), "collective: ranks (default every endpoint)")
+      ("channels", po::value<std::string>()->value_name("N"), "collective: parallel rings/trees")
+      ("check", "collective: check the data at every size")
       ("set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
        "override a config value, e.g. --set network.mtu=9000 --set messages[0].bytes=1MiB");
   po::options_description hidden;
@@ -182,6 +255,7 @@ int main(int argc, char** argv) {
     if (command == "run") return run_command(vm);
     if (command == "validate") return validate_command(vm);
     if (command == "topo") return topo_command(vm);
+    if (command == "collective") return collective_command(vm);
     std::cerr << (command.empty() ? "fabricsim: no command given\n" : "fabricsim: unknown command '" + command + "'\n")
               << kUsage;
     return kExitBadInput;

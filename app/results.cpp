@@ -115,7 +115,29 @@ std::string results_json(const ScenarioRun& run) {
   }
   j.end_array();
 
-  if (run.first_workload_message() < msgs.size()) {
+  if (const CollectiveSweep* c = run.collective()) {
+    j.key("collective").begin_object();
+    j.key("op").value(op_name(c->config().op));
+    j.key("algorithm").value(c->config().algorithm);
+    j.key("ranks").value(c->ranks());
+    j.key("busbw_factor").value(busbw_factor(c->config().op, c->ranks()));
+    j.key("rows").begin_array();
+    for (const CollectiveRow& row : c->rows()) {
+      j.begin_object();
+      j.key("size_bytes").value(static_cast<std::int64_t>(row.size_bytes));
+      if (row.time >= 0) {
+        j.key("time_us").value(to_us(row.time));
+      } else {
+        j.key("time_us").null();
+      }
+      j.key("algbw_GBps").value(row.algbw_GBps);
+      j.key("busbw_GBps").value(row.busbw_GBps);
+      j.key("data_check").value(row.data_check);
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+  } else if (run.first_workload_message() < msgs.size()) {
     const FlowSummary f = summarize_flows(run, run.first_workload_message());
     const auto write_percentiles = [&](const char* name, const Percentiles& p) {
       j.key(name).begin_object();
@@ -219,6 +241,19 @@ std::string results_json(const ScenarioRun& run) {
   return j.str();
 }
 
+void print_collective_table(std::ostream& out, const CollectiveSweep& c) {
+  char line[256];
+  std::snprintf(line, sizeof line, "  %14s %14s %6s %12s %10s %10s  %s\n", "size(B)", "count", "type", "time(us)",
+                "algbw", "busbw", "data");
+  out << line;
+  for (const CollectiveRow& row : c.rows()) {
+    std::snprintf(line, sizeof line, "  %14lld %14lld %6s %12.2f %10.2f %10.2f  %s\n", static_cast<long long>(row.size_bytes),
+                  static_cast<long long>(row.size_bytes / 4), "float", row.time >= 0 ? to_us(row.time) : -1.0,
+                  row.algbw_GBps, row.busbw_GBps, row.data_check.c_str());
+    out << line;
+  }
+}
+
 void print_summary(std::ostream& out, const ScenarioRun& run, const std::string& results_path) {
   const Network& net = run.network();
   const Topology& topo = run.topology();
@@ -269,7 +304,10 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
     for (const std::string& hop : deadlock_cycle(run)) out << " " << hop << " ->";
     out << " (back to the first)\n";
   }
-  if (run.first_workload_message() < msgs.size()) {
+  if (const CollectiveSweep* c = run.collective()) {
+    out << "  collective " << op_name(c->config().op) << " (" << c->config().algorithm << ") over " << c->ranks() << " ranks\n";
+    print_collective_table(out, *c);
+  } else if (run.first_workload_message() < msgs.size()) {
     const FlowSummary f = summarize_flows(run, run.first_workload_message());
     char line[256];
     std::snprintf(line, sizeof line,

@@ -13,6 +13,9 @@ namespace fabricsim {
 // Deterministic for a given config and seed except `wall_seconds`.
 std::string results_json(const ScenarioRun& run);
 
+// nccl-tests-style rows: size, count (floats), type, time, algbw, busbw (GB/s), data check.
+void print_collective_table(std::ostream& out, const CollectiveSweep& c);
+
 // A few lines for a person at a terminal.
 void print_summary(std::ostream& out, const ScenarioRun& run, const std::string& results_path);
 

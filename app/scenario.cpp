@@ -51,8 +51,18 @@ ScenarioRun::ScenarioRun(ScenarioConfig config) : config_(std::move(config)) {
   options.params.nic.ack_bytes = static_cast<std::uint32_t>(n.ack_bytes);
   options.params.nic.ack_interval = static_cast<std::uint32_t>(n.ack_interval);
   options.params.nic.ack_traffic_class = static_cast<std::uint8_t>(n.ack_traffic_class);
-  // A gap means loss only where paths deliver in order.
-  options.params.nic.nack_on_gap = n.load_balancing == LoadBalancing::kEcmp;
+  // A gap means loss only where paths deliver in order: switches pin flows (ECMP) and no
+  // endpoint spreads a message over several links (a GPU's NVLink trunks do).
+  bool multi_port_endpoint = false;
+  {
+    std::vector<int> links(topology_.host_count(), 0);
+    for (const TopologyLink& l : topology_.links()) {
+      for (std::uint32_t end : {l.a, l.b}) {
+        if (topology_.node(end).kind == NodeKind::kHost && ++links[topology_.node(end).kind_index] > 1) multi_port_endpoint = true;
+      }
+    }
+  }
+  options.params.nic.nack_on_gap = n.load_balancing == LoadBalancing::kEcmp && !multi_port_endpoint;
   options.switch_queue_capacity_bytes = n.queue_capacity;
   const LosslessConfig& lossless = n.lossless;
   options.params.shared_buffer = lossless.shared_buffer;
@@ -172,6 +182,10 @@ void ScenarioRun::add_workload() {
       window_ = lw;
       break;
     }
+    case K::kCollective:
+      collective_ = std::make_unique<CollectiveSweep>(*network_, topology_, config_);
+      sim_->schedule_at(*collective_, w.start);
+      break;
     case K::kNone: break;
   }
   for (const Flow& f : flows) {
@@ -229,6 +243,14 @@ std::size_t ScenarioRun::messages_finished() const {
   return n;
 }
 
-bool ScenarioRun::complete() const { return messages_finished() == network_->messages().size(); }
+bool ScenarioRun::complete() const {
+  if (collective_) {
+    for (const CollectiveRow& row : collective_->rows()) {
+      if (row.time < 0) return false;
+    }
+    if (collective_->rows().size() != collective_->config().sizes.size()) return false;
+  }
+  return messages_finished() == network_->messages().size();
+}
 
 }  // namespace fabricsim

@@ -12,6 +12,7 @@
 #include "sim/network.h"
 #include "sim/simulator.h"
 #include "topologies/topology.h"
+#include "app/collective_sweep.h"
 #include "sim/deadlock_detector.h"
 #include "workloads/message_schedule.h"
 
@@ -58,10 +59,14 @@ class ScenarioRun {
   bool complete() const;  // every message acknowledged
   std::size_t messages_finished() const;
   double wall_seconds() const { return wall_seconds_; }
-  Time message_start(MessageId id) const { return starts_[id]; }
+  // When a message was meant to start: its configured start, or (for messages a
+  // collective creates during the run) when it was posted.
+  Time message_start(MessageId id) const { return id < starts_.size() ? starts_[id] : network_->messages()[id].posted; }
   // Messages [first_workload_message(), end) come from the workload section.
   MessageId first_workload_message() const { return first_workload_; }
   const std::optional<LoadWindow>& load_window() const { return window_; }
+  // The collective workload's rows, when there is one.
+  const CollectiveSweep* collective() const { return collective_.get(); }
   // An endpoint's line rate: the sum of its links' bandwidths.
   double endpoint_rate_bps(HostId h) const;
   // A PFC deadlock stopped the run; the cycle as (switch, egress port) hops.
@@ -84,6 +89,7 @@ class ScenarioRun {
   MessageId first_workload_ = 0;
   std::optional<LoadWindow> window_;
   std::unique_ptr<DeadlockDetector> detector_;
+  std::unique_ptr<CollectiveSweep> collective_;
   // Samples queue depths every interval while anything else is pending.
   struct QueueSampler final : EventHandler {
     ScenarioRun* run = nullptr;

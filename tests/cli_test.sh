@@ -12,10 +12,11 @@ check "--help exits 0 and shows usage" '[ $rc -eq 0 ] && grep -q "usage: fabrics
 "$bin" --version >"$work/version"; rc=$?
 check "--version prints the version" '[ $rc -eq 0 ] && grep -Eq "^fabricsim [0-9]+\.[0-9]+\.[0-9]+$" "$work/version"'
 
-"$bin" run --out "$work/default" >"$work/run.out" 2>&1; rc=$?
-check "run with no config runs the default scenario" '[ $rc -eq 0 ] && grep -q "6 of 6 finished" "$work/run.out" && [ -s "$work/default/results.json" ]'
+"$bin" run --set workload.sizes.to=2MiB --out "$work/default" >"$work/run.out" 2>&1; rc=$?
+check "run with no config runs the default scenario (a collective sweep)" \
+  '[ $rc -eq 0 ] && grep -q "collective all_reduce (ring) over 16 ranks" "$work/run.out" && grep -q "2097152 " "$work/run.out" && [ -s "$work/default/results.json" ]'
 
-"$bin" run --out "$work/again" >/dev/null 2>&1
+"$bin" run --set workload.sizes.to=2MiB --out "$work/again" >/dev/null 2>&1
 check "two runs give identical results except wall_seconds" \
   'diff <(grep -v wall_seconds "$work/default/results.json") <(grep -v wall_seconds "$work/again/results.json") >/dev/null'
 

@@ -56,9 +56,19 @@ TEST_CASE("every example config under configs/ validates and builds") {
   CHECK(n >= 1);
 }
 
-TEST_CASE("the built-in default scenario loads") {
+TEST_CASE("the built-in default scenario is the 2-node DGX H100 ring AllReduce sweep of configs/") {
   const ScenarioConfig c = load_config_text(default_scenario_yaml(), "<built-in default>");
+  const ScenarioConfig f = load_config_file(FABRICSIM_SOURCE_DIR "/configs/dgx_h100_2node_allreduce.yaml");
   CHECK(c.name == "default");
-  CHECK(c.topology.kind == TopologyConfig::Kind::kLeafSpine);
-  CHECK_FALSE(c.messages.empty());
+  CHECK(c.topology.kind == TopologyConfig::Kind::kCluster);
+  CHECK(c.topology.cluster.nodes == 2);
+  CHECK(c.topology.cluster.node.gpus == 8);
+  CHECK(c.workload.kind == WorkloadConfig::Kind::kCollective);
+  CHECK(c.workload.collective.op == CollectiveOp::kAllReduce);
+  CHECK(c.workload.collective.algorithm == "ring");
+  CHECK(c.workload.collective.sizes.front() == 1 << 20);
+  CHECK(c.workload.collective.sizes.back() == 1 << 30);
+  CHECK(c.workload.collective.sizes == f.workload.collective.sizes);
+  CHECK(c.workload.collective.channels == f.workload.collective.channels);
+  CHECK(c.topology.cluster.nic_link.bandwidth == f.topology.cluster.nic_link.bandwidth);
 }

@@ -59,6 +59,10 @@ struct CollectiveProgram {
   int input_offset = 0;
   int output_offset = 0;
   int chunks = 0;             // slots of the operation's buffer (per rank)
+  // Out-of-place layouts that hold one rank's share only: an all-gather input of
+  // chunks / ranks slots (this rank's segment), a reduce-scatter output likewise.
+  bool input_is_own_segment = false;
+  bool output_is_own_segment = false;
   std::vector<RankProgram> programs;
 
   std::int64_t steps() const;

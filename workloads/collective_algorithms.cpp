@@ -116,12 +116,6 @@ std::vector<int> ring_phase(Builder& b, const RingPlan& plan, bool reduce_scatte
   return last;
 }
 
-std::vector<int> identity(int n) {
-  std::vector<int> v(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i;
-  return v;
-}
-
 CollectiveProgram ring(CollectiveOp op, int n, std::int64_t bytes, const AlgorithmParams& a) {
   const int c = std::max(1, a.channels);
   switch (op) {
@@ -132,17 +126,35 @@ CollectiveProgram ring(CollectiveOp op, int n, std::int64_t bytes, const Algorit
       const int k = pieces(segment, a.chunk_bytes);
       CollectiveProgram p = empty_program("ring", op, n, n * c * k, bytes);
       Builder b{p};
-      RingPlan plan;
-      plan.members = identity(n);
-      plan.streams = c * k;
-      // Segment-major chunk numbering (chunk = segment * streams + stream), so segment j
-      // is the j-th n-th of the buffer, as reduce-scatter and all-gather define it.
-      plan.slot = [streams = c * k](int seg, int stream) { return seg * streams + stream; };
-      std::vector<int> after;
-      if (op != CollectiveOp::kAllGather) after = ring_phase(b, plan, true, {});
-      if (op != CollectiveOp::kReduceScatter) {
-        plan.channel_base = c * k;
-        ring_phase(b, plan, false, after);
+      // Each channel is its own ring. Across nodes (node-major ranks, local_size per
+      // node) channel ch leaves and enters nodes through local GPU ch or ch+1, so the
+      // channels spread over a node's NICs as NCCL's do; and nodes alternate direction
+      // (even: ch+1, ch+2, ..., ch; odd: ch, ch-1, ..., ch+1), so every hop between
+      // nodes joins GPUs with the same local index: the same rail, never a spine
+      // (with an even number of nodes).
+      const int g = a.local_size > 0 && a.local_size < n && n % a.local_size == 0 ? a.local_size : n;
+      for (int ch = 0; ch < c; ++ch) {
+        RingPlan plan;
+        for (int node = 0; node < n / g; ++node) {
+          for (int j = 0; j < g; ++j) {
+            const int local = node % 2 == 0 ? mod(ch + 1 + j, g) : mod(ch - j, g);
+            plan.members.push_back(node * g + local);
+          }
+        }
+        plan.streams = k;
+        // Segment-major chunk numbering (chunk = rank_segment * c * k + ch * k + piece),
+        // so segment j is the j-th n-th of the buffer, as reduce-scatter and all-gather
+        // define it; ring position i owns rank order[i]'s segment.
+        plan.slot = [members = plan.members, c, k, ch](int pos, int piece) {
+          return members[static_cast<std::size_t>(pos)] * c * k + ch * k + piece;
+        };
+        plan.channel_base = ch * 2 * k;
+        std::vector<int> after;
+        if (op != CollectiveOp::kAllGather) after = ring_phase(b, plan, true, {});
+        if (op != CollectiveOp::kReduceScatter) {
+          plan.channel_base = ch * 2 * k + k;
+          ring_phase(b, plan, false, after);
+        }
       }
       return p;
     }

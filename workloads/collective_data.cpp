@@ -37,6 +37,10 @@ DataState::DataState(const CollectiveProgram& p)
   const int n = p.ranks;
   const int m = n > 0 ? p.chunks / n : 0;
   for (int r = 0; r < n; ++r) {
+    if (p.input_is_own_segment) {
+      for (int c = 0; c < m; ++c) slot(r, p.input_offset + c).add(r);
+      continue;
+    }
     for (int c = 0; c < p.chunks; ++c) {
       ContributionSet& s = slot(r, p.input_offset + c);
       switch (p.op) {
@@ -103,7 +107,8 @@ std::optional<std::string> DataState::verify() const {
         case CollectiveOp::kSendRecv: checked = r == (p.root + 1) % n; want.add(p.root); break;
       }
       if (!checked) continue;
-      const ContributionSet& got = slot(r, p.output_offset + c);
+      const int at = p.output_is_own_segment ? c - r * m : c;
+      const ContributionSet& got = slot(r, p.output_offset + at);
       if (!(got == want)) {
         return "rank " + std::to_string(r) + " chunk " + std::to_string(c) + " holds " + got.describe(n) +
                ", expected " + want.describe(n);

@@ -56,7 +56,11 @@ CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram progr
 void CollectiveExecutor::start() {
   started_ = network_->sim().now();
   network_->messages().set_observer(this);
-  if (steps_left_ == 0) finished_ = started_;
+  if (steps_left_ == 0) {
+    finished_ = started_;
+    if (on_done_) on_done_();
+    return;
+  }
   for (int r = 0; r < program_.ranks; ++r) {
     for (std::size_t i = 0; i < state_[static_cast<std::size_t>(r)].size(); ++i) {
       if (state_[static_cast<std::size_t>(r)][i].waiting == 0) ready(r, static_cast<int>(i));
@@ -147,6 +151,7 @@ void CollectiveExecutor::finish_step(int rank, int step) {
   if (--steps_left_ == 0) {
     finished_ = network_->sim().now();
     if (data_ && !data_error_) data_error_ = data_->verify();
+    if (on_done_) on_done_();
   }
 }
 

@@ -7,6 +7,7 @@
 // verified when the last step finishes.
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -34,6 +35,8 @@ class CollectiveExecutor final : public MessageObserver {
   CollectiveExecutor& operator=(const CollectiveExecutor&) = delete;
 
   void start();  // at the simulator's current time
+  // Called once when the last step finishes (after data checking).
+  void set_on_done(std::function<void()> on_done) { on_done_ = std::move(on_done); }
   void on_message_finished(MessageId id, Time now) override;
   void on_message_delivered(MessageId id, Time now) override;
 
@@ -79,6 +82,7 @@ class CollectiveExecutor final : public MessageObserver {
   std::int64_t steps_left_ = 0;
   Time started_ = -1;
   Time finished_ = -1;
+  std::function<void()> on_done_;
 };
 
 }  // namespace fabricsim

@@ -1,0 +1,54 @@
+#pragma once
+// Runs a collective workload over a scenario's network: one size, or nccl-tests-style
+// sizes back to back (each starts when the previous one finishes), and keeps one result
+// row per size.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/config.h"
+#include "sim/network.h"
+#include "topologies/topology.h"
+#include "workloads/collective_executor.h"
+
+namespace fabricsim {
+
+struct CollectiveRow {
+  std::int64_t size_bytes = 0;
+  Time time = -1;  // -1: did not finish
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+  std::string data_check;  // "passed", "off", or what was wrong
+};
+
+class CollectiveSweep final : public EventHandler {
+ public:
+  // Checks the algorithm for every size before the run (throws ConfigError naming the
+  // workload key on a problem: an unsupported group size, a custom algorithm that does
+  // not fit together or computes a wrong result).
+  CollectiveSweep(Network& network, const Topology& topology, const ScenarioConfig& config);
+
+  void on_event() override;  // starts the first size at the workload's start time
+  const std::vector<CollectiveRow>& rows() const { return rows_; }
+  int ranks() const { return ranks_; }
+  const CollectiveConfig& config() const { return config_; }
+
+ private:
+  CollectiveProgram program_for(std::int64_t bytes) const;
+  void start_next();
+
+  Network* network_;
+  CollectiveConfig config_;
+  std::string config_dir_;
+  std::uint8_t traffic_class_;
+  int ranks_ = 0;
+  int local_size_ = 0;
+  std::vector<HostId> hosts_;
+  std::vector<CollectiveRow> rows_;
+  std::size_t next_ = 0;
+  std::unique_ptr<CollectiveExecutor> current_;
+  std::vector<std::unique_ptr<CollectiveExecutor>> finished_;  // kept: the message table observes them until the end
+};
+
+}  // namespace fabricsim
