@@ -1,0 +1,208 @@
+// Collectives against closed forms, data checking of every algorithm, and MSCCL.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "app/config_error.h"
+#include "app/config_loader.h"
+#include "app/custom_steps.h"
+#include "app/scenario.h"
+#include "test_support.h"
+#include "workloads/collective_algorithms.h"
+#include "workloads/collective_data.h"
+#include "workloads/msccl_xml.h"
+
+using namespace fabricsim;
+
+namespace {
+
+// An ideal NVSwitch domain: one non-blocking switch, every GPU on one 450 GB/s trunk
+// (18 NVLinks of 25 GB/s), 250 ns per hop, 64 KiB packets with 64 B of header.
+std::string nvswitch_domain(int gpus, const std::string& workload) {
+  return R"(
+topology:
+  kind: nvswitch
+  gpus: )" + std::to_string(gpus) + R"(
+  switches: 1
+  links_per_switch: 18
+  nvlink_bandwidth: 25GBps
+  latency: 250ns
+network:
+  mtu: 64KiB
+  header_bytes: 64
+workload: )" + workload + "\n";
+}
+
+constexpr double kB = 450e9;        // bytes per second per GPU
+constexpr double kMtu = 65536, kHeader = 64;
+constexpr double kL = 250e-9;       // per hop
+// Wire bytes per payload byte, and one packet's serialization plus both hops' latency:
+// the per-step cost of a store-and-forward message through the switch.
+constexpr double kWire = (kMtu + kHeader) / kMtu;
+constexpr double kStep = (kMtu + kHeader) / kB + 2 * kL;
+
+double run_us(const std::string& yaml, std::string* check = nullptr) {
+  ScenarioRun run(load_config_text(yaml, "collective"));
+  run.run();
+  REQUIRE(run.collective());
+  REQUIRE(run.collective()->rows().size() == 1);
+  const CollectiveRow& row = run.collective()->rows()[0];
+  REQUIRE(row.time > 0);
+  if (check) *check = row.data_check;
+  return to_us(row.time);
+}
+
+}  // namespace
+
+TEST_CASE("ring AllReduce of 1 GiB on an ideal 8-GPU NVSwitch domain: 2(n-1)/n S/B plus 2(n-1) step latencies") {
+  // T = 2(n-1)/n * S * wire / B + 2(n-1) * (one packet / B + 2 L)
+  const double n = 8, S = 1 << 30;
+  const double expected_us = (2 * (n - 1) / n * S * kWire / kB + 2 * (n - 1) * kStep) * 1e6;
+  const double got = run_us(nvswitch_domain(8, "{kind: collective, op: all_reduce, algorithm: ring, bytes: 1GiB, check_data: false}"));
+  MESSAGE("ring AllReduce 1 GiB, 8 GPUs: " << got << " us, closed form " << expected_us << " us");
+  CHECK(got == within(expected_us, 0.01));
+}
+
+TEST_CASE("ring AllGather and ReduceScatter: (n-1)/n S/B plus (n-1) step latencies") {
+  const double n = 8, S = 256 << 20;
+  const double expected_us = ((n - 1) / n * S * kWire / kB + (n - 1) * kStep) * 1e6;
+  for (const std::string op : {"all_gather", "reduce_scatter"}) {
+    CAPTURE(op);
+    const double got = run_us(nvswitch_domain(8, "{kind: collective, op: " + op + ", algorithm: ring, bytes: 256MiB}"));
+    MESSAGE(op << " 256 MiB, 8 GPUs: " << got << " us, closed form " << expected_us << " us");
+    CHECK(got == within(expected_us, 0.01));
+  }
+}
+
+TEST_CASE("halving-doubling AllReduce for n = 8 and 16: 2(n-1)/n S/B plus 2 log2(n) step latencies") {
+  const double S = 256 << 20;
+  for (const int n : {8, 16}) {
+    CAPTURE(n);
+    // Halving sends S/2, S/4, ..., S/n; doubling the same back: 2(n-1)/n S in 2 log2 n rounds.
+    const double expected_us = (2.0 * (n - 1) / n * S * kWire / kB + 2 * std::log2(n) * kStep) * 1e6;
+    const double got = run_us(nvswitch_domain(n, "{kind: collective, op: all_reduce, algorithm: halving_doubling, bytes: 256MiB}"));
+    MESSAGE("halving-doubling 256 MiB, " << n << " GPUs: " << got << " us, closed form " << expected_us << " us");
+    CHECK(got == within(expected_us, 0.01));
+  }
+}
+
+TEST_CASE("direct AllToAll on a non-blocking fat-tree: (n-1)/n S/B_nic") {
+  // k = 4 fat-tree, 16 hosts, 100G everywhere, spraying; each host sends S/16 to each
+  // of the 15 others at once, so its uplink carries (n-1)/n S of data, at 4160 wire
+  // bytes per 4096, and the 64 B acknowledgement of every packet it receives, which is
+  // as much again: (4160 + 64) / 4096 wire bytes per payload byte. Plus the path: 6
+  // store-and-forward hops of one packet and 6 * 100 ns, and the last ack back.
+  const double n = 16, S = 16 << 20, B = 100e9 / 8;
+  const double wire = (4160.0 + 64) / 4096;
+  const double expected_us = ((n - 1) / n * S * wire / B + 6 * (4160 / B + 100e-9) + 6 * (64 / B + 100e-9)) * 1e6;
+  const std::string yaml = R"(
+topology:
+  kind: fat_tree
+  k: 4
+  host_link: {bandwidth: 100Gbps, latency: 100ns}
+  fabric_link: {bandwidth: 100Gbps, latency: 100ns}
+network:
+  mtu: 4KiB
+  load_balancing: spray
+workload: {kind: collective, op: all_to_all, algorithm: direct, bytes: 16MiB}
+)";
+  std::string check;
+  const double got = run_us(yaml, &check);
+  MESSAGE("direct AllToAll 16 MiB, 16 hosts: " << got << " us, closed form " << expected_us << " us");
+  CHECK(check == "passed");
+  CHECK(got == within(expected_us, 0.01));
+}
+
+TEST_CASE("data checking passes for every algorithm and operation, n in {2, 3, 5, 8, 16}, over the network") {
+  const char* ops[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all", "send_recv"};
+  int ran = 0;
+  for (const auto& algo : algorithm_names()) {
+    for (const char* op : ops) {
+      for (const int n : {2, 3, 5, 8, 16}) {
+        const std::string local = n >= 8 ? ", local_size: 4" : "";
+        const std::string workload = std::string("{kind: collective, op: ") + op + ", algorithm: " + algo +
+                                     ", bytes: 96KiB, channels: 2, chunk_bytes: 16KiB, root: 1" + local + "}";
+        std::string yaml = nvswitch_domain(n, workload);
+        try {
+          ScenarioRun run(load_config_text(yaml, "check"));
+          run.run();
+          CAPTURE(algo);
+          CAPTURE(op);
+          CAPTURE(n);
+          REQUIRE(run.collective()->rows().size() == 1);
+          CHECK(run.collective()->rows()[0].data_check == "passed");
+          ++ran;
+        } catch (const ConfigError& e) {
+          // Only combinations the algorithm does not do may be refused, with a reason.
+          const std::string what = e.what();
+          CAPTURE(what);
+          CHECK((what.find("does not do") != std::string::npos || what.find("power-of-two") != std::string::npos ||
+                 what.find("send_recv uses") != std::string::npos));
+        }
+      }
+    }
+  }
+  MESSAGE(ran << " algorithm/operation/size combinations ran and checked");
+  CHECK(ran >= 70);
+}
+
+TEST_CASE("non-power-of-two groups get a clear error where the algorithm needs a power of two") {
+  CHECK_THROWS_WITH_AS(build_collective("halving_doubling", CollectiveOp::kAllReduce, 6, 1 << 20),
+                       "halving_doubling needs a power-of-two group, got 6 ranks", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(build_collective("ring", CollectiveOp::kAllToAll, 4, 1 << 20), doctest::Contains("ring does not do all_to_all"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("a deliberately broken MSCCL ring is caught, naming rank, chunk and the missing contribution") {
+  const CollectiveProgram broken = load_msccl_xml(FABRICSIM_SOURCE_DIR "/tests/msccl/ring_allreduce_8_broken.xml", 1 << 20);
+  const auto problem = check_program(broken);
+  REQUIRE(problem);
+  // Rank 3 forwards chunk 0 without its own contribution, so chunk 0 ends without rank 3.
+  CHECK(*problem == "wrong result: rank 0 chunk 0 holds {0,1,2,4,5,6,7}, expected {0,1,2,3,4,5,6,7}");
+  // And as a workload it is refused before the run.
+  const std::string yaml = nvswitch_domain(8, "{kind: collective, op: all_reduce, algorithm: msccl, file: " FABRICSIM_SOURCE_DIR
+                                               "/tests/msccl/ring_allreduce_8_broken.xml, bytes: 1MiB}");
+  CHECK_THROWS_WITH_AS(ScenarioRun(load_config_text(yaml, "broken")), doctest::Contains("rank 0 chunk 0 holds"), ConfigError);
+}
+
+TEST_CASE("an MSCCL ring AllReduce for 8 GPUs runs within 2% of the built-in ring") {
+  std::string check;
+  const double msccl = run_us(nvswitch_domain(8, "{kind: collective, op: all_reduce, algorithm: msccl, file: " FABRICSIM_SOURCE_DIR
+                                                 "/tests/msccl/ring_allreduce_8.xml, bytes: 64MiB}"), &check);
+  CHECK(check == "passed");
+  const double builtin = run_us(nvswitch_domain(8, "{kind: collective, op: all_reduce, algorithm: ring, bytes: 64MiB}"));
+  MESSAGE("64 MiB AllReduce on 8 GPUs: MSCCL ring " << msccl << " us, built-in ring " << builtin << " us");
+  CHECK(msccl == within(builtin, 0.02));
+}
+
+TEST_CASE("our YAML step format: a 2-rank AllReduce by exchange, and its errors are located") {
+  const std::string steps = R"(
+name: exchange
+op: all_reduce
+ranks: 2
+chunks: 1
+programs:
+  - rank: 0
+    steps:
+      - {send: 1, chunk: 0}
+      - {recv: 1, chunk: 0, reduce: true, after: [0]}
+  - rank: 1
+    steps:
+      - {send: 0, chunk: 0}
+      - {recv: 0, chunk: 0, reduce: true, after: [0]}
+)";
+  CHECK_FALSE(check_program(parse_custom_steps(steps, "exchange.yaml", 1 << 20)));
+  // A step with two actions is refused at its line and column.
+  const std::string bad = "op: all_reduce\nranks: 2\nchunks: 1\nprograms:\n  - rank: 0\n    steps:\n      - {send: 1, recv: 1, chunk: 0}\n";
+  CHECK_THROWS_WITH_AS(parse_custom_steps(bad, "bad.yaml", 1024),
+                       "bad.yaml:7:9: error: programs[0].steps[0]: expected exactly one of send, recv, copy, add, nop", ConfigError);
+}
+
+TEST_CASE("nccl-tests bus bandwidth factors") {
+  CHECK(busbw_factor(CollectiveOp::kAllReduce, 8) == within(2.0 * 7 / 8, 1e-12));
+  CHECK(busbw_factor(CollectiveOp::kReduceScatter, 8) == within(7.0 / 8, 1e-12));
+  CHECK(busbw_factor(CollectiveOp::kAllGather, 16) == within(15.0 / 16, 1e-12));
+  CHECK(busbw_factor(CollectiveOp::kAllToAll, 4) == within(3.0 / 4, 1e-12));
+  CHECK(busbw_factor(CollectiveOp::kBroadcast, 8) == 1.0);
+  CHECK(busbw_factor(CollectiveOp::kReduce, 8) == 1.0);
+}
