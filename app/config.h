@@ -64,8 +64,17 @@ struct CollectiveConfig {
   bool check_data = true;
 };
 
+// A training trace replay (docs/traces.md).
+struct TraceWorkloadConfig {
+  std::string file;          // resolved against the config's folder
+  SourceRef file_source;
+  bool ideal_network = false;  // communication takes no time
+  std::string algorithm = "ring";
+  int channels = 1;
+};
+
 struct WorkloadConfig {
-  enum class Kind { kNone, kPermutation, kIncast, kUniform, kPoisson, kCollective };
+  enum class Kind { kNone, kPermutation, kIncast, kUniform, kPoisson, kCollective, kTrace };
   Kind kind = Kind::kNone;
   std::int64_t bytes = 1 << 20;  // permutation, incast, uniform
   Time start = 0;
@@ -79,6 +88,7 @@ struct WorkloadConfig {
   Time duration = ms(1);         // poisson: arrivals in [start, start + duration)
   int traffic_class = 0;
   CollectiveConfig collective;
+  TraceWorkloadConfig trace;
 };
 
 // The lossless-fabric settings (docs/lossless.md). A section given in the config is on

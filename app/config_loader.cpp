@@ -184,11 +184,19 @@ WorkloadConfig read_workload(MapReader m, int traffic_classes) {
   }
   using K = WorkloadConfig::Kind;
   w.kind = m.choice<K>("kind", {{"permutation", K::kPermutation}, {"incast", K::kIncast}, {"uniform", K::kUniform},
-                                {"poisson", K::kPoisson}, {"collective", K::kCollective}});
+                                {"poisson", K::kPoisson}, {"collective", K::kCollective}, {"trace", K::kTrace}});
   w.start = m.time("start", 0);
   w.traffic_class = static_cast<int>(m.integer("traffic_class", 0, traffic_classes - 1, 0));
   if (w.kind == K::kCollective) {
     read_collective(m, w.collective);
+  } else if (w.kind == K::kTrace) {
+    w.trace.file = m.string("file");
+    w.trace.file_source = m.context().source(m.node()["file"], m.child_path("file"));
+    w.trace.ideal_network = m.choice<bool>("network", {{"packet", false}, {"ideal", true}}, false);
+    std::vector<std::pair<std::string, std::string>> algorithms;
+    for (const auto& name : algorithm_names()) algorithms.emplace_back(name, name);
+    w.trace.algorithm = m.choice<std::string>("algorithm", algorithms, std::string("ring"));
+    w.trace.channels = static_cast<int>(m.integer("channels", 1, 64, 1));
   } else if (w.kind == K::kPoisson) {
     w.load = m.real("load", 0.001, 1.0);
     w.flow_size_cdf = m.string("flow_size_cdf");

@@ -12,6 +12,9 @@
 #include "app/config_error.h"
 #include "app/config_loader.h"
 #include "app/json_writer.h"
+#include "app/model_files.h"
+#include "workloads/trace.h"
+#include "workloads/transformer_trace.h"
 #include "app/results.h"
 #include "app/scenario.h"
 #include "sim/units.h"
@@ -31,6 +34,8 @@ const char* kUsage =
     "       fabricsim validate CONFIG [--set KEY=VALUE]...\n"
     "       fabricsim topo CONFIG [--json] [--dot FILE] [--set KEY=VALUE]...\n"
     "       fabricsim collective CONFIG --op OP --algo ALGO [-b MIN] [-e MAX] [-f FACTOR] [--json]\n"
+    "       fabricsim workload gen --model MODEL.yaml --tp T --pp P --dp D [--ep E] --microbatches M\n"
+    "                              --gpu PROFILE.yaml [--zero] [--bucket SIZE] -o TRACE.jsonl\n"
     "       fabricsim --help | --version\n";
 
 void print_help(const po::options_description& run_options) {
@@ -46,7 +51,10 @@ void print_help(const po::options_description& run_options) {
                "  collective  nccl-tests-style sweep of a collective on CONFIG's fabric: one row per size\n"
                "            with time, algbw and busbw; OP all_reduce, reduce_scatter, all_gather,\n"
                "            broadcast, reduce, all_to_all, send_recv; ALGO ring, tree, halving_doubling,\n"
-               "            recursive_doubling, hierarchical, direct, msccl (--file F.xml), steps (--file F.yaml)\n\n"
+               "            recursive_doubling, hierarchical, direct, msccl (--file F.xml), steps (--file F.yaml)\n"
+               "  workload gen  write a training-step trace for a transformer (configs/models) under\n"
+               "            tensor, pipeline (1F1B), data and expert parallelism; replay it with a\n"
+               "            config whose workload is {kind: trace, file: TRACE.jsonl} (docs/traces.md)\n\n"
             << run_options
             << "\nA config error is printed as FILE:LINE:COLUMN: error: KEY.PATH: what was expected,\n"
                "and the exit code is 2. The config schema is in docs/config.md.\n";
@@ -154,6 +162,47 @@ int collective_command(const po::variables_map& vm) {
   return run.complete() ? 0 : kExitFailure;
 }
 
+int workload_gen_command(const po::variables_map& vm) {
+  for (const char* required : {"model", "gpu", "out"}) {
+    if (!vm.count(required)) {
+      std::cerr << "fabricsim workload gen: needs --" << required << "\n" << kUsage;
+      return kExitBadInput;
+    }
+  }
+  const auto count = [&](const char* key, int fallback) { return vm.count(key) ? vm[key].as<int>() : fallback; };
+  const ModelSpec model = load_model_file(vm["model"].as<std::string>());
+  const GpuProfile gpu = load_gpu_profile(vm["gpu"].as<std::string>());
+  ParallelSpec par;
+  par.tp = count("tp", 1);
+  par.pp = count("pp", 1);
+  par.dp = count("dp", 1);
+  par.ep = count("ep", 1);
+  par.microbatches = count("microbatches", 1);
+  par.zero = vm.count("zero") > 0;
+  if (vm.count("bucket")) {
+    const auto b = parse_bytes(vm["bucket"].as<std::string>());
+    if (!b || *b < 1) {
+      std::cerr << "fabricsim workload gen: --bucket: expected " << kBytesUnitsHelp << "\n";
+      return kExitBadInput;
+    }
+    par.bucket_bytes = *b;
+  }
+  Trace trace;
+  try {
+    trace = generate_transformer_trace(model, par, gpu);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "fabricsim workload gen: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  write_trace(trace, vm["out"].as<std::string>());
+  std::size_t ops = 0;
+  for (const auto& r : trace.ops) ops += r.size();
+  std::cout << "fabricsim workload gen: " << model.name << " tp " << par.tp << " pp " << par.pp << " dp " << par.dp << " ep "
+            << par.ep << ", " << par.microbatches << " micro-batches: " << trace.ranks << " ranks, " << ops << " operations -> "
+            << vm["out"].as<std::string>() << "\n";
+  return 0;
+}
+
 int topo_command(const po::variables_map& vm) {
   if (!vm.count("config")) {
     std::cerr << "fabricsim topo: needs a CONFIG file\n" << kUsage;
@@ -210,7 +259,7 @@ int main(int argc, char** argv) {
   run_options.add_options()
       ("help,h", "show this help")
       ("version", "print the version")
-      ("out,o", po::value<std::string>()->value_name("DIR"), "run: directory for results.json")
+      ("out,o", po::value<std::string>()->value_name("DIR|FILE"), "run: directory for results.json; workload gen: the trace to write")
       ("seed", po::value<std::uint64_t>()->value_name("N"), "run: random seed (overrides the config's)")
       ("json", "topo: print one JSON object")
       ("dot", po::value<std::string>()->value_name("FILE"), "topo: write the fabric as Graphviz")
@@ -223,6 +272,16 @@ int main(int argc, char** argv) {
       ("ranks", po::value<std::string>()->value_name("N"), "collective: ranks (default every endpoint)")
       ("channels", po::value<std::string>()->value_name("N"), "collective: parallel rings/trees")
       ("check", "collective: check the data at every size")
+      ("model", po::value<std::string>()->value_name("FILE"), "workload gen: model file")
+      ("gpu", po::value<std::string>()->value_name("FILE"), "workload gen: GPU profile file")
+      ("tp", po::value<int>()->value_name("N"), "workload gen: tensor parallelism")
+      ("pp", po::value<int>()->value_name("N"), "workload gen: pipeline stages")
+      ("dp", po::value<int>()->value_name("N"), "workload gen: data parallelism")
+      ("ep", po::value<int>()->value_name("N"), "workload gen: expert parallelism (divides dp)")
+      ("microbatches", po::value<int>()->value_name("N"), "workload gen: micro-batches per step")
+      ("zero", "workload gen: ReduceScatter + AllGather of gradients (ZeRO/FSDP)")
+      ("bucket", po::value<std::string>()->value_name("SIZE"), "workload gen: gradient bucket (default 25MiB)")
+
       ("set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
        "override a config value, e.g. --set network.mtu=9000 --set messages[0].bytes=1MiB");
   po::options_description hidden;
@@ -256,6 +315,7 @@ int main(int argc, char** argv) {
     if (command == "validate") return validate_command(vm);
     if (command == "topo") return topo_command(vm);
     if (command == "collective") return collective_command(vm);
+    if (command == "workload" && vm.count("config") && vm["config"].as<std::string>() == "gen") return workload_gen_command(vm);
     std::cerr << (command.empty() ? "fabricsim: no command given\n" : "fabricsim: unknown command '" + command + "'\n")
               << kUsage;
     return kExitBadInput;

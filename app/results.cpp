@@ -11,6 +11,7 @@
 
 #include "app/flow_stats.h"
 #include "app/json_writer.h"
+#include "app/training_report.h"
 #include "sim/units.h"
 #include "topologies/compile.h"
 
@@ -115,6 +116,7 @@ std::string results_json(const ScenarioRun& run) {
   }
   j.end_array();
 
+  if (const TraceReplay* replay = run.replay()) write_training_json(j, *replay);
   if (const CollectiveSweep* c = run.collective()) {
     j.key("collective").begin_object();
     j.key("op").value(op_name(c->config().op));
@@ -137,7 +139,7 @@ std::string results_json(const ScenarioRun& run) {
     }
     j.end_array();
     j.end_object();
-  } else if (run.first_workload_message() < msgs.size()) {
+  } else if (!run.replay() && run.first_workload_message() < msgs.size()) {
     const FlowSummary f = summarize_flows(run, run.first_workload_message());
     const auto write_percentiles = [&](const char* name, const Percentiles& p) {
       j.key(name).begin_object();
@@ -304,10 +306,11 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
     for (const std::string& hop : deadlock_cycle(run)) out << " " << hop << " ->";
     out << " (back to the first)\n";
   }
+  if (const TraceReplay* replay = run.replay()) print_training(out, *replay);
   if (const CollectiveSweep* c = run.collective()) {
     out << "  collective " << op_name(c->config().op) << " (" << c->config().algorithm << ") over " << c->ranks() << " ranks\n";
     print_collective_table(out, *c);
-  } else if (run.first_workload_message() < msgs.size()) {
+  } else if (!run.replay() && run.first_workload_message() < msgs.size()) {
     const FlowSummary f = summarize_flows(run, run.first_workload_message());
     char line[256];
     std::snprintf(line, sizeof line,

@@ -8,6 +8,7 @@
 #include "topologies/compile.h"
 #include "workloads/flow_size_cdf.h"
 #include "workloads/synthetic_traffic.h"
+#include "workloads/trace.h"
 
 namespace fabricsim {
 
@@ -186,6 +187,37 @@ void ScenarioRun::add_workload() {
       collective_ = std::make_unique<CollectiveSweep>(*network_, topology_, config_);
       sim_->schedule_at(*collective_, w.start);
       break;
+    case K::kTrace: {
+      std::filesystem::path path(w.trace.file);
+      if (path.is_relative() && !config_.file.empty() && config_.file.front() != '<') {
+        path = std::filesystem::path(config_.file).parent_path() / path;
+      }
+      Trace trace;
+      try {
+        trace = read_trace(path.string());
+        if (trace.ranks > static_cast<int>(endpoints)) {
+          throw std::invalid_argument("the trace has " + std::to_string(trace.ranks) + " ranks, the fabric " + std::to_string(endpoints) + " endpoints");
+        }
+      } catch (const std::exception& e) {
+        throw ConfigError(w.trace.file_source.where, w.trace.file_source.path, e.what());
+      }
+      std::vector<HostId> hosts;
+      for (int r = 0; r < trace.ranks; ++r) hosts.push_back(static_cast<HostId>(r));
+      ReplayOptions options;
+      options.ideal_network = w.trace.ideal_network;
+      options.default_algorithm = w.trace.algorithm;
+      options.params.channels = w.trace.channels;
+      options.params.local_size = config_.topology.kind == TopologyConfig::Kind::kCluster ? config_.topology.cluster.node.gpus : trace.ranks;
+      options.collective.traffic_class = static_cast<std::uint8_t>(w.traffic_class);
+      try {
+        replay_ = std::make_unique<TraceReplay>(*network_, std::move(trace), std::move(hosts), options);
+      } catch (const std::invalid_argument& e) {
+        throw ConfigError(w.trace.file_source.where, w.trace.file_source.path, e.what());
+      }
+      replay_starter_.replay = replay_.get();
+      sim_->schedule_at(replay_starter_, w.start);
+      break;
+    }
     case K::kNone: break;
   }
   for (const Flow& f : flows) {
@@ -244,6 +276,7 @@ std::size_t ScenarioRun::messages_finished() const {
 }
 
 bool ScenarioRun::complete() const {
+  if (replay_ && !replay_->done()) return false;
   if (collective_) {
     for (const CollectiveRow& row : collective_->rows()) {
       if (row.time < 0) return false;

@@ -14,6 +14,7 @@
 #include "topologies/topology.h"
 #include "app/collective_sweep.h"
 #include "sim/deadlock_detector.h"
+#include "workloads/trace_replay.h"
 #include "workloads/message_schedule.h"
 
 namespace fabricsim {
@@ -67,6 +68,8 @@ class ScenarioRun {
   const std::optional<LoadWindow>& load_window() const { return window_; }
   // The collective workload's rows, when there is one.
   const CollectiveSweep* collective() const { return collective_.get(); }
+  // The trace replay, when the workload is one.
+  const TraceReplay* replay() const { return replay_.get(); }
   // An endpoint's line rate: the sum of its links' bandwidths.
   double endpoint_rate_bps(HostId h) const;
   // A PFC deadlock stopped the run; the cycle as (switch, egress port) hops.
@@ -90,6 +93,12 @@ class ScenarioRun {
   std::optional<LoadWindow> window_;
   std::unique_ptr<DeadlockDetector> detector_;
   std::unique_ptr<CollectiveSweep> collective_;
+  std::unique_ptr<TraceReplay> replay_;
+  struct ReplayStarter final : EventHandler {
+    TraceReplay* replay = nullptr;
+    void on_event() override { replay->start(); }
+  };
+  ReplayStarter replay_starter_;
   // Samples queue depths every interval while anything else is pending.
   struct QueueSampler final : EventHandler {
     ScenarioRun* run = nullptr;

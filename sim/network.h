@@ -10,6 +10,7 @@
 #include "sim/egress_port.h"
 #include "sim/link.h"
 #include "sim/message.h"
+#include "sim/message_dispatcher.h"
 #include "sim/nic.h"
 #include "sim/simulator.h"
 #include "sim/switch.h"
@@ -51,7 +52,9 @@ struct LinkDirection {
 
 class Network {
  public:
-  Network(Simulator& sim, const NetworkParams& params) : sim_(&sim), params_(params) {}
+  Network(Simulator& sim, const NetworkParams& params) : sim_(&sim), params_(params) {
+    messages_.set_observer(&dispatcher_);
+  }
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
@@ -79,6 +82,8 @@ class Network {
   Switch& switch_at(std::uint32_t i) { return switches_[i]; }
   const Switch& switch_at(std::uint32_t i) const { return switches_[i]; }
   MessageTable& messages() { return messages_; }
+  // Completions of each message go to the observer assigned to it here.
+  MessageDispatcher& dispatcher() { return dispatcher_; }
   const MessageTable& messages() const { return messages_; }
   const std::vector<LinkDirection>& directions() const { return directions_; }
 
@@ -94,6 +99,7 @@ class Network {
   std::deque<Link> links_;
   std::vector<LinkDirection> directions_;
   MessageTable messages_;
+  MessageDispatcher dispatcher_;
 };
 
 }  // namespace fabricsim

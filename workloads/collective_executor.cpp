@@ -55,7 +55,6 @@ CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram progr
 
 void CollectiveExecutor::start() {
   started_ = network_->sim().now();
-  network_->messages().set_observer(this);
   if (steps_left_ == 0) {
     finished_ = started_;
     if (on_done_) on_done_();
@@ -89,6 +88,7 @@ void CollectiveExecutor::start_step(int rank, int step) {
       const MessageId id = network_->add_message(hosts_[static_cast<std::size_t>(rank)],
                                                  hosts_[static_cast<std::size_t>(s.peer)], bytes, options_.traffic_class);
       send_of_[id] = {rank, step};
+      network_->dispatcher().assign(id, this);
       if (data_) {
         const StepState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)];
         payload_[{st.match_rank, st.match_step}] = data_->read(rank, s.src, s.count);

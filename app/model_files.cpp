@@ -1,0 +1,64 @@
+#include "app/model_files.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "app/yaml_reader.h"
+
+namespace fabricsim {
+namespace {
+YAML::Node load_yaml(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path, "", "cannot read the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    return YAML::Load(text.str());
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1), "", "YAML syntax: " + e.msg);
+  }
+}
+}  // namespace
+
+ModelSpec load_model_file(const std::string& path) {
+  YamlContext ctx(path);
+  MapReader m(ctx, load_yaml(path), "");
+  ModelSpec s;
+  s.name = m.string("name", std::filesystem::path(path).stem().string());
+  s.layers = static_cast<int>(m.integer("layers", 1, 10000));
+  s.hidden = m.integer("hidden", 1, 1 << 20);
+  s.heads = static_cast<int>(m.integer("heads", 1, 4096));
+  s.ffn_hidden = m.integer("ffn_hidden", 0, 1 << 22, 0);
+  s.seq_len = m.integer("seq_len", 1, 1 << 24);
+  s.micro_batch = m.integer("micro_batch", 1, 1 << 16, 1);
+  s.vocab = m.integer("vocab", 1, 1 << 24);
+  s.dtype_bytes = static_cast<int>(m.integer("dtype_bytes", 1, 8, 2));
+  s.grad_bytes = static_cast<int>(m.integer("grad_bytes", 1, 8, 2));
+  if (m.has("moe")) {
+    MapReader moe = m.map("moe");
+    s.experts = static_cast<int>(moe.integer("experts", 1, 1 << 16));
+    s.top_k = static_cast<int>(moe.integer("top_k", 1, 64, 2));
+    s.moe_every = static_cast<int>(moe.integer("every", 1, 1000, 1));
+    moe.finish();
+  } else {
+    m.map("moe", false);
+  }
+  m.finish();
+  return s;
+}
+
+GpuProfile load_gpu_profile(const std::string& path) {
+  YamlContext ctx(path);
+  MapReader m(ctx, load_yaml(path), "");
+  GpuProfile g;
+  g.name = m.string("name", std::filesystem::path(path).stem().string());
+  g.achieved_tflops = m.real("achieved_tflops", 0.001, 1e6);
+  m.real("peak_tflops", 0, 1e6, 0);  // documentation only
+  m.finish();
+  return g;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,69 @@
+#include "app/training_report.h"
+
+#include <cstdio>
+
+namespace fabricsim {
+
+TrainingSummary summarize_training(const TraceReplay& replay) {
+  TrainingSummary s;
+  s.iteration = replay.iteration_time();
+  const auto ranks = replay.breakdown();
+  if (ranks.empty()) return s;
+  const double n = static_cast<double>(ranks.size());
+  for (const RankBreakdown& b : ranks) {
+    s.mean_compute_us += to_us(b.compute) / n;
+    s.mean_communication_us += to_us(b.communication) / n;
+    s.mean_exposed_us += to_us(b.exposed) / n;
+    s.max_exposed_us = std::max(s.max_exposed_us, to_us(b.exposed));
+    for (const auto& [label, t] : b.communication_by_label) s.mean_communication_us_by_label[label] += to_us(t) / n;
+    for (const auto& [label, t] : b.exposed_by_label) s.mean_exposed_us_by_label[label] += to_us(t) / n;
+  }
+  s.exposed_fraction = s.iteration > 0 ? s.mean_exposed_us / to_us(s.iteration) : 0;
+  return s;
+}
+
+void write_training_json(JsonWriter& j, const TraceReplay& replay) {
+  const TrainingSummary s = summarize_training(replay);
+  j.key("training").begin_object();
+  j.key("ranks").value(replay.trace().ranks);
+  j.key("iteration_time_us").value(to_us(s.iteration));
+  j.key("mean_compute_us").value(s.mean_compute_us);
+  j.key("mean_communication_us").value(s.mean_communication_us);
+  j.key("mean_exposed_communication_us").value(s.mean_exposed_us);
+  j.key("exposed_communication_fraction").value(s.exposed_fraction);
+  j.key("by_kind").begin_object();
+  for (const auto& [label, t] : s.mean_communication_us_by_label) {
+    j.key(label).begin_object();
+    j.key("mean_communication_us").value(t);
+    j.key("mean_exposed_us").value(s.mean_exposed_us_by_label.at(label));
+    j.end_object();
+  }
+  j.end_object();
+  j.key("per_rank").begin_array();
+  for (const RankBreakdown& b : replay.breakdown()) {
+    j.begin_object();
+    j.key("finish_us").value(to_us(b.finish));
+    j.key("compute_us").value(to_us(b.compute));
+    j.key("communication_us").value(to_us(b.communication));
+    j.key("exposed_us").value(to_us(b.exposed));
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+}
+
+void print_training(std::ostream& out, const TraceReplay& replay) {
+  const TrainingSummary s = summarize_training(replay);
+  char line[256];
+  std::snprintf(line, sizeof line, "  training  %d ranks, iteration %.3f ms; per rank (mean) compute %.3f ms, communication %.3f ms, exposed %.3f ms (%.1f%%)\n",
+                replay.trace().ranks, to_us(s.iteration) * 1e-3, s.mean_compute_us * 1e-3, s.mean_communication_us * 1e-3,
+                s.mean_exposed_us * 1e-3, 100 * s.exposed_fraction);
+  out << line;
+  for (const auto& [label, t] : s.mean_communication_us_by_label) {
+    std::snprintf(line, sizeof line, "            %-4s communication %.3f ms, exposed %.3f ms\n", label.c_str(), t * 1e-3,
+                  s.mean_exposed_us_by_label.at(label) * 1e-3);
+    out << line;
+  }
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,320 @@
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <optional>
+#include <stdexcept>
+#include <tuple>
+
+#include "workloads/trace.h"
+
+namespace fabricsim {
+
+Time Trace::compute_time(const TraceOp& op) const {
+  if (op.flops > 0 && achieved_flops > 0) return static_cast<Time>(std::llround(op.flops / achieved_flops * 1e12));
+  return op.duration;
+}
+
+namespace {
+
+const std::map<std::string, CollectiveOp>& op_names() {
+  static const std::map<std::string, CollectiveOp> names{
+      {"all_reduce", CollectiveOp::kAllReduce}, {"reduce_scatter", CollectiveOp::kReduceScatter},
+      {"all_gather", CollectiveOp::kAllGather}, {"broadcast", CollectiveOp::kBroadcast},
+      {"reduce", CollectiveOp::kReduce},         {"all_to_all", CollectiveOp::kAllToAll}};
+  return names;
+}
+
+const char* kind_name(TraceOpKind k) {
+  switch (k) {
+    case TraceOpKind::kCompute: return "compute";
+    case TraceOpKind::kCollective: return "collective";
+    case TraceOpKind::kSend: return "send";
+    case TraceOpKind::kRecv: return "recv";
+  }
+  return "?";
+}
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+void ints(std::ostringstream& out, const char* key, const std::vector<int>& v) {
+  out << ", \"" << key << "\": [";
+  for (std::size_t i = 0; i < v.size(); ++i) out << (i ? "," : "") << v[i];
+  out << "]";
+}
+
+// A JSON value as the trace needs: number, string, or array of those.
+struct Value {
+  enum Kind { kNumber, kString, kArray } kind = kNumber;
+  double number = 0;
+  std::string text;
+  std::vector<Value> items;
+};
+
+class LineParser {
+ public:
+  LineParser(const std::string& line, const std::string& where) : s_(line), where_(where) {}
+  std::map<std::string, Value> object() {
+    std::map<std::string, Value> out;
+    space();
+    expect('{');
+    space();
+    if (peek() == '}') {
+      ++i_;
+      return out;
+    }
+    for (;;) {
+      space();
+      const std::string key = string();
+      space();
+      expect(':');
+      out[key] = value();
+      space();
+      if (peek() == ',') {
+        ++i_;
+        continue;
+      }
+      expect('}');
+      return out;
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const { throw std::runtime_error(where_ + ": " + what); }
+  char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  void space() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  void expect(char c) {
+    if (peek() != c) fail(std::string("expected '") + c + "'");
+    ++i_;
+  }
+  std::string string() {
+    expect('"');
+    std::string out;
+    while (peek() != '"') {
+      if (i_ >= s_.size()) fail("unterminated string");
+      if (s_[i_] == '\\') ++i_;
+      out += s_[i_++];
+    }
+    ++i_;
+    return out;
+  }
+  Value value() {
+    space();
+    Value v;
+    if (peek() == '"') {
+      v.kind = Value::kString;
+      v.text = string();
+    } else if (peek() == '[') {
+      ++i_;
+      v.kind = Value::kArray;
+      space();
+      if (peek() == ']') {
+        ++i_;
+        return v;
+      }
+      for (;;) {
+        v.items.push_back(value());
+        space();
+        if (peek() == ',') {
+          ++i_;
+          continue;
+        }
+        expect(']');
+        break;
+      }
+    } else {
+      char* end = nullptr;
+      v.number = std::strtod(s_.c_str() + i_, &end);
+      if (end == s_.c_str() + i_) fail("expected a number, string or list");
+      i_ = static_cast<std::size_t>(end - s_.c_str());
+    }
+    return v;
+  }
+
+  const std::string& s_;
+  std::string where_;
+  std::size_t i_ = 0;
+};
+
+}  // namespace
+
+std::string trace_to_jsonl(const Trace& t) {
+  std::ostringstream out;
+  out.precision(17);
+  out << "{\"fabricsim_trace\": 1, \"ranks\": " << t.ranks << ", \"achieved_tflops\": " << t.achieved_flops * 1e-12 << "}\n";
+  for (int r = 0; r < t.ranks; ++r) {
+    for (const TraceOp& op : t.ops[static_cast<std::size_t>(r)]) {
+      out << "{\"rank\": " << r << ", \"id\": " << op.id << ", \"kind\": \"" << kind_name(op.kind) << "\"";
+      switch (op.kind) {
+        case TraceOpKind::kCompute:
+          if (op.flops > 0) {
+            out << ", \"flops\": " << op.flops;
+          } else {
+            out << ", \"duration_us\": " << static_cast<double>(op.duration) * 1e-6;
+          }
+          break;
+        case TraceOpKind::kCollective:
+          out << ", \"op\": \"" << op_name(op.op) << "\", \"bytes\": " << op.bytes << ", \"key\": \"" << escape(op.key) << "\"";
+          if (!op.algorithm.empty()) out << ", \"algorithm\": \"" << escape(op.algorithm) << "\"";
+          ints(out, "group", op.group);
+          break;
+        case TraceOpKind::kSend:
+        case TraceOpKind::kRecv: out << ", \"peer\": " << op.peer << ", \"bytes\": " << op.bytes << ", \"tag\": " << op.tag; break;
+      }
+      ints(out, "deps", op.deps);
+      if (!op.label.empty()) out << ", \"label\": \"" << escape(op.label) << "\"";
+      out << "}\n";
+    }
+  }
+  return out.str();
+}
+
+void write_trace(const Trace& trace, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << trace_to_jsonl(trace);
+    if (!f) throw std::runtime_error("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
+}
+
+Trace read_trace(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot read the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_trace(text.str(), path);
+}
+
+Trace parse_trace(const std::string& text, const std::string& name) {
+  Trace t;
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  bool header = false;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = name + ":" + std::to_string(number);
+    auto obj = LineParser(line, where).object();
+    const auto num = [&](const char* key, std::optional<double> fallback = std::nullopt) {
+      const auto it = obj.find(key);
+      if (it == obj.end()) {
+        if (fallback) return *fallback;
+        throw std::runtime_error(where + ": missing \"" + key + "\"");
+      }
+      if (it->second.kind != Value::kNumber) throw std::runtime_error(where + ": \"" + key + "\" should be a number");
+      return it->second.number;
+    };
+    const auto str = [&](const char* key, const std::string& fallback = "") {
+      const auto it = obj.find(key);
+      if (it == obj.end()) return fallback;
+      if (it->second.kind != Value::kString) throw std::runtime_error(where + ": \"" + key + "\" should be a string");
+      return it->second.text;
+    };
+    const auto list = [&](const char* key) {
+      std::vector<int> out;
+      const auto it = obj.find(key);
+      if (it == obj.end()) return out;
+      if (it->second.kind != Value::kArray) throw std::runtime_error(where + ": \"" + key + "\" should be a list");
+      for (const Value& v : it->second.items) out.push_back(static_cast<int>(v.number));
+      return out;
+    };
+    if (!header) {
+      if (num("fabricsim_trace", -1.0) != 1) throw std::runtime_error(where + ": expected the header {\"fabricsim_trace\": 1, \"ranks\": N, ...}");
+      t.ranks = static_cast<int>(num("ranks"));
+      if (t.ranks < 1) throw std::runtime_error(where + ": ranks must be at least 1");
+      t.achieved_flops = num("achieved_tflops", 0.0) * 1e12;
+      t.ops.resize(static_cast<std::size_t>(t.ranks));
+      header = true;
+      continue;
+    }
+    const int rank = static_cast<int>(num("rank"));
+    if (rank < 0 || rank >= t.ranks) throw std::runtime_error(where + ": rank out of range");
+    TraceOp op;
+    op.id = static_cast<int>(num("id"));
+    const std::string kind = str("kind");
+    if (kind == "compute") {
+      op.kind = TraceOpKind::kCompute;
+      op.flops = num("flops", 0.0);
+      op.duration = static_cast<Time>(std::llround(num("duration_us", 0.0) * 1e6));
+      if (op.flops <= 0 && op.duration <= 0 && !obj.count("duration_us")) throw std::runtime_error(where + ": compute needs duration_us or flops");
+    } else if (kind == "collective") {
+      op.kind = TraceOpKind::kCollective;
+      const std::string o = str("op");
+      if (!op_names().count(o)) throw std::runtime_error(where + ": unknown collective op '" + o + "'");
+      op.op = op_names().at(o);
+      op.bytes = static_cast<std::int64_t>(num("bytes"));
+      op.key = str("key");
+      op.algorithm = str("algorithm");
+      op.group = list("group");
+      if (op.key.empty() || op.group.size() < 2) throw std::runtime_error(where + ": a collective needs a key and a group of at least two ranks");
+    } else if (kind == "send" || kind == "recv") {
+      op.kind = kind == "send" ? TraceOpKind::kSend : TraceOpKind::kRecv;
+      op.peer = static_cast<int>(num("peer"));
+      op.bytes = static_cast<std::int64_t>(num("bytes"));
+      op.tag = static_cast<int>(num("tag", 0.0));
+    } else {
+      throw std::runtime_error(where + ": kind should be compute, collective, send or recv");
+    }
+    op.deps = list("deps");
+    op.label = str("label");
+    t.ops[static_cast<std::size_t>(rank)].push_back(std::move(op));
+  }
+  if (!header) throw std::runtime_error(name + ": empty trace");
+  return t;
+}
+
+std::string check_trace(const Trace& t) {
+  std::map<std::string, std::pair<std::vector<int>, std::set<int>>> collectives;  // key -> group, ranks seen
+  std::map<std::tuple<int, int, int>, std::pair<int, int>> p2p;                  // (src, dst, tag) -> sends, recvs
+  for (int r = 0; r < t.ranks; ++r) {
+    std::set<int> ids;
+    for (const TraceOp& op : t.ops[static_cast<std::size_t>(r)]) {
+      if (!ids.insert(op.id).second) return "rank " + std::to_string(r) + ": operation id " + std::to_string(op.id) + " used twice";
+    }
+    for (const TraceOp& op : t.ops[static_cast<std::size_t>(r)]) {
+      for (int d : op.deps) {
+        if (!ids.count(d)) return "rank " + std::to_string(r) + " op " + std::to_string(op.id) + " depends on unknown op " + std::to_string(d);
+      }
+      if (op.kind == TraceOpKind::kCollective) {
+        auto& [group, seen] = collectives[op.key];
+        if (group.empty()) group = op.group;
+        if (group != op.group) return "collective '" + op.key + "' has different groups on different ranks";
+        if (std::find(op.group.begin(), op.group.end(), r) == op.group.end()) return "rank " + std::to_string(r) + " is not in the group of collective '" + op.key + "'";
+        seen.insert(r);
+      }
+      if ((op.kind == TraceOpKind::kSend || op.kind == TraceOpKind::kRecv) && (op.peer < 0 || op.peer >= t.ranks || op.peer == r)) {
+        return "rank " + std::to_string(r) + " op " + std::to_string(op.id) + ": peer out of range";
+      }
+      if (op.kind == TraceOpKind::kSend) ++p2p[{r, op.peer, op.tag}].first;
+      if (op.kind == TraceOpKind::kRecv) ++p2p[{op.peer, r, op.tag}].second;
+    }
+  }
+  for (const auto& [key, v] : collectives) {
+    if (v.second.size() != v.first.size()) return "collective '" + key + "' is missing on some of its group";
+  }
+  for (const auto& [k, v] : p2p) {
+    if (v.first != v.second) {
+      return std::to_string(v.first) + " sends but " + std::to_string(v.second) + " receives from rank " + std::to_string(std::get<0>(k)) +
+             " to rank " + std::to_string(std::get<1>(k)) + " with tag " + std::to_string(std::get<2>(k));
+    }
+  }
+  return {};
+}
+
+}  // namespace fabricsim

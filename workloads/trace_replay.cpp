@@ -1,0 +1,232 @@
+#include "workloads/trace_replay.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace fabricsim {
+
+TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank_hosts, ReplayOptions options)
+    : network_(&network), trace_(std::move(trace)), hosts_(std::move(rank_hosts)), options_(std::move(options)) {
+  if (static_cast<int>(hosts_.size()) != trace_.ranks) throw std::invalid_argument("one endpoint per trace rank needed");
+  if (std::string problem = check_trace(trace_); !problem.empty()) throw std::invalid_argument(problem);
+  const auto n = static_cast<std::size_t>(trace_.ranks);
+  state_.resize(n);
+  index_of_.resize(n);
+  streams_.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto& ops = trace_.ops[r];
+    state_[r].resize(ops.size());
+    streams_[r].owner = this;
+    streams_[r].rank = static_cast<int>(r);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      index_of_[r][ops[i].id] = static_cast<int>(i);
+      if (ops[i].kind == TraceOpKind::kCompute) streams_[r].order.push_back(static_cast<int>(i));
+    }
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      state_[r][i].waiting = static_cast<int>(ops[i].deps.size());
+      for (int d : ops[i].deps) state_[r][static_cast<std::size_t>(index_of_[r][d])].children.push_back(static_cast<int>(i));
+    }
+    left_ += static_cast<std::int64_t>(ops.size());
+  }
+}
+
+void TraceReplay::start() {
+  started_ = finished_ = network_->sim().now();
+  for (int r = 0; r < trace_.ranks; ++r) {
+    for (std::size_t i = 0; i < state_[static_cast<std::size_t>(r)].size(); ++i) {
+      if (state_[static_cast<std::size_t>(r)][i].waiting == 0) ready(r, static_cast<int>(i));
+    }
+  }
+}
+
+void TraceReplay::ready(int rank, int i) {
+  OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  st.ready = true;
+  const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  const Time now = network_->sim().now();
+  switch (op.kind) {
+    case TraceOpKind::kCompute: try_compute(rank); break;
+    case TraceOpKind::kCollective: {
+      st.start = now;
+      auto& pending = collectives_[op.key];
+      pending.members.emplace_back(rank, i);
+      if (pending.members.size() == op.group.size()) launch_collective(op.key);
+      break;
+    }
+    case TraceOpKind::kSend: {
+      st.start = now;
+      const std::tuple<int, int, int> channel{rank, op.peer, op.tag};
+      if (options_.ideal_network) {
+        arrived_[channel].push_back({now, now});
+        finish(rank, i);
+        match_p2p(channel);
+        break;
+      }
+      const MessageId id = network_->add_message(hosts_[static_cast<std::size_t>(rank)], hosts_[static_cast<std::size_t>(op.peer)],
+                                                 std::max<std::int64_t>(1, op.bytes), options_.collective.traffic_class);
+      network_->dispatcher().assign(id, this);
+      message_of_[id] = {channel, {rank, i}};
+      network_->post(id);
+      break;
+    }
+    case TraceOpKind::kRecv: {
+      st.start = now;
+      const std::tuple<int, int, int> channel{op.peer, rank, op.tag};
+      recvs_ready_[channel].push_back(i);
+      match_p2p(channel);
+      break;
+    }
+  }
+}
+
+void TraceReplay::match_p2p(const std::tuple<int, int, int>& channel) {
+  auto& arrived = arrived_[channel];
+  auto& recvs = recvs_ready_[channel];
+  while (!arrived.empty() && !recvs.empty()) {
+    // A receive communicates from when its data started moving, not from when it was
+    // posted: waiting for the sender (a pipeline bubble) is idle time, not transfer.
+    const Time sent = arrived.front().first;
+    arrived.pop_front();
+    const int op = recvs.front();
+    recvs.pop_front();
+    OpState& st = state_[static_cast<std::size_t>(std::get<1>(channel))][static_cast<std::size_t>(op)];
+    st.start = std::max(st.start, sent);
+    finish(std::get<1>(channel), op);
+  }
+}
+
+void TraceReplay::on_message_delivered(MessageId id, Time now) {
+  const auto it = message_of_.find(id);
+  if (it == message_of_.end()) return;
+  const auto [channel, sender] = it->second;
+  message_of_.erase(it);
+  const Time sent = state_[static_cast<std::size_t>(sender.first)][static_cast<std::size_t>(sender.second)].start;
+  arrived_[channel].push_back({sent, now});
+  finish(sender.first, sender.second);
+  match_p2p(channel);
+}
+
+void TraceReplay::launch_collective(const std::string& key) {
+  PendingCollective pending = std::move(collectives_[key]);
+  collectives_.erase(key);
+  const auto [rank0, op0] = pending.members.front();
+  const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank0)][static_cast<std::size_t>(op0)];
+  if (options_.ideal_network) {
+    for (const auto& [r, i] : pending.members) finish(r, i);
+    return;
+  }
+  std::vector<HostId> hosts;
+  for (int member : op.group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
+  const std::string algorithm = op.algorithm.empty() ? options_.default_algorithm : op.algorithm;
+  AlgorithmParams params = options_.params;
+  params.local_size = std::min<int>(params.local_size, static_cast<int>(op.group.size()));
+  if (static_cast<int>(op.group.size()) % std::max(1, params.local_size) != 0) params.local_size = static_cast<int>(op.group.size());
+  auto executor = std::make_unique<CollectiveExecutor>(
+      *network_, build_collective(algorithm, op.op, static_cast<int>(op.group.size()), std::max<std::int64_t>(1, op.bytes), params),
+      std::move(hosts), options_.collective);
+  CollectiveExecutor* e = executor.get();
+  executors_.push_back(std::move(executor));
+  e->set_on_done([this, members = pending.members] {
+    for (const auto& [r, i] : members) finish(r, i);
+  });
+  e->start();
+}
+
+void TraceReplay::try_compute(int rank) {
+  ComputeStream& s = streams_[static_cast<std::size_t>(rank)];
+  if (s.running >= 0 || s.next >= s.order.size()) return;
+  const int i = s.order[s.next];
+  OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  if (!st.ready) return;  // in order: the head waits for its dependencies
+  ++s.next;
+  s.running = i;
+  st.start = network_->sim().now();
+  network_->sim().schedule_in(s, trace_.compute_time(trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)]));
+}
+
+void TraceReplay::ComputeStream::on_event() {
+  const int i = running;
+  running = -1;
+  owner->finish(rank, i);
+  owner->try_compute(rank);
+}
+
+void TraceReplay::finish(int rank, int i) {
+  OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  const Time now = network_->sim().now();
+  st.end = now;
+  if (st.start < 0) st.start = now;
+  finished_ = std::max(finished_, now);
+  --left_;
+  for (int c : st.children) {
+    if (--state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(c)].waiting == 0) ready(rank, c);
+  }
+}
+
+namespace {
+using Intervals = std::vector<std::pair<Time, Time>>;
+Intervals merged(Intervals v) {
+  std::sort(v.begin(), v.end());
+  Intervals out;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, iv.second);
+    } else {
+      out.push_back(iv);
+    }
+  }
+  return out;
+}
+Time length(const Intervals& v) {
+  Time t = 0;
+  for (const auto& iv : v) t += iv.second - iv.first;
+  return t;
+}
+// Length of `a` not covered by `b` (both merged).
+Time uncovered(const Intervals& a, const Intervals& b) {
+  Time covered = 0;
+  std::size_t j = 0;
+  for (const auto& iv : a) {
+    while (j < b.size() && b[j].second <= iv.first) ++j;
+    for (std::size_t k = j; k < b.size() && b[k].first < iv.second; ++k) {
+      covered += std::min(iv.second, b[k].second) - std::max(iv.first, b[k].first);
+    }
+  }
+  return length(a) - covered;
+}
+}  // namespace
+
+std::vector<RankBreakdown> TraceReplay::breakdown() const {
+  std::vector<RankBreakdown> out(static_cast<std::size_t>(trace_.ranks));
+  for (int r = 0; r < trace_.ranks; ++r) {
+    Intervals compute, comm;
+    std::map<std::string, Intervals> by_label;
+    RankBreakdown& b = out[static_cast<std::size_t>(r)];
+    const auto& ops = trace_.ops[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const OpState& st = state_[static_cast<std::size_t>(r)][i];
+      if (st.end < 0) continue;
+      b.finish = std::max(b.finish, st.end - started_);
+      if (ops[i].kind == TraceOpKind::kCompute) {
+        compute.emplace_back(st.start, st.end);
+      } else {
+        comm.emplace_back(st.start, st.end);
+        by_label[ops[i].label.empty() ? "other" : ops[i].label].emplace_back(st.start, st.end);
+      }
+    }
+    compute = merged(compute);
+    comm = merged(comm);
+    b.compute = length(compute);
+    b.communication = length(comm);
+    b.exposed = uncovered(comm, compute);
+    for (auto& [label, iv] : by_label) {
+      const Intervals m = merged(iv);
+      b.communication_by_label[label] = length(m);
+      b.exposed_by_label[label] = uncovered(m, compute);
+    }
+  }
+  return out;
+}
+
+}  // namespace fabricsim

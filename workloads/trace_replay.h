@@ -1,0 +1,101 @@
+#pragma once
+// Replays a training trace over the packet network (or an ideal one, where
+// communication takes no time). Rank r runs on endpoint rank_hosts[r]. Each rank has a
+// compute stream that runs its compute operations in trace order, one at a time;
+// communication starts once its dependencies are done (a collective once every member
+// has reached it) and overlaps compute.
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sim/network.h"
+#include "workloads/collective_algorithms.h"
+#include "workloads/collective_executor.h"
+#include "workloads/trace.h"
+
+namespace fabricsim {
+
+struct ReplayOptions {
+  bool ideal_network = false;
+  std::string default_algorithm = "ring";
+  AlgorithmParams params;
+  CollectiveOptions collective;  // check_data off by default for replays
+  ReplayOptions() { collective.check_data = false; }
+};
+
+// Where one rank's time went. Communication time is the union of its in-flight
+// communication; exposed is the part of that during which its compute stream was idle.
+struct RankBreakdown {
+  Time finish = 0;
+  Time compute = 0;
+  Time communication = 0;
+  Time exposed = 0;
+  std::map<std::string, Time> communication_by_label;
+  std::map<std::string, Time> exposed_by_label;
+};
+
+class TraceReplay final : public MessageObserver {
+ public:
+  // Throws std::invalid_argument when check_trace finds a problem.
+  TraceReplay(Network& network, Trace trace, std::vector<HostId> rank_hosts, ReplayOptions options);
+  TraceReplay(const TraceReplay&) = delete;
+  TraceReplay& operator=(const TraceReplay&) = delete;
+
+  void start();  // at the simulator's current time
+  bool done() const { return left_ == 0; }
+  Time started_at() const { return started_; }
+  Time iteration_time() const { return finished_ - started_; }
+  std::vector<RankBreakdown> breakdown() const;
+  const Trace& trace() const { return trace_; }
+
+  void on_message_finished(MessageId, Time) override {}
+  void on_message_delivered(MessageId id, Time now) override;
+
+ private:
+  struct OpState {
+    int waiting = 0;
+    std::vector<int> children;
+    bool ready = false;
+    Time start = -1;
+    Time end = -1;
+  };
+  struct ComputeStream final : EventHandler {
+    TraceReplay* owner = nullptr;
+    int rank = 0;
+    std::vector<int> order;  // compute ops in trace order
+    std::size_t next = 0;
+    int running = -1;
+    void on_event() override;
+  };
+  struct PendingCollective {
+    std::vector<std::pair<int, int>> members;  // (rank, op index) ready so far
+  };
+  void ready(int rank, int op);
+  void try_compute(int rank);
+  void finish(int rank, int op);
+  void launch_collective(const std::string& key);
+  void match_p2p(const std::tuple<int, int, int>& channel);
+
+  Network* network_;
+  Trace trace_;
+  std::vector<HostId> hosts_;
+  ReplayOptions options_;
+  std::vector<std::vector<OpState>> state_;
+  std::vector<std::map<int, int>> index_of_;  // per rank: op id -> index
+  std::deque<ComputeStream> streams_;
+  std::map<std::string, PendingCollective> collectives_;
+  std::vector<std::unique_ptr<CollectiveExecutor>> executors_;
+  // Point to point: per (sender, receiver, tag), sends and receives in order.
+  std::map<std::tuple<int, int, int>, std::deque<int>> sends_ready_, recvs_ready_;
+  // Delivered data waiting for its recv: when its send started, when it arrived.
+  std::map<std::tuple<int, int, int>, std::deque<std::pair<Time, Time>>> arrived_;
+  std::map<MessageId, std::pair<std::tuple<int, int, int>, std::pair<int, int>>> message_of_;  // -> channel, (rank, send op)
+  std::int64_t left_ = 0;
+  Time started_ = -1;
+  Time finished_ = -1;
+};
+
+}  // namespace fabricsim
