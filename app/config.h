@@ -66,7 +66,9 @@ struct CollectiveConfig {
 
 // A training trace replay (docs/traces.md).
 struct TraceWorkloadConfig {
-  std::string file;          // resolved against the config's folder
+  bool chakra = false;       // MLCommons Chakra files PREFIX.RANK.et instead of our JSON Lines
+  int chakra_ranks = 0;
+  std::string file;          // our trace, or the Chakra prefix; resolved against the config's folder
   SourceRef file_source;
   bool ideal_network = false;  // communication takes no time
   std::string algorithm = "ring";
@@ -74,7 +76,7 @@ struct TraceWorkloadConfig {
 };
 
 struct WorkloadConfig {
-  enum class Kind { kNone, kPermutation, kIncast, kUniform, kPoisson, kCollective, kTrace };
+  enum class Kind { kNone, kPermutation, kIncast, kUniform, kPoisson, kCollective, kTrace, kChakra };
   Kind kind = Kind::kNone;
   std::int64_t bytes = 1 << 20;  // permutation, incast, uniform
   Time start = 0;

@@ -184,14 +184,19 @@ WorkloadConfig read_workload(MapReader m, int traffic_classes) {
   }
   using K = WorkloadConfig::Kind;
   w.kind = m.choice<K>("kind", {{"permutation", K::kPermutation}, {"incast", K::kIncast}, {"uniform", K::kUniform},
-                                {"poisson", K::kPoisson}, {"collective", K::kCollective}, {"trace", K::kTrace}});
+                                {"poisson", K::kPoisson}, {"collective", K::kCollective}, {"trace", K::kTrace}, {"chakra", K::kChakra}});
   w.start = m.time("start", 0);
   w.traffic_class = static_cast<int>(m.integer("traffic_class", 0, traffic_classes - 1, 0));
   if (w.kind == K::kCollective) {
     read_collective(m, w.collective);
-  } else if (w.kind == K::kTrace) {
-    w.trace.file = m.string("file");
-    w.trace.file_source = m.context().source(m.node()["file"], m.child_path("file"));
+  } else if (w.kind == K::kTrace || w.kind == K::kChakra) {
+    const char* key = w.kind == K::kChakra ? "prefix" : "file";
+    w.trace.file = m.string(key);
+    w.trace.file_source = m.context().source(m.node()[key], m.child_path(key));
+    if (w.kind == K::kChakra) {
+      w.trace.chakra = true;
+      w.trace.chakra_ranks = static_cast<int>(m.integer("ranks", 1, 1 << 20));
+    }
     w.trace.ideal_network = m.choice<bool>("network", {{"packet", false}, {"ideal", true}}, false);
     std::vector<std::pair<std::string, std::string>> algorithms;
     for (const auto& name : algorithm_names()) algorithms.emplace_back(name, name);

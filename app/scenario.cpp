@@ -8,6 +8,7 @@
 #include "topologies/compile.h"
 #include "workloads/flow_size_cdf.h"
 #include "workloads/synthetic_traffic.h"
+#include "workloads/chakra/chakra_import.h"
 #include "workloads/trace.h"
 
 namespace fabricsim {
@@ -187,14 +188,15 @@ void ScenarioRun::add_workload() {
       collective_ = std::make_unique<CollectiveSweep>(*network_, topology_, config_);
       sim_->schedule_at(*collective_, w.start);
       break;
-    case K::kTrace: {
+    case K::kTrace:
+    case K::kChakra: {
       std::filesystem::path path(w.trace.file);
       if (path.is_relative() && !config_.file.empty() && config_.file.front() != '<') {
         path = std::filesystem::path(config_.file).parent_path() / path;
       }
       Trace trace;
       try {
-        trace = read_trace(path.string());
+        trace = w.trace.chakra ? import_chakra(path.string(), w.trace.chakra_ranks) : read_trace(path.string());
         if (trace.ranks > static_cast<int>(endpoints)) {
           throw std::invalid_argument("the trace has " + std::to_string(trace.ranks) + " ranks, the fabric " + std::to_string(endpoints) + " endpoints");
         }

@@ -8,6 +8,7 @@
 #include "app/scenario.h"
 #include "app/training_report.h"
 #include "test_support.h"
+#include "workloads/chakra/chakra_import.h"
 #include "workloads/trace.h"
 #include "workloads/transformer_trace.h"
 
@@ -176,4 +177,40 @@ TEST_CASE("traces round-trip through JSON Lines, and malformed ones are refused 
   send.peer = 1;
   unmatched.ops[0].push_back(send);
   CHECK(check_trace(unmatched) == "1 sends but 0 receives from rank 0 to rank 1 with tag 0");
+}
+
+TEST_CASE("a Chakra trace for 8 ranks replays exactly as our own trace of the same operations") {
+  // tests/chakra/dp8.*.et and dp8.jsonl were written from one set of operations by
+  // tests/chakra/make_dp8.cpp: per rank forward, two backward layers each followed by a
+  // gradient AllReduce over all 8 ranks, a send/receive hand-off between rank pairs, an
+  // AllGather and an optimizer step.
+  const std::string dir = FABRICSIM_SOURCE_DIR "/tests/chakra/";
+  const Trace chakra = import_chakra(dir + "dp8", 8);
+  const Trace ours = read_trace(dir + "dp8.jsonl");
+  CHECK(trace_to_jsonl(chakra) == trace_to_jsonl(ours));  // the same operations, field for field
+  int collectives = 0, computes = 0;
+  for (const TraceOp& op : chakra.ops[0]) {
+    collectives += op.kind == TraceOpKind::kCollective;
+    computes += op.kind == TraceOpKind::kCompute;
+  }
+  CHECK(collectives == 3);
+  CHECK(computes == 4);
+  const auto run = [&](const std::string& workload) {
+    const std::string yaml = "topology:\n  kind: nvswitch\n  preset: dgx_h100\nnetwork:\n  mtu: 64KiB\nworkload: " + workload + "\n";
+    ScenarioRun r(load_config_text(yaml, "chakra"));
+    r.run();
+    REQUIRE(r.replay());
+    REQUIRE(r.replay()->done());
+    return std::pair{r.replay()->iteration_time(), r.replay()->breakdown()};
+  };
+  const auto a = run("{kind: chakra, prefix: " + dir + "dp8, ranks: 8}");
+  const auto b = run("{kind: trace, file: " + dir + "dp8.jsonl}");
+  MESSAGE("8-rank Chakra trace: iteration " << to_us(a.first) << " us; our format: " << to_us(b.first) << " us");
+  CHECK(a.first == b.first);
+  CHECK(a.first > us(920));  // rank 7 computes 270 + 300 + 300 + 50 us, and waits for exchanges besides
+  for (std::size_t r = 0; r < 8; ++r) {
+    CHECK(a.second[r].finish == b.second[r].finish);
+    CHECK(a.second[r].communication == b.second[r].communication);
+    CHECK(a.second[r].exposed == b.second[r].exposed);
+  }
 }

@@ -1,0 +1,22 @@
+#pragma once
+// MLCommons Chakra execution traces -> fabricsim traces. One file per rank
+// (PREFIX.RANK.et): a length-delimited GlobalMetadata, then length-delimited Nodes.
+// COMP_NODE becomes compute (duration_micros, or the `num_ops` attribute in FLOPs),
+// COMM_COLL_NODE a collective (`comm_type`, `comm_size`), COMM_SEND_NODE and
+// COMM_RECV_NODE a send or receive (`comm_dst` / `comm_src`, `comm_tag`, `comm_size`);
+// control and data dependencies both become dependencies. Collectives span every rank
+// and match across ranks in the order each rank issues them, as ASTRA-sim replays them.
+#include <string>
+
+#include "workloads/trace.h"
+
+namespace fabricsim {
+
+// Throws std::runtime_error naming the file on a problem.
+Trace import_chakra(const std::string& prefix, int ranks);
+
+// Writes `trace` as Chakra files PREFIX.RANK.et (compute as duration_micros, whole
+// microseconds): for tests and for handing traces to other Chakra tools.
+void export_chakra(const Trace& trace, const std::string& prefix);
+
+}  // namespace fabricsim
