@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,12 +14,13 @@
 #include "app/config_loader.h"
 #include "app/json_writer.h"
 #include "app/model_files.h"
-#include "workloads/trace.h"
-#include "workloads/transformer_trace.h"
 #include "app/results.h"
 #include "app/scenario.h"
+#include "app/training_report.h"
 #include "sim/units.h"
 #include "topologies/analysis.h"
+#include "workloads/trace.h"
+#include "workloads/transformer_trace.h"
 
 namespace po = boost::program_options;
 using namespace fabricsim;
@@ -36,6 +38,8 @@ const char* kUsage =
     "       fabricsim collective CONFIG --op OP --algo ALGO [-b MIN] [-e MAX] [-f FACTOR] [--json]\n"
     "       fabricsim workload gen --model MODEL.yaml --tp T --pp P --dp D [--ep E] --microbatches M\n"
     "                              --gpu PROFILE.yaml [--zero] [--bucket SIZE] -o TRACE.jsonl\n"
+    "       fabricsim scale CONFIG --model MODEL.yaml --tp T --pp P --microbatches M --gpu PROFILE.yaml\n"
+    "                              --dp-list 1,2,4 [--ep E] [--zero] [--json]\n"
     "       fabricsim --help | --version\n";
 
 void print_help(const po::options_description& run_options) {
@@ -54,7 +58,9 @@ void print_help(const po::options_description& run_options) {
                "            recursive_doubling, hierarchical, direct, msccl (--file F.xml), steps (--file F.yaml)\n"
                "  workload gen  write a training-step trace for a transformer (configs/models) under\n"
                "            tensor, pipeline (1F1B), data and expert parallelism; replay it with a\n"
-               "            config whose workload is {kind: trace, file: TRACE.jsonl} (docs/traces.md)\n\n"
+               "            config whose workload is {kind: trace, file: TRACE.jsonl} (docs/traces.md)\n"
+               "  scale     the same model at several data-parallel sizes on CONFIG's fabric: iteration\n"
+               "            time, samples per second and weak-scaling efficiency per size\n\n"
             << run_options
             << "\nA config error is printed as FILE:LINE:COLUMN: error: KEY.PATH: what was expected,\n"
                "and the exit code is 2. The config schema is in docs/config.md.\n";
@@ -162,16 +168,8 @@ int collective_command(const po::variables_map& vm) {
   return run.complete() ? 0 : kExitFailure;
 }
 
-int workload_gen_command(const po::variables_map& vm) {
-  for (const char* required : {"model", "gpu", "out"}) {
-    if (!vm.count(required)) {
-      std::cerr << "fabricsim workload gen: needs --" << required << "\n" << kUsage;
-      return kExitBadInput;
-    }
-  }
+ParallelSpec parallel_from(const po::variables_map& vm) {
   const auto count = [&](const char* key, int fallback) { return vm.count(key) ? vm[key].as<int>() : fallback; };
-  const ModelSpec model = load_model_file(vm["model"].as<std::string>());
-  const GpuProfile gpu = load_gpu_profile(vm["gpu"].as<std::string>());
   ParallelSpec par;
   par.tp = count("tp", 1);
   par.pp = count("pp", 1);
@@ -179,6 +177,19 @@ int workload_gen_command(const po::variables_map& vm) {
   par.ep = count("ep", 1);
   par.microbatches = count("microbatches", 1);
   par.zero = vm.count("zero") > 0;
+  return par;
+}
+
+int workload_gen_command(const po::variables_map& vm) {
+  for (const char* required : {"model", "gpu", "out"}) {
+    if (!vm.count(required)) {
+      std::cerr << "fabricsim workload gen: needs --" << required << "\n" << kUsage;
+      return kExitBadInput;
+    }
+  }
+  const ModelSpec model = load_model_file(vm["model"].as<std::string>());
+  const GpuProfile gpu = load_gpu_profile(vm["gpu"].as<std::string>());
+  ParallelSpec par = parallel_from(vm);
   if (vm.count("bucket")) {
     const auto b = parse_bytes(vm["bucket"].as<std::string>());
     if (!b || *b < 1) {
@@ -200,6 +211,91 @@ int workload_gen_command(const po::variables_map& vm) {
   std::cout << "fabricsim workload gen: " << model.name << " tp " << par.tp << " pp " << par.pp << " dp " << par.dp << " ep "
             << par.ep << ", " << par.microbatches << " micro-batches: " << trace.ranks << " ranks, " << ops << " operations -> "
             << vm["out"].as<std::string>() << "\n";
+  return 0;
+}
+
+int scale_command(const po::variables_map& vm) {
+  for (const char* required : {"config", "model", "gpu", "dp-list"}) {
+    if (!vm.count(required)) {
+      std::cerr << "fabricsim scale: needs " << (std::string(required) == "config" ? "a CONFIG" : std::string("--") + required) << "\n" << kUsage;
+      return kExitBadInput;
+    }
+  }
+  const ModelSpec model = load_model_file(vm["model"].as<std::string>());
+  const GpuProfile gpu = load_gpu_profile(vm["gpu"].as<std::string>());
+  std::vector<int> sizes;
+  {
+    std::istringstream in(vm["dp-list"].as<std::string>());
+    std::string item;
+    while (std::getline(in, item, ',')) {
+      try {
+        sizes.push_back(std::stoi(item));
+      } catch (const std::exception&) {
+        std::cerr << "fabricsim scale: --dp-list: expected numbers separated by commas, got '" << item << "'\n";
+        return kExitBadInput;
+      }
+    }
+  }
+  struct Row {
+    int dp, gpus;
+    double iteration_ms, samples_per_s, exposed_fraction;
+  };
+  std::vector<Row> rows;
+  const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  for (int dp : sizes) {
+    ParallelSpec par = parallel_from(vm);
+    par.dp = dp;
+    Trace trace;
+    try {
+      trace = generate_transformer_trace(model, par, gpu);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "fabricsim scale: dp " << dp << ": " << e.what() << "\n";
+      return kExitBadInput;
+    }
+    const std::string path = (std::filesystem::temp_directory_path() / ("fabricsim_scale_" + std::to_string(::getpid()) + "_" + std::to_string(dp) + ".jsonl")).string();
+    write_trace(trace, path);
+    std::vector<std::string> with = sets;
+    with.push_back("workload={}");
+    with.push_back("workload.kind=trace");
+    with.push_back("workload.file=" + path);
+    ScenarioRun run(load(vm["config"].as<std::string>(), with));
+    const bool tty = ::isatty(STDERR_FILENO) != 0;
+    run.run(tty ? std::function<void(const Progress&)>(show_progress) : nullptr);
+    if (tty && run.sim().events_processed() > 4'000'000) std::fputs("\n", stderr);
+    std::filesystem::remove(path);
+    if (!run.replay()->done()) {
+      std::cerr << "fabricsim scale: dp " << dp << ": the step did not finish\n";
+      return kExitFailure;
+    }
+    const TrainingSummary s = summarize_training(*run.replay());
+    const double seconds = to_seconds(s.iteration);
+    rows.push_back({dp, trace.ranks, seconds * 1e3,
+                    static_cast<double>(dp) * par.microbatches * static_cast<double>(model.micro_batch) / seconds, s.exposed_fraction});
+  }
+  const auto efficiency = [&](const Row& r) {
+    return (r.samples_per_s / rows.front().samples_per_s) / (static_cast<double>(r.dp) / rows.front().dp);
+  };
+  if (vm.count("json")) {
+    JsonWriter j;
+    j.begin_array();
+    for (const Row& r : rows) {
+      j.begin_object();
+      j.key("dp").value(r.dp).key("gpus").value(r.gpus).key("iteration_ms").value(r.iteration_ms);
+      j.key("samples_per_second").value(r.samples_per_s).key("exposed_communication_fraction").value(r.exposed_fraction);
+      j.key("scaling_efficiency").value(efficiency(r));
+      j.end_object();
+    }
+    j.end_array();
+    std::cout << j.str() << "\n";
+    return 0;
+  }
+  std::cout << "# fabricsim scale: " << model.name << ", tp " << parallel_from(vm).tp << " pp " << parallel_from(vm).pp
+            << ", weak scaling (micro-batches per replica fixed)\n";
+  std::printf("  %6s %6s %14s %14s %10s %12s\n", "dp", "gpus", "iteration(ms)", "samples/s", "exposed", "efficiency");
+  for (const Row& r : rows) {
+    std::printf("  %6d %6d %14.3f %14.3f %9.1f%% %11.1f%%\n", r.dp, r.gpus, r.iteration_ms, r.samples_per_s, 100 * r.exposed_fraction,
+                100 * efficiency(r));
+  }
   return 0;
 }
 
@@ -281,6 +377,7 @@ int main(int argc, char** argv) {
       ("microbatches", po::value<int>()->value_name("N"), "workload gen: micro-batches per step")
       ("zero", "workload gen: ReduceScatter + AllGather of gradients (ZeRO/FSDP)")
       ("bucket", po::value<std::string>()->value_name("SIZE"), "workload gen: gradient bucket (default 25MiB)")
+      ("dp-list", po::value<std::string>()->value_name("N,N,..."), "scale: data-parallel sizes to run")
 
       ("set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
        "override a config value, e.g. --set network.mtu=9000 --set messages[0].bytes=1MiB");
@@ -315,6 +412,7 @@ int main(int argc, char** argv) {
     if (command == "validate") return validate_command(vm);
     if (command == "topo") return topo_command(vm);
     if (command == "collective") return collective_command(vm);
+    if (command == "scale") return scale_command(vm);
     if (command == "workload" && vm.count("config") && vm["config"].as<std::string>() == "gen") return workload_gen_command(vm);
     std::cerr << (command.empty() ? "fabricsim: no command given\n" : "fabricsim: unknown command '" + command + "'\n")
               << kUsage;

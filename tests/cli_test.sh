@@ -40,6 +40,14 @@ check "validate rejects a bad one with exit 2" '[ $rc -eq 2 ] && grep -q "messag
 check "a PFC deadlock exits 3, prints the cycle and marks the results" \
   '[ $rc -eq 3 ] && grep -q "DEADLOCK .* cycle: t" "$work/dl.out" && grep -q "\"deadlock\": true" "$work/dl/results.json" && grep -q "\"complete\": false" "$work/dl/results.json"'
 
+"$bin" workload gen --model "$test_configs/../models/tiny.yaml" --gpu "$examples/gpus/h100.yaml" --tp 2 --pp 2 --microbatches 2 -o "$work/tiny.jsonl" >"$work/gen.out" 2>&1; rc=$?
+check "workload gen writes a trace" '[ $rc -eq 0 ] && head -1 "$work/tiny.jsonl" | grep -q "\"fabricsim_trace\": 1, \"ranks\": 4"'
+printf 'workload: {kind: trace, file: %s}\n' "$work/tiny.jsonl" | cat "$test_configs/good/four_hosts.yaml" - > "$work/replay.yaml"
+"$bin" run "$work/replay.yaml" --out "$work/replay" >"$work/replay.out" 2>&1; rc=$?
+check "a generated trace replays and reports the iteration" '[ $rc -eq 0 ] && grep -q "training  4 ranks, iteration" "$work/replay.out" && grep -q "\"iteration_time_us\"" "$work/replay/results.json"'
+"$bin" scale "$test_configs/good/four_hosts.yaml" --model "$test_configs/../models/tiny.yaml" --gpu "$examples/gpus/h100.yaml" --tp 1 --pp 1 --microbatches 2 --dp-list 1,2,4 >"$work/scale.out" 2>&1; rc=$?
+check "scale prints one row per data-parallel size, the first at 100%" '[ $rc -eq 0 ] && [ $(grep -cE "^ +[0-9]+ +[0-9]+ " "$work/scale.out") -eq 3 ] && grep -qE "^ +1 +1 .* 100.0%$" "$work/scale.out"'
+
 "$bin" frobnicate >/dev/null 2>&1; rc=$?
 check "an unknown command exits 2" '[ $rc -eq 2 ]'
 
