@@ -50,7 +50,15 @@ TEST_CASE("every example config under configs/ validates and builds") {
   for (const auto& entry : std::filesystem::directory_iterator(FABRICSIM_SOURCE_DIR "/configs")) {
     if (entry.path().extension() != ".yaml") continue;
     CAPTURE(entry.path().string());
-    CHECK_NOTHROW(ScenarioRun(load_config_file(entry.path().string())));
+    const ScenarioConfig c = load_config_file(entry.path().string());
+    if (c.workload.kind == WorkloadConfig::Kind::kTrace &&
+        !std::filesystem::exists(entry.path().parent_path() / c.workload.trace.file)) {
+      // A trace the user generates first (the config's header says how); the command-
+      // line test generates it and validates the config with it.
+      ++n;
+      continue;
+    }
+    CHECK_NOTHROW(ScenarioRun(c));
     ++n;
   }
   CHECK(n >= 1);
