@@ -58,7 +58,7 @@ TEST_CASE("every example config under configs/ validates and builds") {
       ++n;
       continue;
     }
-    CHECK_NOTHROW(ScenarioRun(c));
+    CHECK_NOTHROW(ScenarioRun{c});
     ++n;
   }
   CHECK(n >= 1);
