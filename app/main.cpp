@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/calibration.h"
 #include "app/config_error.h"
 #include "app/config_loader.h"
 #include "app/json_writer.h"
@@ -40,6 +41,10 @@ const char* kUsage =
     "                              --gpu PROFILE.yaml [--zero] [--bucket SIZE] -o TRACE.jsonl\n"
     "       fabricsim scale CONFIG --model MODEL.yaml --tp T --pp P --microbatches M --gpu PROFILE.yaml\n"
     "                              --dp-list 1,2,4 [--ep E] [--zero] [--json]\n"
+    "       fabricsim calibrate import --nccl-tests LOG... | --perftest LOG... [--op OP] [--ranks N]\n"
+    "                              [--gpus-per-node G] [--nics-per-node K] --out PROFILE.yaml\n"
+    "       fabricsim calibrate gpu [--out PROFILE.yaml] [--json FILE]\n"
+    "       fabricsim calibrate nic --server | --client HOST [--device NAME] [--gid-index N] [--port P]\n"
     "       fabricsim --help | --version\n";
 
 void print_help(const po::options_description& run_options) {
@@ -60,7 +65,12 @@ void print_help(const po::options_description& run_options) {
                "            tensor, pipeline (1F1B), data and expert parallelism; replay it with a\n"
                "            config whose workload is {kind: trace, file: TRACE.jsonl} (docs/traces.md)\n"
                "  scale     the same model at several data-parallel sizes on CONFIG's fabric: iteration\n"
-               "            time, samples per second and weak-scaling efficiency per size\n\n"
+               "            time, samples per second and weak-scaling efficiency per size\n"
+               "  calibrate import  fit nccl-tests and perftest logs (alpha + size/beta) and write a link\n"
+               "            profile that a topology references with `profile: FILE` (docs/calibration.md)\n"
+               "  calibrate gpu  measure this machine's GPUs (CUDA): copies, peers, launch, reduce, matmul\n"
+               "  calibrate nic  RDMA WRITE bandwidth sweep and ping-pong latency between two hosts\n"
+               "            (libibverbs); exit code 3 when there is no device to measure\n\n"
             << run_options
             << "\nA config error is printed as FILE:LINE:COLUMN: error: KEY.PATH: what was expected,\n"
                "and the exit code is 2. The config schema is in docs/config.md.\n";
@@ -299,6 +309,69 @@ int scale_command(const po::variables_map& vm) {
   return 0;
 }
 
+int calibrate_import_command(const po::variables_map& vm) {
+  ImportRequest request;
+  if (vm.count("nccl-tests")) request.nccl_tests_logs = vm["nccl-tests"].as<std::vector<std::string>>();
+  if (vm.count("perftest")) request.perftest_logs = vm["perftest"].as<std::vector<std::string>>();
+  if (!vm.count("out") || (request.nccl_tests_logs.empty() && request.perftest_logs.empty())) {
+    std::cerr << "fabricsim calibrate import: needs --nccl-tests LOG... or --perftest LOG..., and --out PROFILE.yaml\n" << kUsage;
+    return kExitBadInput;
+  }
+  const auto positive = [&](const char* key, int& into) {
+    if (!vm.count(key)) return true;
+    const std::string v = vm[key].as<std::string>();
+    try {
+      std::size_t used = 0;
+      into = std::stoi(v, &used);
+      if (used == v.size() && into > 0) return true;
+    } catch (const std::exception&) {
+    }
+    std::cerr << "fabricsim calibrate import: --" << key << ": expected a positive whole number, got '" << v << "'\n";
+    return false;
+  };
+  if (!positive("ranks", request.ranks) || !positive("gpus-per-node", request.gpus_per_node) ||
+      !positive("nics-per-node", request.nics_per_node)) {
+    return kExitBadInput;
+  }
+  if (vm.count("op")) {
+    const std::string op = vm["op"].as<std::string>();
+    bool found = false;
+    for (CollectiveOp o : {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter, CollectiveOp::kAllGather,
+                           CollectiveOp::kBroadcast, CollectiveOp::kReduce, CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
+      if (op == op_name(o)) {
+        request.op = o;
+        found = true;
+      }
+    }
+    if (!found) {
+      std::cerr << "fabricsim calibrate import: --op: expected all_reduce, reduce_scatter, all_gather, broadcast, reduce,"
+                   " all_to_all or send_recv, got '" << op << "'\n";
+      return kExitBadInput;
+    }
+  }
+  ImportResult result;
+  try {
+    result = import_logs(request);
+  } catch (const std::runtime_error& e) {  // an unreadable or malformed log: bad input
+    std::cerr << "fabricsim calibrate import: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "fabricsim calibrate import: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  const std::string out = vm["out"].as<std::string>();
+  write_file_atomically(out, profile_yaml(result.profile));
+  std::cout << result.report << "profile written to " << out << "\n";
+  return 0;
+}
+
+int calibrate_command(const po::variables_map& vm) {
+  const std::string what = vm.count("config") ? vm["config"].as<std::string>() : "";
+  if (what == "import") return calibrate_import_command(vm);
+  std::cerr << "fabricsim calibrate: expected import, gpu or nic" << (what.empty() ? "" : ", got '" + what + "'") << "\n" << kUsage;
+  return kExitBadInput;
+}
+
 int topo_command(const po::variables_map& vm) {
   if (!vm.count("config")) {
     std::cerr << "fabricsim topo: needs a CONFIG file\n" << kUsage;
@@ -378,6 +451,10 @@ int main(int argc, char** argv) {
       ("zero", "workload gen: ReduceScatter + AllGather of gradients (ZeRO/FSDP)")
       ("bucket", po::value<std::string>()->value_name("SIZE"), "workload gen: gradient bucket (default 25MiB)")
       ("dp-list", po::value<std::string>()->value_name("N,N,..."), "scale: data-parallel sizes to run")
+      ("nccl-tests", po::value<std::vector<std::string>>()->multitoken()->value_name("LOG..."), "calibrate import: nccl-tests logs")
+      ("perftest", po::value<std::vector<std::string>>()->multitoken()->value_name("LOG..."), "calibrate import: perftest logs")
+      ("gpus-per-node", po::value<std::string>()->value_name("G"), "calibrate import: GPUs per node (default: all ranks in one)")
+      ("nics-per-node", po::value<std::string>()->value_name("K"), "calibrate import: NICs per node (default: one per GPU)")
 
       ("set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
        "override a config value, e.g. --set network.mtu=9000 --set messages[0].bytes=1MiB");
@@ -413,6 +490,7 @@ int main(int argc, char** argv) {
     if (command == "topo") return topo_command(vm);
     if (command == "collective") return collective_command(vm);
     if (command == "scale") return scale_command(vm);
+    if (command == "calibrate") return calibrate_command(vm);
     if (command == "workload" && vm.count("config") && vm["config"].as<std::string>() == "gen") return workload_gen_command(vm);
     std::cerr << (command.empty() ? "fabricsim: no command given\n" : "fabricsim: unknown command '" + command + "'\n")
               << kUsage;

@@ -2,10 +2,19 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <set>
+
+#include "app/profile.h"
 
 namespace fabricsim {
 namespace {
+
+// A path relative to the config's folder.
+std::string resolve(const YamlContext& ctx, const std::string& path) {
+  if (std::filesystem::path(path).is_absolute() || ctx.file().empty() || ctx.file().front() == '<' || ctx.file().front() == '-') return path;
+  return (std::filesystem::path(ctx.file()).parent_path() / path).string();
+}
 
 LinkSpec read_link(MapReader m, std::optional<Bandwidth> bandwidth = std::nullopt, Time latency = ns(500)) {
   LinkSpec l;
@@ -121,8 +130,20 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
       s.links_per_switch.assign(static_cast<std::size_t>(s.switches), 1);
     }
   }
-  s.nvlink_bandwidth = m.bandwidth("nvlink_bandwidth", preset ? std::optional<Bandwidth>(s.nvlink_bandwidth) : std::nullopt);
+  const bool profiled = m.has("profile");
+  s.nvlink_bandwidth = m.bandwidth("nvlink_bandwidth", preset || profiled ? std::optional<Bandwidth>(s.nvlink_bandwidth) : std::nullopt);
   s.latency = m.time("latency", s.latency);
+  if (profiled) {
+    // A measured profile replaces the preset's NVLink figures: its bandwidth is per GPU,
+    // spread over the GPU's links.
+    const std::string path = resolve(m.context(), m.string("profile"));
+    const LinkProfile profile = load_profile(path);
+    if (!profile.nvlink) m.context().fail(m.node()["profile"], m.child_path("profile"), "expected a profile with an nvlink entry");
+    s.nvlink_bandwidth = Bandwidth{profile.nvlink->bandwidth.bits_per_second / std::max(1, s.links_per_gpu())};
+    s.latency = profile.nvlink->latency;
+  } else {
+    m.string("profile", std::string());
+  }
   if (s.links_per_gpu() == 0) m.context().fail(m.node(), m.path(), "expected at least one NVLink per GPU");
   return s;
 }
@@ -164,12 +185,25 @@ void read_custom(MapReader& m, CustomTopologyConfig& c) {
 
 void read_cluster(MapReader& m, ClusterSpec& c) {
   c.nodes = static_cast<int>(m.integer("nodes", 1, 65536));
+  // A cluster-wide profile sets NVLink (unless the node names its own), PCIe and the NIC;
+  // figures written out in the config still win over it for PCIe and the NIC.
+  std::optional<LinkProfile> profile;
+  if (m.has("profile")) profile = load_profile(resolve(m.context(), m.string("profile")));
   MapReader node = m.map("node");
   c.node = read_nvswitch(node);
+  if (profile && profile->nvlink && !node.has("profile")) {
+    c.node.nvlink_bandwidth = Bandwidth{profile->nvlink->bandwidth.bits_per_second / std::max(1, c.node.links_per_gpu())};
+    c.node.latency = profile->nvlink->latency;
+  }
   node.finish();
   c.nics_per_node = static_cast<int>(m.integer("nics_per_node", 1, c.node.gpus, c.node.gpus));
+  if (profile && profile->pcie) c.pcie = *profile->pcie;
   c.pcie = read_link(m.map("pcie", false), c.pcie.bandwidth, c.pcie.latency);
-  c.nic_link = read_link(m.map("nic"), std::nullopt, c.nic_link.latency);
+  if (profile && profile->nic) {
+    c.nic_link = read_link(m.map("nic", false), profile->nic->bandwidth, profile->nic->latency);
+  } else {
+    c.nic_link = read_link(m.map("nic"), std::nullopt, c.nic_link.latency);
+  }
   MapReader f = m.map("fabric");
   const int nics = c.nodes * c.nics_per_node;
   using K = TopologyConfig::Kind;

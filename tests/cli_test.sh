@@ -59,6 +59,20 @@ check "topo --dot writes a Graphviz graph" '[ -s "$work/ft.dot" ] && head -1 "$w
 "$bin" topo "$test_configs/bad/fat_tree_k_odd.yaml" >"$work/topo_bad.out" 2>&1; rc=$?
 check "topo on a bad config exits 2" '[ $rc -eq 2 ] && grep -q "topology.k: expected an even integer" "$work/topo_bad.out"'
 
+# Calibration import: a profile on success, exit 2 with the log's line otherwise, and
+# nothing written then.
+cal="$test_configs/../calibration"
+"$bin" calibrate import --nccl-tests "$cal/synthetic_allreduce_8gpu.log" --perftest "$cal/perftest_write_bw.log" \
+  --out "$work/profile.yaml" >"$work/cal.out" 2>&1; rc=$?
+check "calibrate import writes a profile and prints the fit with residuals" \
+  '[ $rc -eq 0 ] && grep -q "^nvlink: {bandwidth: " "$work/profile.yaml" && grep -q "^nic: {bandwidth: " "$work/profile.yaml" && grep -q "fit  time = " "$work/cal.out" && grep -qE "^  4294967296 .*%$" "$work/cal.out"'
+printf '# size count type redop root time algbw busbw\n1048576 262144 float sum -1 31.99\n' >"$work/broken.log"
+"$bin" calibrate import --nccl-tests "$work/broken.log" --ranks 8 --out "$work/broken_profile.yaml" >"$work/calbad.out" 2>&1; rc=$?
+check "calibrate import on a malformed log exits 2 naming the line, writing nothing" \
+  '[ $rc -eq 2 ] && grep -q "broken.log:2: expected at least 8 columns, got 6" "$work/calbad.out" && [ ! -e "$work/broken_profile.yaml" ]'
+"$bin" calibrate import --nccl-tests "$cal/h100-1node-nvls-allreduce.txt" --out "$work/noranks.yaml" >"$work/noranks.out" 2>&1; rc=$?
+check "calibrate import asks for --ranks when the log does not say" '[ $rc -eq 2 ] && grep -q "pass --ranks N" "$work/noranks.out" && [ ! -e "$work/noranks.yaml" ]'
+
 # The 70B example replays a generated trace (not shipped): make it as its header says.
 "$bin" workload gen --model "$examples/models/llama_70b.yaml" --tp 8 --pp 4 --dp 4 --microbatches 8 \
   --gpu "$examples/gpus/h100.yaml" -o "$work/llama70b.jsonl" >/dev/null 2>&1

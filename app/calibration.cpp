@@ -1,0 +1,152 @@
+#include "app/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace fabricsim {
+
+int latency_steps(CollectiveOp op, int ranks) {
+  const int n = std::max(2, ranks);
+  switch (op) {
+    case CollectiveOp::kAllReduce: return 2 * (n - 1);
+    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kSendRecv: return 1;
+    default: return n - 1;
+  }
+}
+
+namespace {
+
+Bandwidth from_GBps(double gbytes_per_second) {
+  return Bandwidth{static_cast<std::int64_t>(std::llround(gbytes_per_second * 8e9))};
+}
+
+Time from_us(double us) { return static_cast<Time>(std::llround(std::max(0.0, us) * 1e6)); }
+
+std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
+  return buf;
+}
+
+}  // namespace
+
+CollectiveCalibration calibrate_collective(const NcclTestsLog& log, const ImportRequest& request) {
+  CollectiveCalibration c;
+  c.log = log;
+  c.ranks = request.ranks > 0 ? request.ranks : log.ranks;
+  if (c.ranks < 2) {
+    throw std::invalid_argument(log.name + ": the log does not say how many ranks ran (no \"# Rank\" lines); pass --ranks N");
+  }
+  std::vector<std::int64_t> bytes;
+  std::vector<double> times;
+  for (const auto& s : log.samples) {
+    if (s.bytes <= 0 || s.time_us <= 0) continue;
+    bytes.push_back(s.bytes);
+    times.push_back(s.time_us);
+  }
+  c.fit = fit_alpha_beta(bytes, times);
+  c.busbw_asymptote_GBps = c.fit.beta_GBps * busbw_factor(request.op, c.ranks);
+  const int gpus_per_node = request.gpus_per_node > 0 ? request.gpus_per_node : c.ranks;
+  const int nics_per_node = request.nics_per_node > 0 ? request.nics_per_node : gpus_per_node;
+  c.inter_node = c.ranks > gpus_per_node;
+  // The fixed cost spread over the algorithm's steps, each crossing two links (to the
+  // switch and out of it).
+  const double per_link_latency_us = std::max(0.0, c.fit.alpha_us) / (2.0 * latency_steps(request.op, c.ranks));
+  if (c.inter_node) {
+    // One channel per NIC, each crossing the node boundary: busbw is the node's NIC
+    // bandwidth (docs/calibration.md).
+    c.link.bandwidth = from_GBps(c.busbw_asymptote_GBps / nics_per_node);
+  } else {
+    // Inside one NVSwitch node the ring's busbw is what each GPU moves into the switch layer.
+    c.link.bandwidth = from_GBps(c.busbw_asymptote_GBps);
+  }
+  c.link.latency = from_us(per_link_latency_us);
+  return c;
+}
+
+ImportResult import_logs(const ImportRequest& request) {
+  if (request.nccl_tests_logs.empty() && request.perftest_logs.empty()) {
+    throw std::invalid_argument("calibrate import: give at least one --nccl-tests or --perftest log");
+  }
+  ImportResult r;
+  std::string& out = r.report;
+  for (const auto& path : request.nccl_tests_logs) {
+    const CollectiveCalibration c = calibrate_collective(load_nccl_tests(path), request);
+    r.profile.sources.push_back("nccl-tests " + std::string(op_name(request.op)) + ": " + path);
+    out += "nccl-tests " + path + ": " + op_name(request.op) + ", " + std::to_string(c.ranks) + " ranks, " +
+           std::to_string(c.log.samples.size()) + " sizes\n";
+    out += format("  fit  time = %.3f us + size / %.3f GB/s   (busbw asymptote %.2f GB/s, rms residual %.2f%%)\n",
+                  c.fit.alpha_us, c.fit.beta_GBps, c.busbw_asymptote_GBps, c.fit.rms_relative * 100);
+    out += "  size             measured_us    fitted_us   residual\n";
+    for (std::size_t i = 0, k = 0; i < c.log.samples.size(); ++i) {
+      const auto& s = c.log.samples[i];
+      if (s.bytes <= 0 || s.time_us <= 0) continue;
+      char row[160];
+      std::snprintf(row, sizeof row, "  %-14lld %12.2f %12.2f %+9.2f%%\n", static_cast<long long>(s.bytes), s.time_us,
+                    s.time_us - c.fit.residuals_us[k], c.fit.relative_residuals[k] * 100);
+      out += row;
+      ++k;
+    }
+    CollectiveFitRecord f;
+    f.log = path;
+    f.op = op_name(request.op);
+    f.ranks = c.ranks;
+    f.alpha_us = c.fit.alpha_us;
+    f.beta_GBps = c.fit.beta_GBps;
+    f.busbw_asymptote_GBps = c.busbw_asymptote_GBps;
+    f.rms_relative_residual = c.fit.rms_relative;
+    f.relative_residuals = c.fit.relative_residuals;
+    r.profile.fits.push_back(f);
+    (c.inter_node ? r.profile.nic : r.profile.nvlink) = c.link;
+    out += format(c.inter_node ? "  -> nic: %.2f GB/s per NIC, %.3f us per link\n"
+                               : "  -> nvlink: %.2f GB/s per GPU, %.3f us per hop\n",
+                  static_cast<double>(c.link.bandwidth.bits_per_second) / 8e9, static_cast<double>(c.link.latency) * 1e-6);
+    r.collectives.push_back(c);
+  }
+  for (const auto& path : request.perftest_logs) {
+    const PerftestLog log = load_perftest(path);
+    r.profile.sources.push_back("perftest: " + path);
+    LinkSpec nic = r.profile.nic.value_or(LinkSpec{});
+    if (log.kind == PerftestLog::Kind::kBandwidth) {
+      // Per message time in a pipelined stream: size / bandwidth; its fit gives the
+      // link rate (beta) and the per-message overhead (alpha).
+      std::vector<std::int64_t> bytes;
+      std::vector<double> times;
+      for (const auto& s : log.samples) {
+        if (s.bandwidth_Gbps <= 0) continue;
+        bytes.push_back(s.bytes);
+        times.push_back(static_cast<double>(s.bytes) * 8 / (s.bandwidth_Gbps * 1e3));
+      }
+      const AlphaBetaFit fit = fit_alpha_beta(bytes, times);
+      nic.bandwidth = from_GBps(fit.beta_GBps);
+      CollectiveFitRecord f;
+      f.log = path;
+      f.op = "rdma_write_bw";
+      f.ranks = 2;
+      f.alpha_us = fit.alpha_us;
+      f.beta_GBps = fit.beta_GBps;
+      f.busbw_asymptote_GBps = fit.beta_GBps;
+      f.rms_relative_residual = fit.rms_relative;
+      f.relative_residuals = fit.relative_residuals;
+      r.profile.fits.push_back(f);
+      out += "perftest " + path + ": bandwidth, " + std::to_string(log.samples.size()) + " sizes\n";
+      out += format("  fit  per message %.4f us + size / %.3f GB/s (%.1f Gb/s), rms residual %.2f%%\n", fit.alpha_us,
+                    fit.beta_GBps, fit.beta_GBps * 8, fit.rms_relative * 100);
+    } else {
+      // One-way latency of the smallest message, NIC to NIC through one switch: two links.
+      const auto smallest = std::min_element(log.samples.begin(), log.samples.end(),
+                                             [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+      nic.latency = from_us(smallest->latency_us / 2);
+      out += "perftest " + path + ": latency, " + std::to_string(log.samples.size()) + " sizes\n";
+      out += format("  one-way %.3f us at %.0f bytes -> %.3f us per link\n", smallest->latency_us,
+                    static_cast<double>(smallest->bytes), smallest->latency_us / 2);
+    }
+    r.profile.nic = nic;
+  }
+  return r;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,51 @@
+#pragma once
+// `fabricsim calibrate import`: fit measurement logs and translate them into a link
+// profile (docs/calibration.md).
+#include <string>
+#include <vector>
+
+#include "app/profile.h"
+#include "calibrate/fit.h"
+#include "calibrate/log_import.h"
+#include "workloads/collective.h"
+
+namespace fabricsim {
+
+struct ImportRequest {
+  std::vector<std::string> nccl_tests_logs;
+  std::vector<std::string> perftest_logs;
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  int ranks = 0;          // 0: the log's "Rank" lines must say
+  int gpus_per_node = 0;  // 0: every rank in one NVSwitch node
+  int nics_per_node = 0;  // 0: one NIC per GPU
+};
+
+// One nccl-tests log, fitted and translated.
+struct CollectiveCalibration {
+  NcclTestsLog log;
+  int ranks = 0;
+  AlphaBetaFit fit;
+  double busbw_asymptote_GBps = 0;  // beta times the busbw factor
+  bool inter_node = false;          // the NICs, not NVLink, bound the busbw
+  LinkSpec link;                    // what the profile gets: nvlink, or nic when inter_node
+};
+
+CollectiveCalibration calibrate_collective(const NcclTestsLog& log, const ImportRequest& request);
+
+// Every log in the request into one profile; `report` is the human-readable account
+// (fits, residuals, translation) the command prints.
+struct ImportResult {
+  LinkProfile profile;
+  std::vector<CollectiveCalibration> collectives;
+  std::string report;
+};
+
+// Throws std::runtime_error naming the log and line for unreadable logs, and
+// std::invalid_argument for requests that cannot be translated.
+ImportResult import_logs(const ImportRequest& request);
+
+// Ring steps a collective of `ranks` takes: all_reduce 2(n-1), reduce_scatter and
+// all_gather n-1, the rest n-1 as well (pipelined chains), all_to_all 1.
+int latency_steps(CollectiveOp op, int ranks);
+
+}  // namespace fabricsim

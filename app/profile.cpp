@@ -1,0 +1,112 @@
+#include "app/profile.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "app/yaml_reader.h"
+
+namespace fabricsim {
+
+LinkProfile load_profile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path, "", "cannot read the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.str());
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1), "", "YAML syntax: " + e.msg);
+  }
+  YamlContext ctx(path);
+  MapReader m(ctx, root, "");
+  LinkProfile p;
+  m.integer("version", 1, 1, 1);
+  p.sources = m.string_list("sources", false);
+  for (const char* key : {"nvlink", "pcie", "nic"}) {
+    if (!m.has(key)) {
+      m.map(key, false);
+      continue;
+    }
+    MapReader l = m.map(key);
+    LinkSpec s;
+    s.bandwidth = l.bandwidth("bandwidth");
+    s.latency = l.time("latency", s.latency);
+    l.finish();
+    (std::string(key) == "nvlink" ? p.nvlink : std::string(key) == "pcie" ? p.pcie : p.nic) = s;
+  }
+  MapReader gpu = m.map("gpu", false);
+  if (gpu.has("reduce_fp32")) p.reduce_GBps_fp32 = static_cast<double>(gpu.bandwidth("reduce_fp32").bits_per_second) / 8e9;
+  if (gpu.has("reduce_bf16")) p.reduce_GBps_bf16 = static_cast<double>(gpu.bandwidth("reduce_bf16").bits_per_second) / 8e9;
+  if (gpu.has("matmul_tflops")) p.matmul_tflops = gpu.real("matmul_tflops", 0, 1e6);
+  if (gpu.has("launch_latency")) p.launch_latency_us = to_us(gpu.time("launch_latency"));
+  for (const char* k : {"reduce_fp32", "reduce_bf16", "matmul_tflops", "launch_latency"}) {
+    if (!gpu.has(k)) gpu.string(k, std::string());
+  }
+  gpu.finish();
+  const YAML::Node fits = m.sequence("fits", false);
+  for (std::size_t i = 0; i < fits.size(); ++i) {
+    MapReader f(ctx, fits[i], "fits[" + std::to_string(i) + "]");
+    CollectiveFitRecord r;
+    r.log = f.string("log", std::string("?"));
+    r.op = f.string("op", std::string("all_reduce"));
+    r.ranks = static_cast<int>(f.integer("ranks", 0, 1 << 20, 0));
+    r.alpha_us = f.real("alpha_us", -1e12, 1e12);
+    r.beta_GBps = f.real("beta_GBps", 0, 1e12);
+    r.busbw_asymptote_GBps = f.real("busbw_asymptote_GBps", 0, 1e12, 0);
+    r.rms_relative_residual = f.real("rms_relative_residual", 0, 1e6, 0);
+    f.sequence("relative_residuals", false);
+    f.finish();
+    p.fits.push_back(r);
+  }
+  m.finish();
+  return p;
+}
+
+std::string profile_yaml(const LinkProfile& p) {
+  std::ostringstream out;
+  char buf[256];
+  out << "# fabricsim link profile (docs/calibration.md). Reference it from a topology with\n"
+         "# `profile: FILE`; its figures replace the preset's.\n";
+  out << "version: 1\n";
+  if (!p.sources.empty()) {
+    out << "sources:\n";
+    for (const auto& s : p.sources) out << "  - \"" << s << "\"\n";
+  }
+  const auto link = [&](const char* name, const std::optional<LinkSpec>& l, const char* comment) {
+    if (!l) return;
+    std::snprintf(buf, sizeof buf, "%s: {bandwidth: %.3fGBps, latency: %.3fns}  # %s\n", name,
+                  static_cast<double>(l->bandwidth.bits_per_second) / 8e9, static_cast<double>(l->latency) * 1e-3, comment);
+    out << buf;
+  };
+  link("nvlink", p.nvlink, "per GPU into the NVSwitch layer, per hop");
+  link("pcie", p.pcie, "GPU to NIC");
+  link("nic", p.nic, "NIC to the fabric");
+  if (p.reduce_GBps_fp32 || p.reduce_GBps_bf16 || p.matmul_tflops || p.launch_latency_us) {
+    out << "gpu:\n";
+    if (p.reduce_GBps_fp32) { std::snprintf(buf, sizeof buf, "  reduce_fp32: %.3fGBps\n", *p.reduce_GBps_fp32); out << buf; }
+    if (p.reduce_GBps_bf16) { std::snprintf(buf, sizeof buf, "  reduce_bf16: %.3fGBps\n", *p.reduce_GBps_bf16); out << buf; }
+    if (p.matmul_tflops) { std::snprintf(buf, sizeof buf, "  matmul_tflops: %.3f\n", *p.matmul_tflops); out << buf; }
+    if (p.launch_latency_us) { std::snprintf(buf, sizeof buf, "  launch_latency: %.3fus\n", *p.launch_latency_us); out << buf; }
+  }
+  if (!p.fits.empty()) {
+    out << "fits:\n";
+    for (const auto& f : p.fits) {
+      std::snprintf(buf, sizeof buf,
+                    "  - {log: \"%s\", op: %s, ranks: %d, alpha_us: %.4f, beta_GBps: %.4f, busbw_asymptote_GBps: %.4f, rms_relative_residual: %.6f",
+                    f.log.c_str(), f.op.c_str(), f.ranks, f.alpha_us, f.beta_GBps, f.busbw_asymptote_GBps, f.rms_relative_residual);
+      out << buf << ", relative_residuals: [";
+      for (std::size_t i = 0; i < f.relative_residuals.size(); ++i) {
+        std::snprintf(buf, sizeof buf, "%s%.5f", i ? ", " : "", f.relative_residuals[i]);
+        out << buf;
+      }
+      out << "]}\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace fabricsim

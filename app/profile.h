@@ -1,0 +1,36 @@
+#pragma once
+// Link profiles (docs/calibration.md): measured or fitted figures that a topology can
+// reference with `profile: FILE`, overriding its preset figures. Written by
+// `fabricsim calibrate import` (and the probes), read like configs with located errors.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topologies/link_spec.h"
+
+namespace fabricsim {
+
+struct CollectiveFitRecord {
+  std::string log;
+  std::string op;
+  int ranks = 0;
+  double alpha_us = 0;
+  double beta_GBps = 0;
+  double busbw_asymptote_GBps = 0;
+  double rms_relative_residual = 0;
+  std::vector<double> relative_residuals;
+};
+
+struct LinkProfile {
+  std::optional<LinkSpec> nvlink;  // per GPU into the NVSwitch layer (all its links together), per hop
+  std::optional<LinkSpec> pcie;
+  std::optional<LinkSpec> nic;
+  std::optional<double> reduce_GBps_fp32, reduce_GBps_bf16, matmul_tflops, launch_latency_us;
+  std::vector<CollectiveFitRecord> fits;
+  std::vector<std::string> sources;
+};
+
+LinkProfile load_profile(const std::string& path);
+std::string profile_yaml(const LinkProfile& profile);
+
+}  // namespace fabricsim
