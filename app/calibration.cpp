@@ -33,6 +33,46 @@ std::string format(const char* fmt, double a, double b = 0, double c = 0, double
 
 }  // namespace
 
+void apply_perftest(const PerftestLog& log, const std::string& path, LinkProfile& profile, std::string& out) {
+  profile.sources.push_back("perftest: " + path);
+  LinkSpec nic = profile.nic.value_or(LinkSpec{});
+  if (log.kind == PerftestLog::Kind::kBandwidth) {
+    // Per message time in a pipelined stream: size / bandwidth; its fit gives the
+    // link rate (beta) and the per-message overhead (alpha).
+    std::vector<std::int64_t> bytes;
+    std::vector<double> times;
+    for (const auto& s : log.samples) {
+      if (s.bandwidth_Gbps <= 0) continue;
+      bytes.push_back(s.bytes);
+      times.push_back(static_cast<double>(s.bytes) * 8 / (s.bandwidth_Gbps * 1e3));
+    }
+    const AlphaBetaFit fit = fit_alpha_beta(bytes, times);
+    nic.bandwidth = from_GBps(fit.beta_GBps);
+    CollectiveFitRecord f;
+    f.log = path;
+    f.op = "rdma_write_bw";
+    f.ranks = 2;
+    f.alpha_us = fit.alpha_us;
+    f.beta_GBps = fit.beta_GBps;
+    f.busbw_asymptote_GBps = fit.beta_GBps;
+    f.rms_relative_residual = fit.rms_relative;
+    f.relative_residuals = fit.relative_residuals;
+    profile.fits.push_back(f);
+    out += "perftest " + path + ": bandwidth, " + std::to_string(log.samples.size()) + " sizes\n";
+    out += format("  fit  per message %.4f us + size / %.3f GB/s (%.1f Gb/s), rms residual %.2f%%\n", fit.alpha_us,
+                  fit.beta_GBps, fit.beta_GBps * 8, fit.rms_relative * 100);
+  } else {
+    // One-way latency of the smallest message, NIC to NIC through one switch: two links.
+    const auto smallest = std::min_element(log.samples.begin(), log.samples.end(),
+                                           [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+    nic.latency = from_us(smallest->latency_us / 2);
+    out += "perftest " + path + ": latency, " + std::to_string(log.samples.size()) + " sizes\n";
+    out += format("  one-way %.3f us at %.0f bytes -> %.3f us per link\n", smallest->latency_us,
+                  static_cast<double>(smallest->bytes), smallest->latency_us / 2);
+  }
+  profile.nic = nic;
+}
+
 CollectiveCalibration calibrate_collective(const NcclTestsLog& log, const ImportRequest& request) {
   CollectiveCalibration c;
   c.log = log;
@@ -106,46 +146,7 @@ ImportResult import_logs(const ImportRequest& request) {
                   static_cast<double>(c.link.bandwidth.bits_per_second) / 8e9, static_cast<double>(c.link.latency) * 1e-6);
     r.collectives.push_back(c);
   }
-  for (const auto& path : request.perftest_logs) {
-    const PerftestLog log = load_perftest(path);
-    r.profile.sources.push_back("perftest: " + path);
-    LinkSpec nic = r.profile.nic.value_or(LinkSpec{});
-    if (log.kind == PerftestLog::Kind::kBandwidth) {
-      // Per message time in a pipelined stream: size / bandwidth; its fit gives the
-      // link rate (beta) and the per-message overhead (alpha).
-      std::vector<std::int64_t> bytes;
-      std::vector<double> times;
-      for (const auto& s : log.samples) {
-        if (s.bandwidth_Gbps <= 0) continue;
-        bytes.push_back(s.bytes);
-        times.push_back(static_cast<double>(s.bytes) * 8 / (s.bandwidth_Gbps * 1e3));
-      }
-      const AlphaBetaFit fit = fit_alpha_beta(bytes, times);
-      nic.bandwidth = from_GBps(fit.beta_GBps);
-      CollectiveFitRecord f;
-      f.log = path;
-      f.op = "rdma_write_bw";
-      f.ranks = 2;
-      f.alpha_us = fit.alpha_us;
-      f.beta_GBps = fit.beta_GBps;
-      f.busbw_asymptote_GBps = fit.beta_GBps;
-      f.rms_relative_residual = fit.rms_relative;
-      f.relative_residuals = fit.relative_residuals;
-      r.profile.fits.push_back(f);
-      out += "perftest " + path + ": bandwidth, " + std::to_string(log.samples.size()) + " sizes\n";
-      out += format("  fit  per message %.4f us + size / %.3f GB/s (%.1f Gb/s), rms residual %.2f%%\n", fit.alpha_us,
-                    fit.beta_GBps, fit.beta_GBps * 8, fit.rms_relative * 100);
-    } else {
-      // One-way latency of the smallest message, NIC to NIC through one switch: two links.
-      const auto smallest = std::min_element(log.samples.begin(), log.samples.end(),
-                                             [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
-      nic.latency = from_us(smallest->latency_us / 2);
-      out += "perftest " + path + ": latency, " + std::to_string(log.samples.size()) + " sizes\n";
-      out += format("  one-way %.3f us at %.0f bytes -> %.3f us per link\n", smallest->latency_us,
-                    static_cast<double>(smallest->bytes), smallest->latency_us / 2);
-    }
-    r.profile.nic = nic;
-  }
+  for (const auto& path : request.perftest_logs) apply_perftest(load_perftest(path), path, r.profile, out);
   return r;
 }
 

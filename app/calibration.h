@@ -44,6 +44,10 @@ struct ImportResult {
 // std::invalid_argument for requests that cannot be translated.
 ImportResult import_logs(const ImportRequest& request);
 
+// A perftest table into the profile's NIC entry: a bandwidth table's fit sets the
+// bandwidth (and records the per-message overhead), a latency table the per-link latency.
+void apply_perftest(const PerftestLog& log, const std::string& source, LinkProfile& profile, std::string& report);
+
 // Ring steps a collective of `ranks` takes: all_reduce 2(n-1), reduce_scatter and
 // all_gather n-1, the rest n-1 as well (pipelined chains), all_to_all 1.
 int latency_steps(CollectiveOp op, int ranks);

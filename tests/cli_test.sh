@@ -73,6 +73,22 @@ check "calibrate import on a malformed log exits 2 naming the line, writing noth
 "$bin" calibrate import --nccl-tests "$cal/h100-1node-nvls-allreduce.txt" --out "$work/noranks.yaml" >"$work/noranks.out" 2>&1; rc=$?
 check "calibrate import asks for --ranks when the log does not say" '[ $rc -eq 2 ] && grep -q "pass --ranks N" "$work/noranks.out" && [ ! -e "$work/noranks.yaml" ]'
 
+# The probes without hardware: one line, exit 3, nothing written. CUDA_VISIBLE_DEVICES=""
+# hides any GPU, and a device name that cannot exist hides any RDMA NIC.
+CUDA_VISIBLE_DEVICES="" "$bin" calibrate gpu --out "$work/gpu_profile.yaml" >"$work/gpu.out" 2>"$work/gpu.err"; rc=$?
+check "calibrate gpu without a GPU says so in one line, exits 3, writes nothing" \
+  '[ $rc -eq 3 ] && [ $(wc -l <"$work/gpu.err") -eq 1 ] && grep -qE "^fabricsim calibrate gpu: no (CUDA device|CUDA support)" "$work/gpu.err" && [ ! -s "$work/gpu.out" ] && [ ! -e "$work/gpu_profile.yaml" ]'
+"$bin" calibrate nic --client localhost --device fabricsim-no-such-device --out "$work/nic_profile.yaml" >"$work/nic.out" 2>"$work/nic.err"; rc=$?
+check "calibrate nic without that RDMA device says so in one line, exits 3, writes nothing" \
+  '[ $rc -eq 3 ] && [ $(wc -l <"$work/nic.err") -eq 1 ] && grep -q "^fabricsim calibrate nic: no RDMA device" "$work/nic.err" && [ ! -e "$work/nic_profile.yaml" ]'
+if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+  "$bin" calibrate nic --server --out "$work/nic_profile.yaml" >"$work/nic2.out" 2>"$work/nic2.err"; rc=$?
+  check "calibrate nic --server on a host without RDMA devices exits 3 before listening" \
+    '[ $rc -eq 3 ] && [ $(wc -l <"$work/nic2.err") -eq 1 ] && grep -q "libibverbs found none" "$work/nic2.err"'
+fi
+"$bin" calibrate nic --device x >/dev/null 2>&1; rc=$?
+check "calibrate nic needs --server or --client (exit 2)" '[ $rc -eq 2 ]'
+
 # The 70B example replays a generated trace (not shipped): make it as its header says.
 "$bin" workload gen --model "$examples/models/llama_70b.yaml" --tp 8 --pp 4 --dp 4 --microbatches 8 \
   --gpu "$examples/gpus/h100.yaml" -o "$work/llama70b.jsonl" >/dev/null 2>&1

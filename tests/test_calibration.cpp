@@ -10,6 +10,7 @@
 #include "app/config_error.h"
 #include "app/config_loader.h"
 #include "app/profile.h"
+#include "calibrate/probe_stats.h"
 #include "test_support.h"
 
 using namespace fabricsim;
@@ -239,4 +240,16 @@ TEST_CASE("a topology's profile: replaces the preset's NVLink figures, and a clu
   CHECK(k.topology.cluster.node.gpu_bandwidth().bits_per_second == Bandwidth::gBps(360).bits_per_second);
   CHECK(k.topology.cluster.node.latency == us(1));
   std::filesystem::remove(profile_path);
+}
+
+TEST_CASE("probe statistics: median, extremes and spread by hand") {
+  const ProbeStat odd = summarize({5.0, 1.0, 3.0});
+  CHECK(odd.median == 3.0);
+  CHECK(odd.min == 1.0);
+  CHECK(odd.max == 5.0);
+  CHECK(odd.repetitions == 3);
+  CHECK(odd.spread() == within(4.0 / 3.0, 1e-12));
+  const ProbeStat even = summarize({4.0, 1.0, 2.0, 10.0});
+  CHECK(even.median == 3.0);  // (2 + 4) / 2
+  CHECK(summarize({}).repetitions == 0);
 }
