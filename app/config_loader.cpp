@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "app/profile.h"
 #include "app/topology_config.h"
 #include "workloads/collective_algorithms.h"
 #include "app/yaml_reader.h"
@@ -172,6 +173,13 @@ void read_collective(MapReader& m, CollectiveConfig& c) {
   c.local_size = static_cast<int>(m.integer("local_size", 0, 4096, 0));
   c.reduce_bytes_per_second = static_cast<double>(m.bandwidth("reduce_bandwidth", Bandwidth{1}).bits_per_second) / 8;
   if (!m.has("reduce_bandwidth")) c.reduce_bytes_per_second = 0;
+  if (m.has("profile")) {
+    // A measured GPU profile (calibrate gpu) sets the reduce speed unless it is written out;
+    // nccl-tests reduces floats, so the fp32 figure.
+    const LinkProfile profile = load_profile(resolve_config_path(m.context(), m.string("profile")));
+    if (!profile.reduce_GBps_fp32) m.context().fail(m.node()["profile"], m.child_path("profile"), "expected a profile with gpu.reduce_fp32");
+    if (!m.has("reduce_bandwidth")) c.reduce_bytes_per_second = *profile.reduce_GBps_fp32 * 1e9;
+  }
   c.check_data = m.boolean("check_data", true);
 }
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "app/profile.h"
 #include "app/yaml_reader.h"
 
 namespace fabricsim {
@@ -55,6 +56,13 @@ GpuProfile load_gpu_profile(const std::string& path) {
   MapReader m(ctx, load_yaml(path), "");
   GpuProfile g;
   g.name = m.string("name", std::filesystem::path(path).stem().string());
+  if (m.has("version") && m.has("gpu")) {
+    // A calibration profile (calibrate gpu): its measured bf16 GEMM rate.
+    const LinkProfile profile = load_profile(path);
+    if (!profile.matmul_tflops) m.context().fail(m.node()["gpu"], "gpu", "expected gpu.matmul_tflops in the profile");
+    g.achieved_tflops = *profile.matmul_tflops;
+    return g;
+  }
   g.achieved_tflops = m.real("achieved_tflops", 0.001, 1e6);
   m.real("peak_tflops", 0, 1e6, 0);  // documentation only
   m.finish();

@@ -2,19 +2,12 @@
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <set>
 
 #include "app/profile.h"
 
 namespace fabricsim {
 namespace {
-
-// A path relative to the config's folder.
-std::string resolve(const YamlContext& ctx, const std::string& path) {
-  if (std::filesystem::path(path).is_absolute() || ctx.file().empty() || ctx.file().front() == '<' || ctx.file().front() == '-') return path;
-  return (std::filesystem::path(ctx.file()).parent_path() / path).string();
-}
 
 LinkSpec read_link(MapReader m, std::optional<Bandwidth> bandwidth = std::nullopt, Time latency = ns(500)) {
   LinkSpec l;
@@ -136,7 +129,7 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
   if (profiled) {
     // A measured profile replaces the preset's NVLink figures: its bandwidth is per GPU,
     // spread over the GPU's links.
-    const std::string path = resolve(m.context(), m.string("profile"));
+    const std::string path = resolve_config_path(m.context(), m.string("profile"));
     const LinkProfile profile = load_profile(path);
     if (!profile.nvlink) m.context().fail(m.node()["profile"], m.child_path("profile"), "expected a profile with an nvlink entry");
     s.nvlink_bandwidth = Bandwidth{profile.nvlink->bandwidth.bits_per_second / std::max(1, s.links_per_gpu())};
@@ -188,7 +181,7 @@ void read_cluster(MapReader& m, ClusterSpec& c) {
   // A cluster-wide profile sets NVLink (unless the node names its own), PCIe and the NIC;
   // figures written out in the config still win over it for PCIe and the NIC.
   std::optional<LinkProfile> profile;
-  if (m.has("profile")) profile = load_profile(resolve(m.context(), m.string("profile")));
+  if (m.has("profile")) profile = load_profile(resolve_config_path(m.context(), m.string("profile")));
   MapReader node = m.map("node");
   c.node = read_nvswitch(node);
   if (profile && profile->nvlink && !node.has("profile")) {

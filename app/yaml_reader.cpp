@@ -1,10 +1,11 @@
 #include "app/yaml_reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
+#include <filesystem>
 #include <vector>
 
 #include "sim/units.h"
@@ -226,6 +227,12 @@ void MapReader::finish() const {
     }
     ctx_->fail(kv.first, child_path(key), "unknown key; expected one of: " + expected);
   }
+}
+
+std::string resolve_config_path(const YamlContext& ctx, const std::string& path) {
+  const std::string& file = ctx.file();
+  if (std::filesystem::path(path).is_absolute() || file.empty() || file.front() == '<' || file.front() == '-') return path;
+  return (std::filesystem::path(file).parent_path() / path).string();
 }
 
 }  // namespace fabricsim

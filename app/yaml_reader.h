@@ -97,4 +97,8 @@ T MapReader::choice(const std::string& key, const std::vector<std::pair<std::str
   ctx_->fail(node_[key], child_path(key), "expected " + expected + ", got '" + *text + "'");
 }
 
+// A path named in a config, relative to the config file's folder (as given where the
+// config came from text or standard input).
+std::string resolve_config_path(const YamlContext& ctx, const std::string& path);
+
 }  // namespace fabricsim

@@ -9,6 +9,7 @@
 #include "app/calibration.h"
 #include "app/config_error.h"
 #include "app/config_loader.h"
+#include "app/model_files.h"
 #include "app/profile.h"
 #include "calibrate/probe_stats.h"
 #include "test_support.h"
@@ -252,4 +253,18 @@ TEST_CASE("probe statistics: median, extremes and spread by hand") {
   const ProbeStat even = summarize({4.0, 1.0, 2.0, 10.0});
   CHECK(even.median == 3.0);  // (2 + 4) / 2
   CHECK(summarize({}).repetitions == 0);
+}
+
+TEST_CASE("a GPU profile's figures reach the trace generator and the collective's reduce cost") {
+  const auto path = std::filesystem::temp_directory_path() / "fabricsim_test_gpu_profile.yaml";
+  std::ofstream(path) << "version: 1\ngpu: {reduce_fp32: 1200GBps, reduce_bf16: 1300GBps, matmul_tflops: 650.5, launch_latency: 2.5us}\n";
+  CHECK(load_gpu_profile(path.string()).achieved_tflops == within(650.5, 1e-12));
+  const std::string yaml = "name: t\ntopology: {kind: nvswitch, preset: dgx_h100}\nworkload: {kind: collective, op: all_reduce, "
+                           "bytes: 1MiB, profile: " + path.string() + "}\n";
+  CHECK(load_config_text(yaml, "<test>").workload.collective.reduce_bytes_per_second == within(1200e9, 1e-12));
+  // Written out, the config's own figure wins.
+  const std::string own = "name: t\ntopology: {kind: nvswitch, preset: dgx_h100}\nworkload: {kind: collective, op: all_reduce, "
+                          "bytes: 1MiB, reduce_bandwidth: 100GBps, profile: " + path.string() + "}\n";
+  CHECK(load_config_text(own, "<test>").workload.collective.reduce_bytes_per_second == within(100e9, 1e-12));
+  std::filesystem::remove(path);
 }
