@@ -337,15 +337,9 @@ int calibrate_import_command(const po::variables_map& vm) {
   }
   if (vm.count("op")) {
     const std::string op = vm["op"].as<std::string>();
-    bool found = false;
-    for (CollectiveOp o : {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter, CollectiveOp::kAllGather,
-                           CollectiveOp::kBroadcast, CollectiveOp::kReduce, CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
-      if (op == op_name(o)) {
-        request.op = o;
-        found = true;
-      }
-    }
-    if (!found) {
+    const auto parsed = op_from_name(op);
+    if (parsed) request.op = *parsed;
+    if (!parsed) {
       std::cerr << "fabricsim calibrate import: --op: expected all_reduce, reduce_scatter, all_gather, broadcast, reduce,"
                    " all_to_all or send_recv, got '" << op << "'\n";
       return kExitBadInput;
@@ -354,10 +348,7 @@ int calibrate_import_command(const po::variables_map& vm) {
   ImportResult result;
   try {
     result = import_logs(request);
-  } catch (const std::runtime_error& e) {  // an unreadable or malformed log: bad input
-    std::cerr << "fabricsim calibrate import: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::invalid_argument& e) {
+  } catch (const std::exception& e) {  // an unreadable or malformed log, or one that cannot be translated
     std::cerr << "fabricsim calibrate import: " << e.what() << "\n";
     return kExitBadInput;
   }

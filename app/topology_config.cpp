@@ -1,5 +1,6 @@
 #include "app/topology_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -8,6 +9,12 @@
 
 namespace fabricsim {
 namespace {
+
+// A measured profile's NVLink figures: its bandwidth is per GPU, spread over the GPU's links.
+void apply_nvlink_profile(NvSwitchSpec& s, const LinkSpec& nvlink) {
+  s.nvlink_bandwidth = Bandwidth{nvlink.bandwidth.bits_per_second / std::max(1, s.links_per_gpu())};
+  s.latency = nvlink.latency;
+}
 
 LinkSpec read_link(MapReader m, std::optional<Bandwidth> bandwidth = std::nullopt, Time latency = ns(500)) {
   LinkSpec l;
@@ -127,13 +134,9 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
   s.nvlink_bandwidth = m.bandwidth("nvlink_bandwidth", preset || profiled ? std::optional<Bandwidth>(s.nvlink_bandwidth) : std::nullopt);
   s.latency = m.time("latency", s.latency);
   if (profiled) {
-    // A measured profile replaces the preset's NVLink figures: its bandwidth is per GPU,
-    // spread over the GPU's links.
-    const std::string path = resolve_config_path(m.context(), m.string("profile"));
-    const LinkProfile profile = load_profile(path);
+    const LinkProfile profile = load_profile(resolve_config_path(m.context(), m.string("profile")));
     if (!profile.nvlink) m.context().fail(m.node()["profile"], m.child_path("profile"), "expected a profile with an nvlink entry");
-    s.nvlink_bandwidth = Bandwidth{profile.nvlink->bandwidth.bits_per_second / std::max(1, s.links_per_gpu())};
-    s.latency = profile.nvlink->latency;
+    apply_nvlink_profile(s, *profile.nvlink);
   } else {
     m.string("profile", std::string());
   }
@@ -184,10 +187,7 @@ void read_cluster(MapReader& m, ClusterSpec& c) {
   if (m.has("profile")) profile = load_profile(resolve_config_path(m.context(), m.string("profile")));
   MapReader node = m.map("node");
   c.node = read_nvswitch(node);
-  if (profile && profile->nvlink && !node.has("profile")) {
-    c.node.nvlink_bandwidth = Bandwidth{profile->nvlink->bandwidth.bits_per_second / std::max(1, c.node.links_per_gpu())};
-    c.node.latency = profile->nvlink->latency;
-  }
+  if (profile && profile->nvlink && !node.has("profile")) apply_nvlink_profile(c.node, *profile->nvlink);
   node.finish();
   c.nics_per_node = static_cast<int>(m.integer("nics_per_node", 1, c.node.gpus, c.node.gpus));
   if (profile && profile->pcie) c.pcie = *profile->pcie;

@@ -50,7 +50,6 @@ NcclTestsLog parse_nccl_tests(const std::string& text, const std::string& name) 
   // Column positions, found on the "size count type ..." header; the first time/algbw/
   // busbw triple is out-of-place, the second in-place.
   int col_size = -1, col_time = -1, col_algbw = -1, col_busbw = -1, col_time2 = -1, col_busbw2 = -1;
-  bool plain = false;
   int max_rank = -1;
   while (std::getline(in, line)) {
     ++number_of;
@@ -81,7 +80,6 @@ NcclTestsLog parse_nccl_tests(const std::string& text, const std::string& name) 
       // with a number are the plain table "size time algbw busbw".
       if (!std::isdigit(static_cast<unsigned char>(w[0][0]))) continue;
       if (w.size() != 4) throw std::runtime_error(where + ": expected four columns (size, time, algbw, busbw) or an nccl-tests header before the data");
-      plain = true;
       CollectiveSample s;
       s.bytes = static_cast<std::int64_t>(number(w[0], where, "size"));
       s.time_us = number(w[1], where, "time");
@@ -108,7 +106,6 @@ NcclTestsLog parse_nccl_tests(const std::string& text, const std::string& name) 
     }
     log.samples.push_back(s);
   }
-  (void)plain;
   log.ranks = max_rank + 1;
   if (log.samples.empty()) throw std::runtime_error(name + ": no measurements found");
   return log;

@@ -161,10 +161,13 @@ TEST_CASE("import translates busbw into link bandwidth with the busbw factor and
   REQUIRE(r.profile.nvlink.has_value());
   CHECK_FALSE(r.profile.nic.has_value());
   const double fitted_beta = r.collectives[0].fit.beta_GBps;
-  // busbw = algbw * 2(n-1)/n; in one NVSwitch node that is each GPU's bandwidth.
+  // busbw = algbw * 2(n-1)/n; in one NVSwitch node that is each GPU's bandwidth. The log was
+  // generated with beta 150 GB/s and alpha 25 us: 262.5 GB/s and 25/28 us per hop.
   CHECK(static_cast<double>(r.profile.nvlink->bandwidth.bits_per_second) / 8e9 == within(fitted_beta * 1.75, 1e-6));
+  CHECK(static_cast<double>(r.profile.nvlink->bandwidth.bits_per_second) / 8e9 == within(150.0 * 1.75, 0.01));
   // alpha over 2(n-1) ring steps of two hops each.
   CHECK(to_us(r.profile.nvlink->latency) == within(r.collectives[0].fit.alpha_us / 28, 1e-4));
+  CHECK(to_us(r.profile.nvlink->latency) == within(25.0 / 28, 0.01));
 
   ImportRequest two_nodes = one_node;  // pretend the 8 ranks were 2 nodes x 4 GPUs, 2 NICs each
   two_nodes.gpus_per_node = 4;
@@ -172,6 +175,7 @@ TEST_CASE("import translates busbw into link bandwidth with the busbw factor and
   const ImportResult r2 = import_logs(two_nodes);
   REQUIRE(r2.profile.nic.has_value());
   CHECK(static_cast<double>(r2.profile.nic->bandwidth.bits_per_second) / 8e9 == within(fitted_beta * 1.75 / 2, 1e-6));
+  CHECK(static_cast<double>(r2.profile.nic->bandwidth.bits_per_second) / 8e9 == within(150.0 * 1.75 / 2, 0.01));
 
   ImportRequest no_ranks;
   no_ranks.nccl_tests_logs = {kDir + "h100-1node-nvls-allreduce.txt"};

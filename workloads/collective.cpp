@@ -15,6 +15,14 @@ const char* op_name(CollectiveOp op) {
   return "?";
 }
 
+std::optional<CollectiveOp> op_from_name(std::string_view name) {
+  for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter, CollectiveOp::kAllGather, CollectiveOp::kBroadcast,
+                          CollectiveOp::kReduce, CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
+    if (name == op_name(op)) return op;
+  }
+  return std::nullopt;
+}
+
 double busbw_factor(CollectiveOp op, int n) {
   switch (op) {
     case CollectiveOp::kAllReduce: return 2.0 * (n - 1) / n;

@@ -4,7 +4,9 @@
 // locally). Built-in algorithms and custom ones (MSCCL XML, our YAML) compile to this,
 // and one executor runs them all over the packet network.
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fabricsim {
@@ -20,6 +22,8 @@ enum class CollectiveOp : std::uint8_t {
 };
 
 const char* op_name(CollectiveOp op);
+// The inverse of op_name; nullopt for any other name.
+std::optional<CollectiveOp> op_from_name(std::string_view name);
 // nccl-tests' bus bandwidth factor: busbw = algbw * factor(n).
 double busbw_factor(CollectiveOp op, int ranks);
 

@@ -21,13 +21,6 @@ Time Trace::compute_time(const TraceOp& op) const {
 
 namespace {
 
-const std::map<std::string, CollectiveOp>& op_names() {
-  static const std::map<std::string, CollectiveOp> names{
-      {"all_reduce", CollectiveOp::kAllReduce}, {"reduce_scatter", CollectiveOp::kReduceScatter},
-      {"all_gather", CollectiveOp::kAllGather}, {"broadcast", CollectiveOp::kBroadcast},
-      {"reduce", CollectiveOp::kReduce},         {"all_to_all", CollectiveOp::kAllToAll}};
-  return names;
-}
 
 const char* kind_name(TraceOpKind k) {
   switch (k) {
@@ -256,8 +249,10 @@ Trace parse_trace(const std::string& text, const std::string& name) {
     } else if (kind == "collective") {
       op.kind = TraceOpKind::kCollective;
       const std::string o = str("op");
-      if (!op_names().count(o)) throw std::runtime_error(where + ": unknown collective op '" + o + "'");
-      op.op = op_names().at(o);
+      // Point-to-point is a send/recv pair in a trace, not a collective.
+      const auto parsed = op_from_name(o);
+      if (!parsed || *parsed == CollectiveOp::kSendRecv) throw std::runtime_error(where + ": unknown collective op '" + o + "'");
+      op.op = *parsed;
       op.bytes = static_cast<std::int64_t>(num("bytes"));
       op.key = str("key");
       op.algorithm = str("algorithm");
