@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -18,8 +20,6 @@
 #include "app/results.h"
 #include "app/scenario.h"
 #include "app/training_report.h"
-#include "calibrate/gpu_probe.h"
-#include "calibrate/nic_probe.h"
 #include "sim/units.h"
 #include "topologies/analysis.h"
 #include "workloads/trace.h"
@@ -33,6 +33,7 @@ namespace {
 constexpr int kExitFailure = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitDeadlock = 3;
+constexpr int kExitNoDevice = 3;  // a probe found no hardware
 
 const char* kUsage =
     "usage: fabricsim run [CONFIG] [--out DIR] [--seed N] [--set KEY=VALUE]...\n"
@@ -358,181 +359,33 @@ int calibrate_import_command(const po::variables_map& vm) {
   return 0;
 }
 
-constexpr int kExitNoDevice = 3;
-
-void probe_progress(const std::string& line) {
-  if (!isatty(STDERR_FILENO)) return;
-  std::fprintf(stderr, "\r\033[K  %s", line.c_str());
-  std::fflush(stderr);
-}
-
-void end_progress() {
-  if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\r\033[K");
-}
-
-std::string stat_text(const ProbeStat& s, const char* fmt) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, fmt, s.median);
-  std::string out = buf;
-  std::snprintf(buf, sizeof buf, "  [%.4g..%.4g, spread %.1f%%, n=%d]", s.min, s.max, s.spread() * 100, s.repetitions);
-  return out + buf;
-}
-
-void json_stat(JsonWriter& j, const char* key, const ProbeStat& s) {
-  j.key(key).begin_object();
-  j.key("median").value(s.median);
-  j.key("min").value(s.min);
-  j.key("max").value(s.max);
-  j.key("repetitions").value(static_cast<std::uint64_t>(s.repetitions));
-  j.end_object();
-}
-
-double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
-
-int calibrate_gpu_command(const po::variables_map& vm) {
-  const GpuProbeResult r = run_gpu_probe(GpuProbeOptions{}, probe_progress);
-  end_progress();
-  if (r.outcome != GpuProbeResult::Outcome::kMeasured) {
-    std::cerr << "fabricsim calibrate gpu: " << r.message << "\n";
-    return kExitNoDevice;
-  }
-  const GpuProbeReport& g = r.report;
-  // The profile: medians over GPUs, NVLink from the peer pairs with direct access.
-  LinkProfile p;
-  p.sources.push_back("fabricsim calibrate gpu: " + std::to_string(g.devices.size()) + " x " +
-                      (g.devices.empty() ? std::string("?") : g.devices[0].name) + ", " + g.driver);
-  std::vector<double> fp32, bf16, tflops, launch, peer_bw, peer_lat;
-  for (const auto& d : g.devices) {
-    fp32.push_back(d.reduce_fp32_GBps.median), bf16.push_back(d.reduce_bf16_GBps.median);
-    tflops.push_back(d.matmul_tflops.median), launch.push_back(d.launch_us.median);
-  }
-  for (const auto& pr : g.peers) {
-    if (!pr.peer_access) continue;
-    peer_bw.push_back(pr.bandwidth_GBps.median);
-    peer_lat.push_back(pr.latency_us.median);
-  }
-  p.reduce_GBps_fp32 = median_of(fp32);
-  p.reduce_GBps_bf16 = median_of(bf16);
-  p.matmul_tflops = median_of(tflops);
-  p.launch_latency_us = median_of(launch);
-  if (!peer_bw.empty()) {
-    LinkSpec nvlink;
-    nvlink.bandwidth = Bandwidth{static_cast<std::int64_t>(median_of(peer_bw) * 8e9)};
-    // A remote load goes GPU -> switch -> GPU and its data comes back the same way: four hops.
-    nvlink.latency = static_cast<Time>(median_of(peer_lat) / 4 * 1e6);
-    p.nvlink = nvlink;
-  }
-  if (vm.count("json")) {
-    JsonWriter j;
-    j.begin_object();
-    j.key("driver").value(g.driver);
-    j.key("devices").begin_array();
-    for (const auto& d : g.devices) {
-      j.begin_object();
-      j.key("index").value(static_cast<std::uint64_t>(d.index));
-      j.key("name").value(d.name);
-      json_stat(j, "d2d_GBps", d.d2d_GBps);
-      json_stat(j, "h2d_GBps", d.h2d_GBps);
-      json_stat(j, "d2h_GBps", d.d2h_GBps);
-      json_stat(j, "launch_us", d.launch_us);
-      json_stat(j, "reduce_fp32_GBps", d.reduce_fp32_GBps);
-      json_stat(j, "reduce_bf16_GBps", d.reduce_bf16_GBps);
-      json_stat(j, "matmul_bf16_tflops", d.matmul_tflops);
-      j.end_object();
+// The probes are executables of their own beside this one (fabricsim-probe-gpu, -nic), so
+// that the simulator never loads CUDA or verbs: hand the command line over to them.
+int run_probe(const std::string& what, int argc, char** argv) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path probe = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / ("fabricsim-probe-" + what);
+  std::vector<char*> args{const_cast<char*>(probe.c_str())};
+  int skipped = 0;  // the words "calibrate" and the probe's name, each once
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if ((skipped == 0 && a == "calibrate") || (skipped == 1 && a == what)) {
+      ++skipped;
+      continue;
     }
-    j.end_array();
-    j.key("peers").begin_array();
-    for (const auto& pr : g.peers) {
-      j.begin_object();
-      j.key("src").value(static_cast<std::uint64_t>(pr.src));
-      j.key("dst").value(static_cast<std::uint64_t>(pr.dst));
-      j.key("peer_access").value(pr.peer_access);
-      json_stat(j, "bandwidth_GBps", pr.bandwidth_GBps);
-      if (pr.peer_access) json_stat(j, "latency_us", pr.latency_us);
-      j.end_object();
-    }
-    j.end_array();
-    j.end_object();
-    std::cout << j.str();
-  } else {
-    std::cout << "fabricsim calibrate gpu: " << g.devices.size() << " GPU(s), " << g.driver
-              << "; medians over repetitions after warm-up, [min..max]\n";
-    for (const auto& d : g.devices) {
-      std::cout << "gpu " << d.index << ": " << d.name << "\n"
-                << "  d2d copy      " << stat_text(d.d2d_GBps, "%8.1f GB/s") << "  (read + write)\n"
-                << "  h2d pinned    " << stat_text(d.h2d_GBps, "%8.1f GB/s") << "\n"
-                << "  d2h pinned    " << stat_text(d.d2h_GBps, "%8.1f GB/s") << "\n"
-                << "  launch        " << stat_text(d.launch_us, "%8.2f us  ") << "\n"
-                << "  reduce fp32   " << stat_text(d.reduce_fp32_GBps, "%8.1f GB/s") << "  (one operand's bytes)\n"
-                << "  reduce bf16   " << stat_text(d.reduce_bf16_GBps, "%8.1f GB/s") << "\n"
-                << "  matmul bf16   " << stat_text(d.matmul_tflops, "%8.1f TFLOP/s") << "\n";
-    }
-    for (const auto& pr : g.peers) {
-      std::cout << "peer " << pr.src << " -> " << pr.dst << (pr.peer_access ? "  " : "  (no peer access, staged)  ")
-                << stat_text(pr.bandwidth_GBps, "%8.1f GB/s");
-      if (pr.peer_access) std::cout << "   load latency " << stat_text(pr.latency_us, "%.3f us");
-      std::cout << "\n";
-    }
+    args.push_back(argv[i]);
   }
-  if (vm.count("out")) {
-    write_file_atomically(vm["out"].as<std::string>(), profile_yaml(p));
-    std::cerr << "profile written to " << vm["out"].as<std::string>() << "\n";
-  }
-  return 0;
+  args.push_back(nullptr);
+  std::cout.flush();
+  execv(probe.c_str(), args.data());
+  std::cerr << "fabricsim calibrate " << what << ": cannot run " << probe.string() << ": " << std::strerror(errno) << "\n";
+  return kExitNoDevice;
 }
 
-int calibrate_nic_command(const po::variables_map& vm) {
-  NicProbeOptions o;
-  o.server = vm.count("server") > 0;
-  if (vm.count("client")) o.host = vm["client"].as<std::string>();
-  if (o.server == !o.host.empty()) {
-    std::cerr << "fabricsim calibrate nic: give exactly one of --server and --client HOST\n" << kUsage;
-    return kExitBadInput;
-  }
-  if (vm.count("device")) o.device = vm["device"].as<std::string>();
-  if (vm.count("gid-index")) o.gid_index = vm["gid-index"].as<int>();
-  if (vm.count("ib-port")) o.ib_port = vm["ib-port"].as<int>();
-  if (vm.count("port")) o.port = vm["port"].as<int>();
-  const NicProbeResult r = run_nic_probe(o, probe_progress);
-  end_progress();
-  if (r.outcome != NicProbeResult::Outcome::kMeasured) {
-    std::cerr << "fabricsim calibrate nic: " << r.message << "\n";
-    return kExitNoDevice;
-  }
-  if (o.server) {
-    std::cout << "fabricsim calibrate nic: served a client on " << r.device << " (" << r.link_layer << ")\n";
-    return 0;
-  }
-  // perftest's layout, so the same import reads it back.
-  char row[160];
-  std::cout << "# fabricsim calibrate nic: RC RDMA WRITE, " << r.device << " (" << r.link_layer << ") to " << o.host << "\n";
-  std::cout << " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n";
-  for (const auto& s : r.bandwidth.samples) {
-    std::snprintf(row, sizeof row, " %-10lld %-14s %-18.2f %-20.2f %.6f\n", static_cast<long long>(s.bytes), "-", s.bandwidth_Gbps,
-                  s.bandwidth_Gbps, s.bandwidth_Gbps * 1e3 / 8 / static_cast<double>(s.bytes));
-    std::cout << row;
-  }
-  std::cout << " #bytes #iterations    t_typical[usec]\n";
-  for (const auto& s : r.latency.samples) {
-    std::snprintf(row, sizeof row, " %-7lld %-14s %.3f\n", static_cast<long long>(s.bytes), "-", s.latency_us);
-    std::cout << row;
-  }
-  if (vm.count("out")) {
-    LinkProfile p;
-    std::string report;
-    apply_perftest(r.bandwidth, "fabricsim calibrate nic " + r.device, p, report);
-    apply_perftest(r.latency, "fabricsim calibrate nic " + r.device, p, report);
-    write_file_atomically(vm["out"].as<std::string>(), profile_yaml(p));
-    std::cout << report << "profile written to " << vm["out"].as<std::string>() << "\n";
-  }
-  return 0;
-}
-
-int calibrate_command(const po::variables_map& vm) {
+int calibrate_command(const po::variables_map& vm, int argc, char** argv) {
   const std::string what = vm.count("config") ? vm["config"].as<std::string>() : "";
   if (what == "import") return calibrate_import_command(vm);
-  if (what == "gpu") return calibrate_gpu_command(vm);
-  if (what == "nic") return calibrate_nic_command(vm);
+  if (what == "gpu" || what == "nic") return run_probe(what, argc, argv);
   std::cerr << "fabricsim calibrate: expected import, gpu or nic" << (what.empty() ? "" : ", got '" + what + "'") << "\n" << kUsage;
   return kExitBadInput;
 }
@@ -661,7 +514,7 @@ int main(int argc, char** argv) {
     if (command == "topo") return topo_command(vm);
     if (command == "collective") return collective_command(vm);
     if (command == "scale") return scale_command(vm);
-    if (command == "calibrate") return calibrate_command(vm);
+    if (command == "calibrate") return calibrate_command(vm, argc, argv);
     if (command == "workload" && vm.count("config") && vm["config"].as<std::string>() == "gen") return workload_gen_command(vm);
     std::cerr << (command.empty() ? "fabricsim: no command given\n" : "fabricsim: unknown command '" + command + "'\n")
               << kUsage;
