@@ -8,11 +8,18 @@
 namespace fabricsim {
 
 IdleFctModel::IdleFctModel(const ScenarioRun& run)
-    : run_(&run), routes_(compute_routes(run.topology())), adj_(adjacency(run.topology())) {}
+    : run_(&run), adj_(adjacency(run.topology())), memo_(run.topology().nodes().size(), -1) {}
+
+// The compiled network's table at topology node u (the same routes the packets take).
+std::span<const PortIndex> IdleFctModel::next_hops(std::uint32_t u, HostId dst) const {
+  const Network& net = run_->network();
+  const TopologyNode& n = run_->topology().node(u);
+  const RouteTable& table = n.kind == NodeKind::kHost ? net.nic(n.kind_index).routes() : net.switch_at(n.kind_index).routes();
+  return table.to(dst, net.host_groups()[dst]);
+}
 
 IdleFctModel::Estimate IdleFctModel::estimate(HostId src, HostId dst, std::int64_t bytes) const {
   const Topology& t = run_->topology();
-  const auto& routes = routes_;
   const auto& adj = adj_;
   const NicConfig& nic = run_->network().params().nic;
   const bool switches_spread = run_->network().params().load_balancing != LoadBalancing::kEcmp;
@@ -25,7 +32,7 @@ IdleFctModel::Estimate IdleFctModel::estimate(HostId src, HostId dst, std::int64
   std::uint32_t u = t.host_node(src);
   const std::uint32_t target = t.host_node(dst);
   for (int guard = 0; u != target && guard < 1024; ++guard) {
-    const auto ports = routes[u].to(dst);
+    const auto ports = next_hops(u, dst);
     if (ports.empty()) return {-1, 0};
     const TopologyLink& link = t.links()[adj[u][ports[0]].link];
     first_packet += serialization(first_wire, link.bandwidth);
@@ -36,16 +43,19 @@ IdleFctModel::Estimate IdleFctModel::estimate(HostId src, HostId dst, std::int64
   // The rate the flow can reach alone: over the routed DAG, a node that spreads packets
   // (an endpoint always, a switch under spray or adaptive) adds up its next hops, a node
   // that pins a flow (ECMP) follows one; each hop is capped by its link.
-  std::vector<double> memo(t.nodes().size(), -1);
+  std::vector<double>& memo = memo_;
+  for (std::uint32_t n : memo_used_) memo[n] = -1;
+  memo_used_.clear();
   const std::function<double(std::uint32_t)> rate = [&](std::uint32_t n) -> double {
     if (n == target) return 1e300;
     if (memo[n] >= 0) return memo[n];
     const bool spreads = t.node(n).kind == NodeKind::kHost || switches_spread;
     double r = 0;
-    for (PortIndex p : routes[n].to(dst)) {
+    for (PortIndex p : next_hops(n, dst)) {
       r += std::min(static_cast<double>(t.links()[adj[n][p].link].bandwidth.bits_per_second), rate(adj[n][p].node));
       if (!spreads) break;
     }
+    memo_used_.push_back(n);
     return memo[n] = r;
   };
   const double bottleneck = rate(t.host_node(src));

@@ -30,9 +30,12 @@ class IdleFctModel {
   Time operator()(HostId src, HostId dst, std::int64_t bytes) const { return estimate(src, dst, bytes).fct; }
 
  private:
+  std::span<const PortIndex> next_hops(std::uint32_t node, HostId dst) const;
+
   const ScenarioRun* run_;
-  std::vector<RouteTable> routes_;
   std::vector<std::vector<Adjacent>> adj_;
+  mutable std::vector<double> memo_;  // per node, reset after each estimate
+  mutable std::vector<std::uint32_t> memo_used_;
 };
 
 struct Percentiles {

@@ -53,26 +53,27 @@ std::pair<std::size_t, std::size_t> Network::connect(NodeRef a, NodeRef b, Bandw
 
 void Network::finish_switches() {
   const std::int64_t packet = static_cast<std::int64_t>(params_.nic.mtu) + params_.nic.header_bytes;
+  // Headroom per port: what can still arrive after we send XOFF, a round trip of the
+  // link at its rate (the PAUSE's trip there, the packets' trip back), plus the packet
+  // being sent when the PAUSE lands and one more in our own pipeline. One pass over the
+  // links fills every switch's ports.
+  std::vector<std::vector<std::int64_t>> headroom(params_.shared_buffer ? switches_.size() : 0);
+  for (std::uint32_t s = 0; s < headroom.size(); ++s) headroom[s].assign(switches_[s].port_count(), params_.buffer.headroom_bytes);
+  if (params_.shared_buffer && params_.buffer.headroom_bytes == 0) {
+    for (const LinkDirection& d : directions_) {
+      if (d.from.kind != NodeRef::Kind::kSwitch) continue;
+      const double bdp_bytes = static_cast<double>(d.port->bandwidth().bits_per_second) / 8 * to_seconds(2 * d.link->latency());
+      headroom[d.from.index][d.from_port] = static_cast<std::int64_t>(bdp_bytes) + 2 * packet;
+    }
+  }
   for (std::uint32_t s = 0; s < switches_.size(); ++s) {
     Switch& sw = switches_[s];
     sw.set_ecn(params_.ecn);
     if (!params_.shared_buffer) continue;
-    // Headroom per port: what can still arrive after we send XOFF, a round trip of the
-    // link at its rate (the PAUSE's trip there, the packets' trip back), plus the packet
-    // being sent when the PAUSE lands and one more in our own pipeline.
-    std::vector<std::int64_t> headroom(sw.port_count(), params_.buffer.headroom_bytes);
-    if (params_.buffer.headroom_bytes == 0) {
-      for (const LinkDirection& d : directions_) {
-        if (d.from.kind != NodeRef::Kind::kSwitch || d.from.index != s) continue;
-        const double bdp_bytes = static_cast<double>(d.port->bandwidth().bits_per_second) / 8 *
-                                 to_seconds(2 * d.link->latency());
-        headroom[d.from_port] = static_cast<std::int64_t>(bdp_bytes) + 2 * packet;
-      }
-    }
     const std::int64_t reserve = params_.buffer.reserve_bytes > 0 ? params_.buffer.reserve_bytes : 2 * packet;
     const std::int64_t xon = params_.buffer.xon_offset_bytes > 0 ? params_.buffer.xon_offset_bytes : 2 * packet;
     sw.set_buffer(std::make_unique<SharedBufferMmu>(params_.buffer, sw.port_count(), params_.traffic_classes,
-                                                    params_.pfc_classes_mask, std::move(headroom), reserve, xon));
+                                                    params_.pfc_classes_mask, std::move(headroom[s]), reserve, xon));
   }
 }
 

@@ -86,6 +86,9 @@ class Network {
   MessageDispatcher& dispatcher() { return dispatcher_; }
   const MessageTable& messages() const { return messages_; }
   const std::vector<LinkDirection>& directions() const { return directions_; }
+  // Every host's routing group (the addressing plan), read-only once set.
+  void set_host_groups(std::vector<std::uint32_t> groups) { host_groups_ = std::move(groups); }
+  const std::vector<std::uint32_t>& host_groups() const { return host_groups_; }
 
  private:
   PacketSink& sink(NodeRef n);
@@ -98,6 +101,7 @@ class Network {
   std::deque<EgressPort> ports_;
   std::deque<Link> links_;
   std::vector<LinkDirection> directions_;
+  std::vector<std::uint32_t> host_groups_;
   MessageTable messages_;
   MessageDispatcher dispatcher_;
 };

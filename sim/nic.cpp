@@ -35,16 +35,19 @@ PortIndex Nic::add_port(EgressPort& port) {
   return index;
 }
 
-void Nic::set_routes(const RouteTable& table) {
-  route_mask_.assign(table.destinations(), 0);
-  for (HostId h = 0; h < table.destinations(); ++h) {
-    for (PortIndex p : table.to(h)) route_mask_[h] |= std::uint64_t{1} << p;
+void Nic::set_routes(RouteTable table, const std::vector<std::uint32_t>* host_group) {
+  routes_ = std::move(table);
+  host_group_ = host_group;
+  have_routes_ = true;
+  set_mask_.assign(routes_.set_count(), 0);
+  for (std::uint32_t s = 0; s < routes_.set_count(); ++s) {
+    for (PortIndex p : routes_.set(s)) set_mask_[s] |= std::uint64_t{1} << p;
   }
 }
 
 std::uint64_t Nic::ports_toward(HostId dst) const {
-  if (dst < route_mask_.size()) return route_mask_[dst];
-  return ports_.size() == 1 ? 1u : 0u;
+  if (have_routes_) return set_mask_[routes_.set_for(dst, group_of(dst))];
+  return ports_.size() == 1 && dst != host_ ? 1u : 0u;
 }
 
 double Nic::line_rate(std::uint64_t ports) const {
@@ -127,6 +130,8 @@ Packet* Nic::pull(PortIndex port) {
   p->payload = payload;
   p->wire_bytes = payload + config_.header_bytes;
   p->flow_hash = data_flow_hash(id);
+  p->src_group = group_of(host_);
+  p->dst_group = group_of(m.dst);
   p->kind = PacketKind::kData;
   p->traffic_class = m.traffic_class;
   p->ecn = config_.ecn_capable ? kEcnCapable : 0;
@@ -165,6 +170,8 @@ Packet* Nic::control_packet(PacketKind kind, const Packet& about, std::uint32_t 
   c->seq = seq;
   c->wire_bytes = config_.ack_bytes;
   c->flow_hash = ack_flow_hash(about.message);
+  c->src_group = about.dst_group;
+  c->dst_group = about.src_group;
   c->kind = kind;
   c->traffic_class = config_.ack_traffic_class;
   c->torus_dim = 0xff;

@@ -68,9 +68,13 @@ class Nic final : public PacketSink, public PacketSource {
   PortIndex add_port(EgressPort& port);
   std::size_t port_count() const { return ports_.size(); }
   EgressPort& port(PortIndex i) { return *ports_[i]; }
-  // For each destination host, the ports that lie on a shortest path to it. Without a
-  // table, a one-port endpoint sends everything on its port.
-  void set_routes(const RouteTable& table);
+  // The ports that lie on a shortest path to each destination (by group, and per host
+  // for hosts near this one), and every host's group, shared read-only by the network
+  // (it is the addressing plan: packets carry their groups). Without a table, a one-port
+  // endpoint sends everything on its port.
+  void set_routes(RouteTable table, const std::vector<std::uint32_t>* host_group);
+  const RouteTable& routes() const { return routes_; }
+  std::uint32_t group_of(HostId h) const { return host_group_ ? (*host_group_)[h] : 0; }
 
   // Starts sending message `id` (its src must be this host) from now on.
   void post(MessageId id);
@@ -114,7 +118,10 @@ class Nic final : public PacketSink, public PacketSource {
   NicConfig config_;
   MessageTable* messages_;
   std::vector<EgressPort*> ports_;
-  std::vector<std::uint64_t> route_mask_;  // per destination host
+  RouteTable routes_;
+  bool have_routes_ = false;
+  std::vector<std::uint64_t> set_mask_;    // per candidate set of routes_: bit p = port p
+  const std::vector<std::uint32_t>* host_group_ = nullptr;
   std::vector<Sending> sending_;           // messages with packets to send, served round-robin
   std::size_t next_ = 0;                   // round-robin position in sending_
   std::vector<MessageId> unfinished_;      // sent from here, not yet fully acknowledged

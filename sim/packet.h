@@ -33,6 +33,8 @@ struct Packet {
   std::uint32_t wire_bytes;   // bytes on the wire, headers included
   std::uint32_t payload;  // data: payload bytes; ack: packets this ack covers
   std::uint32_t flow_hash;  // per-flow hash input for ECMP (stable for the whole message)
+  std::uint32_t src_group;  // routing groups of src and dst (like an address prefix): switch
+  std::uint32_t dst_group;  // tables are keyed by group, with per-host entries near the host
   PacketKind kind;
   std::uint8_t traffic_class;
   std::uint8_t hops;      // switches traversed so far

@@ -77,9 +77,9 @@ void Switch::receive(Packet* p, PortIndex in_port) {
   p->ingress_port = in_port;
   p->ingress_class = p->traffic_class;
   ++p->hops;
-  const HostId dst = p->dst;
-  const std::uint32_t first = routes_.offset[dst];
-  const std::uint32_t count = routes_.offset[dst + 1] - first;
+  const std::uint32_t set = routes_.set_for(p->dst, p->dst_group);
+  const std::uint32_t first = routes_.set_offset[set];
+  const std::uint32_t count = routes_.set_offset[set + 1] - first;
   if (count == 0) {
     // No route: the packet dies here. Compiled routing never leaves this case.
     ++counters_.unroutable;

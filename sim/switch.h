@@ -36,8 +36,8 @@ class Switch final : public PacketSink, public PortObserver {
   Switch(Simulator& sim, std::uint64_t salt, LoadBalancing lb) : sim_(&sim), salt_(salt), rng_(salt), lb_(lb) {}
 
   PortIndex add_port(EgressPort& port);
-  // Routing table: for each destination host, the equal-cost egress ports. Replaces any
-  // earlier table; no ports for h means h is unreachable from here.
+  // Routing table: per destination group (and per host near this switch), the equal-cost
+  // egress ports. Replaces any earlier table; no ports means unreachable from here.
   void set_routes(RouteTable table) { routes_ = std::move(table); }
   // Switches to shared-buffer admission (after all ports are added).
   void set_buffer(std::unique_ptr<SharedBufferMmu> mmu) { mmu_ = std::move(mmu); }
@@ -56,7 +56,8 @@ class Switch final : public PacketSink, public PortObserver {
   const SharedBufferMmu* buffer() const { return mmu_.get(); }
   const SwitchCounters& counters() const { return counters_; }
   // The candidate ports toward `dst`, for inspection and tests.
-  std::span<const PortIndex> routes_to(HostId dst) const { return routes_.to(dst); }
+  std::span<const PortIndex> routes_to(HostId dst, std::uint32_t dst_group) const { return routes_.to(dst, dst_group); }
+  const RouteTable& routes() const { return routes_; }
 
  private:
   PortIndex choose(const Packet& p, const PortIndex* candidates, std::uint32_t count);

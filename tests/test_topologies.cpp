@@ -146,9 +146,9 @@ TEST_CASE("a DGX H100 cluster on rails: counts, and GPUs use NVLink inside a nod
   CHECK(s.links_by_tier.at("rail-spine") == 8 * 2);
   const auto routes = compute_routes(t);
   // GPU 0's ports: 4 NVLink trunks (0..3), then PCIe (4).
-  CHECK(std::vector<PortIndex>(routes[t.host_node(0)].to(1).begin(), routes[t.host_node(0)].to(1).end()) ==
+  CHECK(std::vector<PortIndex>(routes.to(t.host_node(0), 1).begin(), routes.to(t.host_node(0), 1).end()) ==
         std::vector<PortIndex>{0, 1, 2, 3});
-  CHECK(std::vector<PortIndex>(routes[t.host_node(0)].to(8).begin(), routes[t.host_node(0)].to(8).end()) ==
+  CHECK(std::vector<PortIndex>(routes.to(t.host_node(0), 8).begin(), routes.to(t.host_node(0), 8).end()) ==
         std::vector<PortIndex>{4});
   const auto hops = routed_hops(t, routes);
   CHECK(hops[0][1] == 2);  // GPU - NVSwitch - GPU
@@ -168,7 +168,7 @@ TEST_CASE("GPUs sharing a NIC still talk over NVLink") {
   spec.fabric = fabric;
   const Topology t = cluster_topology(spec);
   const auto routes = compute_routes(t);
-  CHECK(routes[t.host_node(0)].to(1).size() == 4);  // the four NVLink trunks, not PCIe
+  CHECK(routes.to(t.host_node(0), 1).size() == 4);  // the four NVLink trunks, not PCIe
 }
 
 TEST_CASE("bisection bandwidth from the min cut matches the hand values") {
@@ -237,10 +237,10 @@ TEST_CASE("leaf/spine ECMP sets by hand count") {
   CHECK(t.host_count() == 20);
   CHECK(t.switch_count() == 7);
   const auto routes = compute_routes(t);
-  const RouteTable& leaf0 = routes[t.switch_node(0)];
+  const auto leaf0 = [&](std::uint32_t h) { return routes.to(t.switch_node(0), h); };
   for (std::uint32_t h = 0; h < 20; ++h) {
     CAPTURE(h);
-    CHECK(leaf0.to(h).size() == (h < 5 ? 1u : 6u));  // down, or every uplink (3 spines x 2)
-    for (std::uint32_t sp = 4; sp < 7; ++sp) CHECK(routes[t.switch_node(sp)].to(h).size() == 2);
+    CHECK(leaf0(h).size() == (h < 5 ? 1u : 6u));  // down, or every uplink (3 spines x 2)
+    for (std::uint32_t sp = 4; sp < 7; ++sp) CHECK(routes.to(t.switch_node(sp), h).size() == 2);
   }
 }

@@ -23,25 +23,12 @@ std::string check_topology(const Topology& t) {
   return {};
 }
 
-namespace {
-// Every endpoint must reach every other: a fabric in pieces is a config mistake.
-std::string find_unreachable(const Topology& t, const std::vector<RouteTable>& routes) {
-  for (std::uint32_t s = 0; s < t.host_count(); ++s) {
-    const RouteTable& table = routes[t.host_node(s)];
-    for (std::uint32_t h = 0; h < t.host_count(); ++h) {
-      if (h != s && table.to(h).empty()) {
-        return "endpoint '" + t.node(t.host_node(h)).name + "' cannot be reached from '" + t.node(t.host_node(s)).name + "'";
-      }
-    }
-  }
-  return {};
-}
-}  // namespace
-
-std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, const NetworkOptions& options) {
+std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, const NetworkOptions& options,
+                                         const RoutingProgress& progress) {
   if (std::string problem = check_topology(t); !problem.empty()) throw std::invalid_argument(problem);
-  std::vector<RouteTable> routes = compute_routes(t);
-  if (std::string problem = find_unreachable(t, routes); !problem.empty()) throw std::invalid_argument(problem);
+  Routes routes = compute_routes(t, progress);
+  // Every endpoint must reach every other: a fabric in pieces is a config mistake.
+  if (!routes.unreachable.empty()) throw std::invalid_argument(routes.unreachable);
 
   auto net = std::make_unique<Network>(sim, options.params);
   for (std::size_t h = 0; h < t.host_count(); ++h) net->add_host();
@@ -70,8 +57,9 @@ std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, cons
     }
   }
   net->finish_switches();
-  for (std::uint32_t h = 0; h < t.host_count(); ++h) net->nic(h).set_routes(routes[t.host_node(h)]);
-  for (std::uint32_t s = 0; s < t.switch_count(); ++s) net->switch_at(s).set_routes(std::move(routes[t.switch_node(s)]));
+  net->set_host_groups(std::move(routes.host_group));
+  for (std::uint32_t h = 0; h < t.host_count(); ++h) net->nic(h).set_routes(std::move(routes.tables[t.host_node(h)]), &net->host_groups());
+  for (std::uint32_t s = 0; s < t.switch_count(); ++s) net->switch_at(s).set_routes(std::move(routes.tables[t.switch_node(s)]));
   return net;
 }
 

@@ -25,7 +25,8 @@ std::string check_topology(const Topology& topology);
 
 // Throws std::invalid_argument when check_topology finds a problem or some host
 // cannot reach another.
-std::unique_ptr<Network> compile_network(const Topology& topology, Simulator& sim, const NetworkOptions& options);
+std::unique_ptr<Network> compile_network(const Topology& topology, Simulator& sim, const NetworkOptions& options,
+                                         const RoutingProgress& progress = {});
 
 // The topology's name of a Network node.
 const std::string& node_name(const Topology& topology, NodeRef n);

@@ -1,9 +1,11 @@
 #include "topologies/routing.h"
 
-#include <functional>
+#include <algorithm>
 #include <limits>
+#include <map>
 #include <queue>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace fabricsim {
 
@@ -17,134 +19,470 @@ std::vector<std::vector<Adjacent>> adjacency(const Topology& t) {
   return adj;
 }
 
+std::size_t Routes::memory_bytes() const {
+  std::size_t bytes = host_group.capacity() * sizeof(std::uint32_t);
+  for (const RouteTable& r : tables) bytes += r.memory_bytes();
+  return bytes;
+}
+
 namespace {
 
-// Tables are built destination by destination; this gathers them per node.
-struct TableBuilder {
-  std::vector<std::vector<std::vector<PortIndex>>> per_node;  // [node][dst]
-  TableBuilder(std::size_t nodes, std::size_t hosts) : per_node(nodes, std::vector<std::vector<PortIndex>>(hosts)) {}
-  std::vector<RouteTable> finish() {
-    std::vector<RouteTable> out(per_node.size());
-    for (std::size_t n = 0; n < per_node.size(); ++n) {
-      RouteTable& r = out[n];
-      r.offset.reserve(per_node[n].size() + 1);
-      for (const auto& ports : per_node[n]) {
-        r.offset.push_back(static_cast<std::uint32_t>(r.ports.size()));
-        r.ports.insert(r.ports.end(), ports.begin(), ports.end());
-      }
-      r.offset.push_back(static_cast<std::uint32_t>(r.ports.size()));
-      per_node[n].clear();
-      per_node[n].shrink_to_fit();
-    }
-    return out;
+constexpr std::uint64_t kUnreached = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint32_t kUnset = UINT32_MAX;
+constexpr std::uint32_t kNone = UINT32_MAX;
+
+// Neighbours of every node in port order, flat.
+struct FlatAdjacency {
+  std::vector<std::uint32_t> offset;  // per node + 1
+  std::vector<std::uint32_t> node;
+  std::vector<std::uint32_t> cost;
+  std::vector<PortIndex> port;
+  std::uint32_t begin(std::uint32_t u) const { return offset[u]; }
+  std::uint32_t end(std::uint32_t u) const { return offset[u + 1]; }
+  void add(std::uint32_t v, std::uint32_t c, PortIndex p) {
+    node.push_back(v);
+    cost.push_back(c);
+    port.push_back(p);
   }
+  void close_node() { offset.push_back(static_cast<std::uint32_t>(node.size())); }
 };
 
-constexpr std::uint64_t kUnreached = std::numeric_limits<std::uint64_t>::max();
+// One node's table while it is built: interns candidate sets, keeps the per-group
+// entries compact while every group has the same set, gathers the exceptions.
+class TableBuilder {
+ public:
+  std::uint32_t intern(const std::vector<PortIndex>& ports) {
+    if (ports.empty()) return 0;
+    if (last_ != kUnset && same(last_, ports)) return last_;
+    const std::uint64_t h = hash(ports);
+    if (table_.set_count() <= 16) {
+      for (std::uint32_t s = 1; s < table_.set_count(); ++s) {
+        if (same(s, ports)) return last_ = s;
+      }
+    } else {
+      if (index_.empty()) {
+        for (std::uint32_t s = 1; s < table_.set_count(); ++s) {
+          const auto sp = table_.set(s);
+          index_.emplace(hash({sp.begin(), sp.end()}), s);
+        }
+      }
+      const auto [lo, hi] = index_.equal_range(h);
+      for (auto it = lo; it != hi; ++it) {
+        if (same(it->second, ports)) return last_ = it->second;
+      }
+    }
+    table_.ports.insert(table_.ports.end(), ports.begin(), ports.end());
+    table_.set_offset.push_back(static_cast<std::uint32_t>(table_.ports.size()));
+    last_ = static_cast<std::uint32_t>(table_.set_count() - 1);
+    if (!index_.empty()) index_.emplace(h, last_);
+    return last_;
+  }
+  void set_group(std::uint32_t g, std::uint32_t set, std::uint32_t groups) {
+    if (uniform_) {
+      if (uniform_set_ == kUnset) uniform_set_ = set;
+      if (set == uniform_set_) return;
+      uniform_ = false;
+      table_.by_group.assign(groups, uniform_set_);
+    }
+    table_.by_group[g] = set;
+  }
+  void add_exception(HostId h, std::uint32_t set) { exceptions_.push_back({h, set}); }
 
-// Least cost from every node to `dst`, where only switches (and dst itself) relay.
-void costs_to(const Topology& t, const std::vector<std::vector<Adjacent>>& adj, std::uint32_t dst,
-              std::vector<std::uint64_t>& dist) {
-  dist.assign(t.nodes().size(), kUnreached);
-  using Item = std::pair<std::uint64_t, std::uint32_t>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> frontier;
-  dist[dst] = 0;
-  frontier.push({0, dst});
-  while (!frontier.empty()) {
-    const auto [d, u] = frontier.top();
-    frontier.pop();
-    if (d != dist[u]) continue;
-    if (u != dst && t.node(u).kind == NodeKind::kHost) continue;  // endpoints never relay
-    for (const Adjacent& a : adj[u]) {
-      const std::uint64_t nd = d + t.links()[a.link].cost;
-      if (nd < dist[a.node]) {
-        dist[a.node] = nd;
-        frontier.push({nd, a.node});
+  RouteTable finish() {
+    table_.default_set = uniform_set_ == kUnset ? 0 : uniform_set_;
+    if (!exceptions_.empty()) {
+      std::sort(exceptions_.begin(), exceptions_.end());
+      table_.first_host = exceptions_.front().first;
+      table_.by_host.assign(exceptions_.back().first - table_.first_host + 1, RouteTable::kNoException);
+      for (const auto& [h, s] : exceptions_) table_.by_host[h - table_.first_host] = s;
+    }
+    table_.set_offset.shrink_to_fit();
+    table_.ports.shrink_to_fit();
+    RouteTable out = std::move(table_);
+    exceptions_.clear();
+    exceptions_.shrink_to_fit();
+    index_.clear();
+    return out;
+  }
+
+ private:
+  static std::uint64_t hash(std::span<const PortIndex> ports) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (PortIndex p : ports) h = (h ^ p) * 1099511628211ull;
+    return h;
+  }
+  bool same(std::uint32_t s, const std::vector<PortIndex>& ports) const {
+    const auto sp = table_.set(s);
+    return std::equal(sp.begin(), sp.end(), ports.begin(), ports.end());
+  }
+
+  RouteTable table_;
+  std::unordered_multimap<std::uint64_t, std::uint32_t> index_;
+  std::vector<std::pair<HostId, std::uint32_t>> exceptions_;
+  std::uint32_t last_ = kUnset;
+  std::uint32_t uniform_set_ = kUnset;
+  bool uniform_ = true;
+};
+
+struct Entry {
+  std::uint32_t sw;    // a fabric switch the host is entered from
+  std::uint64_t cost;  // from there to the host
+  bool operator<(const Entry& o) const { return sw != o.sw ? sw < o.sw : cost < o.cost; }
+  bool operator==(const Entry&) const = default;
+};
+
+class RouteCompiler {
+ public:
+  explicit RouteCompiler(const Topology& t) : t_(t), hosts_(static_cast<std::uint32_t>(t.host_count())) {
+    const auto adj = adjacency(t);
+    const std::size_t n = t.nodes().size();
+    is_host_.resize(n);
+    host_only_.resize(n);
+    for (std::uint32_t u = 0; u < n; ++u) is_host_[u] = t.node(u).kind == NodeKind::kHost;
+    // All neighbours, and the relaying (switch) ones alone: most scans need only those.
+    flat_.offset.push_back(0);
+    relay_.offset.push_back(0);
+    for (std::uint32_t u = 0; u < n; ++u) {
+      for (const Adjacent& a : adj[u]) {
+        flat_.add(a.node, t.links()[a.link].cost, a.port);
+        if (!is_host_[a.node]) relay_.add(a.node, t.links()[a.link].cost, a.port);
+      }
+      flat_.close_node();
+      relay_.close_node();
+    }
+    for (std::uint32_t u = 0; u < n; ++u) {
+      if (is_host_[u]) continue;
+      bool any_switch = false;
+      for (std::uint32_t i = flat_.begin(u); i < flat_.end(u); ++i) any_switch |= !is_host_[flat_.node[i]];
+      host_only_[u] = !any_switch;
+    }
+    if (t.routing() == RoutingScheme::kDimensionOrder) {
+      if (!t.torus()) throw std::logic_error("dimension-order routing needs a torus layout");
+      is_torus_.resize(n);
+      for (std::uint32_t u = 0; u < n; ++u) is_torus_[u] = t.node(u).role == "torus";
+    }
+  }
+
+  Routes run(const RoutingProgress& progress) {
+    Routes out;
+    form_groups(out);
+    builders_.resize(t_.nodes().size());
+    dist_.assign(t_.nodes().size(), kUnreached);
+    covered_.assign(hosts_, 0);
+    covered_count_.assign(hosts_, 0);
+    for (std::uint32_t g = 0; g < out.group_count; ++g) {
+      route_group(g, out);
+      if (progress && (g % 64 == 63 || g + 1 == out.group_count)) progress(g + 1, out.group_count);
+    }
+    // A host with one link, to a relaying switch, sends everything there.
+    for (std::uint32_t u = 0; u < t_.nodes().size(); ++u) {
+      if (simple_host(u)) builders_[u].set_group(0, builders_[u].intern({flat_.port[flat_.begin(u)]}), out.group_count);
+    }
+    out.tables.reserve(builders_.size());
+    for (TableBuilder& b : builders_) out.tables.push_back(b.finish());
+    builders_.clear();
+    builders_.shrink_to_fit();
+    return out;
+  }
+
+ private:
+  bool simple_host(std::uint32_t u) const {
+    return is_host_[u] && flat_.end(u) - flat_.begin(u) == 1 && relay_.end(u) - relay_.begin(u) == 1;
+  }
+
+  std::uint64_t min_cost(std::uint32_t from, std::uint32_t to) const {
+    std::uint64_t best = kUnreached;
+    for (std::uint32_t i = flat_.begin(from); i < flat_.end(from); ++i) {
+      if (flat_.node[i] == to) best = std::min<std::uint64_t>(best, flat_.cost[i]);
+    }
+    return best;
+  }
+
+  // Groups by entry set; a private switch (one host, the host's only fabric switch) folds.
+  void form_groups(Routes& out) {
+    via_.assign(hosts_, kNone);
+    via_cost_.assign(hosts_, 0);
+    std::map<std::vector<Entry>, std::uint32_t> by_entries;
+    out.host_group.resize(hosts_);
+    std::vector<std::uint32_t> fabric;
+    for (std::uint32_t h = 0; h < hosts_; ++h) {
+      const std::uint32_t hn = t_.host_node(h);
+      fabric.clear();
+      for (std::uint32_t i = flat_.begin(hn); i < flat_.end(hn); ++i) {
+        const std::uint32_t v = flat_.node[i];
+        if (!is_host_[v] && !host_only_[v] && std::find(fabric.begin(), fabric.end(), v) == fabric.end()) fabric.push_back(v);
+      }
+      std::vector<Entry> entries;
+      // (A torus router is never folded: dimension order aims at it.)
+      const bool torus = !is_torus_.empty() && fabric.size() == 1 && is_torus_[fabric[0]];
+      if (fabric.size() == 1 && !torus && host_neighbours(fabric[0]) == 1) {
+        const std::uint32_t s = fabric[0];
+        via_[h] = s;
+        via_cost_[h] = min_cost(s, hn);
+        for (std::uint32_t i = flat_.begin(s); i < flat_.end(s); ++i) {
+          const std::uint32_t b = flat_.node[i];
+          if (!is_host_[b]) entries.push_back({b, flat_.cost[i] + via_cost_[h]});
+        }
+      } else {
+        for (std::uint32_t s : fabric) entries.push_back({s, min_cost(s, hn)});
+      }
+      std::sort(entries.begin(), entries.end());
+      // Parallel links: keep the cheapest per switch.
+      entries.erase(std::unique(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.sw == b.sw; }),
+                    entries.end());
+      const auto [it, fresh] = by_entries.try_emplace(std::move(entries), static_cast<std::uint32_t>(group_entries_.size()));
+      if (fresh) {
+        group_entries_.push_back(it->first);
+        members_.emplace_back();
+      }
+      out.host_group[h] = it->second;
+      members_[it->second].push_back(h);
+    }
+    out.group_count = static_cast<std::uint32_t>(group_entries_.size());
+  }
+
+  std::uint32_t host_neighbours(std::uint32_t s) const {
+    std::uint32_t seen = kNone, count = 0;
+    for (std::uint32_t i = flat_.begin(s); i < flat_.end(s); ++i) {
+      const std::uint32_t v = flat_.node[i];
+      if (is_host_[v] && v != seen) {
+        if (seen != kNone) return 2;
+        seen = v;
+        ++count;
+      }
+    }
+    return count;
+  }
+
+  void dijkstra(std::uint32_t g) {
+    for (std::uint32_t u : touched_) dist_[u] = kUnreached;
+    touched_.clear();
+    using Item = std::pair<std::uint64_t, std::uint32_t>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> frontier;
+    for (const Entry& e : group_entries_[g]) {
+      if (e.cost < dist_[e.sw]) {
+        if (dist_[e.sw] == kUnreached) touched_.push_back(e.sw);
+        dist_[e.sw] = e.cost;
+        frontier.push({e.cost, e.sw});
+      }
+    }
+    while (!frontier.empty()) {
+      const auto [d, u] = frontier.top();
+      frontier.pop();
+      if (d != dist_[u]) continue;
+      // Hosts never relay; their own distance is read off their links.
+      for (std::uint32_t i = relay_.begin(u); i < relay_.end(u); ++i) {
+        const std::uint32_t v = relay_.node[i];
+        const std::uint64_t nd = d + relay_.cost[i];
+        if (nd < dist_[v]) {
+          if (dist_[v] == kUnreached) touched_.push_back(v);
+          dist_[v] = nd;
+          frontier.push({nd, v});
+        }
       }
     }
   }
-}
 
-void least_cost_next_hops(const Topology& t, const std::vector<std::vector<Adjacent>>& adj, std::uint32_t dst,
-                          const std::vector<std::uint64_t>& dist, std::uint32_t u, std::vector<PortIndex>& out) {
-  if (u == dst || dist[u] == kUnreached) return;
-  for (const Adjacent& a : adj[u]) {
-    const bool relays = a.node == dst || t.node(a.node).kind == NodeKind::kSwitch;
-    if (relays && dist[a.node] != kUnreached && dist[a.node] + t.links()[a.link].cost == dist[u]) {
-      out.push_back(a.port);
+  // Least cost from node u (a host or a switch) toward the group through relaying switches.
+  std::uint64_t through_cost(std::uint32_t u) const {
+    if (!is_host_[u]) return dist_[u];
+    std::uint64_t best = kUnreached;
+    for (std::uint32_t i = relay_.begin(u); i < relay_.end(u); ++i) {
+      const std::uint32_t v = relay_.node[i];
+      if (dist_[v] != kUnreached) best = std::min(best, dist_[v] + relay_.cost[i]);
+    }
+    return best;
+  }
+
+  // Ports of u on a least-cost path of cost `best` toward the group through relaying switches.
+  void through_ports(std::uint32_t u, std::uint64_t best, std::vector<PortIndex>& out) const {
+    if (best == kUnreached) return;
+    for (std::uint32_t i = relay_.begin(u); i < relay_.end(u); ++i) {
+      const std::uint32_t v = relay_.node[i];
+      if (dist_[v] != kUnreached && dist_[v] + relay_.cost[i] == best) out.push_back(relay_.port[i]);
     }
   }
-}
+
+  // Dimension order: the port of torus switch u toward torus switch `attach`.
+  bool torus_port(std::uint32_t u, std::uint32_t attach, std::vector<PortIndex>& out) const {
+    const TorusLayout& torus = *t_.torus();
+    const auto& here = torus.switch_coords[t_.node(u).kind_index];
+    const auto& there = torus.switch_coords[t_.node(attach).kind_index];
+    for (int d = 0; d < 3; ++d) {
+      if (here[d] == there[d]) continue;
+      const int k = torus.dims[d];
+      const int forward = ((there[d] - here[d]) % k + k) % k;
+      const int step = forward <= k - forward ? 1 : -1;
+      auto c = here;
+      c[d] = ((c[d] + step) % k + k) % k;
+      const std::uint32_t next =
+          t_.switch_node(torus.switch_at[static_cast<std::size_t>(c[0] + torus.dims[0] * (c[1] + torus.dims[1] * c[2]))]);
+      for (std::uint32_t i = flat_.begin(u); i < flat_.end(u); ++i) {
+        if (flat_.node[i] == next) {
+          out.push_back(flat_.port[i]);  // one path: with two parallel links (a ring of 2) the first
+          return true;
+        }
+      }
+      return false;
+    }
+    return false;
+  }
+
+  void route_group(std::uint32_t g, Routes& out) {
+    dijkstra(g);
+    const std::uint32_t groups = out.group_count;
+    // Dimension order aims at the torus switch nearest the group (first of equals).
+    std::uint32_t attach = kNone;
+    if (!is_torus_.empty()) {
+      std::uint64_t best = kUnreached;
+      for (std::uint32_t u = 0; u < t_.nodes().size(); ++u) {
+        if (is_torus_[u] && dist_[u] < best) best = dist_[u], attach = u;
+      }
+    }
+    // Group entries: switches from the Dijkstra, hosts from their links.
+    std::vector<PortIndex> cand;
+    for (std::uint32_t u = 0; u < t_.nodes().size(); ++u) {
+      if (simple_host(u)) continue;  // its one port serves every group: set once at the end
+      cand.clear();
+      if (is_host_[u]) {
+        through_ports(u, through_cost(u), cand);
+      } else if (dist_[u] != kUnreached) {
+        if (attach != kNone && is_torus_[u] && u != attach) {
+          torus_port(u, attach, cand);
+        } else {
+          through_ports(u, dist_[u], cand);
+        }
+      }
+      TableBuilder& b = builders_[u];
+      b.set_group(g, b.intern(cand), groups);
+    }
+    pairs_.clear();
+    for (std::uint32_t h : members_[g]) host_exceptions(g, h, attach);
+    check_reach(g, out);
+  }
+
+  // Where a node is next to host h its ports differ from the group's.
+  void host_exceptions(std::uint32_t g, std::uint32_t h, std::uint32_t attach) {
+    const std::uint32_t hn = t_.host_node(h);
+    const std::uint32_t last = via_[h] == kNone ? hn : via_[h];  // the last switch-side hop's target
+    const std::uint64_t tail = via_[h] == kNone ? 0 : via_cost_[h];
+    std::vector<PortIndex> cand;
+    // Entry switches: the group's ports plus their own way in, where it is least-cost.
+    for (const Entry& e : group_entries_[g]) {
+      cand.clear();
+      const std::uint32_t b = e.sw;
+      if (attach != kNone && is_torus_[b] && b != attach) {
+        torus_port(b, attach, cand);
+      } else {
+        through_ports(b, dist_[b], cand);
+        for (std::uint32_t i = flat_.begin(b); i < flat_.end(b); ++i) {
+          if (flat_.node[i] == last && flat_.cost[i] + tail == dist_[b]) cand.push_back(flat_.port[i]);
+        }
+        std::sort(cand.begin(), cand.end());
+        cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
+      }
+      builders_[b].add_exception(h, builders_[b].intern(cand));
+    }
+    // The folded private switch (a GPU's NIC): straight down.
+    if (via_[h] != kNone) direct_exception(via_[h], hn, h);
+    // Switches that reach hosts only (NVSwitch chips): straight down; and hosts that reach
+    // h through them or by a direct cable.
+    near_.clear();
+    for (std::uint32_t i = flat_.begin(hn); i < flat_.end(hn); ++i) {
+      const std::uint32_t x = flat_.node[i];
+      if (is_host_[x]) {
+        near_.push_back(x);
+      } else if (host_only_[x]) {
+        if (std::find(done_only_.begin(), done_only_.end(), x) == done_only_.end()) {
+          done_only_.push_back(x);
+          direct_exception(x, hn, h);
+        }
+        for (std::uint32_t j = flat_.begin(x); j < flat_.end(x); ++j) near_.push_back(flat_.node[j]);
+      }
+    }
+    done_only_.clear();
+    std::sort(near_.begin(), near_.end());
+    near_.erase(std::unique(near_.begin(), near_.end()), near_.end());
+    for (std::uint32_t u : near_) {
+      if (u == hn) continue;
+      std::uint64_t best = through_cost(u);
+      for (std::uint32_t i = flat_.begin(u); i < flat_.end(u); ++i) best = std::min(best, side_cost(i, hn));
+      cand.clear();
+      for (std::uint32_t i = flat_.begin(u); i < flat_.end(u); ++i) {
+        const std::uint32_t v = flat_.node[i];
+        const bool through = !is_host_[v] && dist_[v] != kUnreached && dist_[v] + flat_.cost[i] == best;
+        if (through || side_cost(i, hn) == best) cand.push_back(flat_.port[i]);
+      }
+      const std::uint32_t uh = t_.node(u).kind_index;
+      builders_[u].add_exception(h, builders_[u].intern(cand));
+      if (covered_[uh] != g + 1) covered_[uh] = g + 1, covered_count_[uh] = 0;
+      ++covered_count_[uh];
+      pairs_.push_back({uh, h});
+    }
+    builders_[hn].add_exception(h, 0);  // to itself: nowhere
+  }
+
+  // Cost from u's adjacency i to host node hn other than through relaying switches: a
+  // direct cable, or a host-only switch next to hn.
+  std::uint64_t side_cost(std::uint32_t i, std::uint32_t hn) const {
+    const std::uint32_t v = flat_.node[i];
+    if (v == hn) return flat_.cost[i];
+    if (!is_host_[v] && host_only_[v]) {
+      const std::uint64_t c = min_cost(v, hn);
+      return c == kUnreached ? kUnreached : c + flat_.cost[i];
+    }
+    return kUnreached;
+  }
+
+  void direct_exception(std::uint32_t s, std::uint32_t hn, HostId h) {
+    const std::uint64_t c = min_cost(s, hn);
+    std::vector<PortIndex> cand;
+    for (std::uint32_t i = flat_.begin(s); i < flat_.end(s); ++i) {
+      if (flat_.node[i] == hn && flat_.cost[i] == c) cand.push_back(flat_.port[i]);
+    }
+    builders_[s].add_exception(h, builders_[s].intern(cand));
+  }
+
+  // Every host must reach every member: through the fabric, or by an exception.
+  void check_reach(std::uint32_t g, Routes& out) {
+    if (!out.unreachable.empty()) return;
+    const auto& members = members_[g];
+    for (std::uint32_t s = 0; s < hosts_; ++s) {
+      const std::uint32_t sn = t_.host_node(s);
+      if (through_cost(sn) != kUnreached) continue;
+      const std::size_t need = members.size() - (out.host_group[s] == g ? 1 : 0);
+      const std::size_t have = covered_[s] == g + 1 ? covered_count_[s] : 0;
+      if (have >= need) continue;
+      for (std::uint32_t h : members) {  // the first member s has no way to
+        const bool reached = std::find(pairs_.begin(), pairs_.end(), std::pair{s, h}) != pairs_.end();
+        if (h != s && !reached) {
+          out.unreachable = "endpoint '" + t_.node(t_.host_node(h)).name + "' cannot be reached from '" + t_.node(sn).name + "'";
+          return;
+        }
+      }
+    }
+  }
+
+  const Topology& t_;
+  std::uint32_t hosts_;
+  FlatAdjacency flat_, relay_;
+  std::vector<char> is_host_, host_only_, is_torus_;
+  std::vector<std::uint32_t> via_;
+  std::vector<std::uint64_t> via_cost_;
+  std::vector<std::vector<Entry>> group_entries_;
+  std::vector<std::vector<std::uint32_t>> members_;
+  std::vector<TableBuilder> builders_;
+  std::vector<std::uint64_t> dist_;
+  std::vector<std::uint32_t> touched_, near_, done_only_;
+  std::vector<std::uint32_t> covered_, covered_count_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs_;  // (source host, member) reached by exceptions, this group
+};
 
 }  // namespace
 
-std::vector<RouteTable> shortest_path_routes(const Topology& t) {
-  const auto adj = adjacency(t);
-  TableBuilder tables(t.nodes().size(), t.host_count());
-  std::vector<std::uint64_t> dist;
-  for (std::uint32_t h = 0; h < t.host_count(); ++h) {
-    const std::uint32_t dst = t.host_node(h);
-    costs_to(t, adj, dst, dist);
-    for (std::uint32_t u = 0; u < t.nodes().size(); ++u) least_cost_next_hops(t, adj, dst, dist, u, tables.per_node[u][h]);
-  }
-  return tables.finish();
-}
+Routes compute_routes(const Topology& t, const RoutingProgress& progress) { return RouteCompiler(t).run(progress); }
 
-std::vector<RouteTable> dimension_order_routes(const Topology& t) {
-  if (!t.torus()) throw std::logic_error("dimension-order routing needs a torus layout");
-  const TorusLayout& torus = *t.torus();
-  const auto adj = adjacency(t);
-  TableBuilder tables(t.nodes().size(), t.host_count());
-  const auto is_torus = [&](std::uint32_t u) { return t.node(u).role == "torus"; };
-  std::vector<std::uint64_t> dist;
-  for (std::uint32_t h = 0; h < t.host_count(); ++h) {
-    const std::uint32_t dst = t.host_node(h);
-    costs_to(t, adj, dst, dist);
-    // The torus switch the destination hangs off (directly, or through its NIC): the
-    // nearest one. Everything off the torus routes by least cost.
-    std::uint32_t attach = 0;
-    std::uint64_t best = kUnreached;
-    for (std::uint32_t u = 0; u < t.nodes().size(); ++u) {
-      if (is_torus(u) && dist[u] < best) {
-        best = dist[u];
-        attach = u;
-      }
-    }
-    for (std::uint32_t u = 0; u < t.nodes().size(); ++u) {
-      std::vector<PortIndex>& out = tables.per_node[u][h];
-      if (!is_torus(u) || u == attach || best == kUnreached) {
-        least_cost_next_hops(t, adj, dst, dist, u, out);
-        continue;
-      }
-      const auto& here = torus.switch_coords[t.node(u).kind_index];
-      const auto& there = torus.switch_coords[t.node(attach).kind_index];
-      for (int d = 0; d < 3; ++d) {
-        if (here[d] == there[d]) continue;
-        const int k = torus.dims[d];
-        const int forward = ((there[d] - here[d]) % k + k) % k;
-        const int step = forward <= k - forward ? 1 : -1;
-        auto c = here;
-        c[d] = ((c[d] + step) % k + k) % k;
-        const std::uint32_t next =
-            t.switch_node(torus.switch_at[static_cast<std::size_t>(c[0] + torus.dims[0] * (c[1] + torus.dims[1] * c[2]))]);
-        for (const Adjacent& a : adj[u]) {
-          if (a.node == next) {
-            out.push_back(a.port);
-            break;  // one path: with two parallel links (a ring of 2) take the first
-          }
-        }
-        break;
-      }
-    }
-  }
-  return tables.finish();
-}
-
-std::vector<RouteTable> compute_routes(const Topology& t) {
-  return t.routing() == RoutingScheme::kDimensionOrder ? dimension_order_routes(t) : shortest_path_routes(t);
-}
-
-std::vector<std::vector<int>> routed_hops(const Topology& t, const std::vector<RouteTable>& routes) {
+std::vector<std::vector<int>> routed_hops(const Topology& t, const Routes& routes) {
   const auto adj = adjacency(t);
   const std::size_t hosts = t.host_count();
   std::vector<std::vector<int>> hops(hosts, std::vector<int>(hosts, -1));
@@ -158,7 +496,7 @@ std::vector<std::vector<int>> routed_hops(const Topology& t, const std::vector<R
       if (u == dst) return 0;
       if (memo[u] != -2) return memo[u];
       if (depth > static_cast<int>(t.nodes().size())) return memo[u] = -1;  // a loop: report unreachable
-      const auto ports = routes[u].to(h);
+      const auto ports = routes.to(u, h);
       if (ports.empty()) return memo[u] = -1;
       const int rest = walk(adj[u][ports[0]].node, depth + 1);
       return memo[u] = rest < 0 ? -1 : rest + 1;
@@ -168,8 +506,7 @@ std::vector<std::vector<int>> routed_hops(const Topology& t, const std::vector<R
   return hops;
 }
 
-std::uint64_t routed_path_count(const Topology& t, const std::vector<RouteTable>& routes, std::uint32_t src,
-                                std::uint32_t dst) {
+std::uint64_t routed_path_count(const Topology& t, const Routes& routes, std::uint32_t src, std::uint32_t dst) {
   const auto adj = adjacency(t);
   std::vector<std::int64_t> memo(t.nodes().size(), -1);
   const std::uint32_t target = t.host_node(dst);
@@ -177,7 +514,7 @@ std::uint64_t routed_path_count(const Topology& t, const std::vector<RouteTable>
     if (u == target) return 1;
     if (memo[u] >= 0) return static_cast<std::uint64_t>(memo[u]);
     std::uint64_t total = 0;
-    for (PortIndex p : routes[u].to(dst)) total += count(adj[u][p].node);
+    for (PortIndex p : routes.to(u, dst)) total += count(adj[u][p].node);
     memo[u] = static_cast<std::int64_t>(total);
     return total;
   };

@@ -1,8 +1,11 @@
 #pragma once
-// Routing compiled from the topology graph: for every node (switches and endpoints),
-// for every destination host, the next-hop ports. Pure functions of the topology,
-// chosen by its RoutingScheme.
+// Routing compiled from the topology graph: for every node (switches and endpoints) a
+// table of next-hop ports keyed by destination group (sim/route_table.h). A pure
+// function of the topology, chosen by its RoutingScheme.
 #include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "sim/route_table.h"
@@ -19,24 +22,35 @@ struct Adjacent {
 };
 std::vector<std::vector<Adjacent>> adjacency(const Topology& t);
 
-// One table per node, indexed by node number (hosts' tables too: a GPU with several
-// links chooses among them).
-std::vector<RouteTable> compute_routes(const Topology& t);
+struct Routes {
+  std::vector<std::uint32_t> host_group;  // destination group of each host
+  std::uint32_t group_count = 0;
+  std::vector<RouteTable> tables;         // per topology node (hosts too: a GPU chooses among its links)
+  std::string unreachable;                // the first endpoint pair that cannot reach, described; empty if none
 
-// All least-cost paths (ECMP sets): a Dijkstra from each destination host over link
-// costs, in which only switches relay.
-std::vector<RouteTable> shortest_path_routes(const Topology& t);
+  std::span<const PortIndex> to(std::uint32_t node, HostId dst) const { return tables[node].to(dst, host_group[dst]); }
+  std::size_t memory_bytes() const;
+};
 
-// Dimension-order routing on a torus (needs t.torus()): correct X, then Y, then Z, each
-// the shorter way round (ties: the positive direction). Endpoints use least-cost paths.
-std::vector<RouteTable> dimension_order_routes(const Topology& t);
+// Called now and then while routes are computed: groups done, groups in all.
+using RoutingProgress = std::function<void(std::uint32_t done, std::uint32_t total)>;
+
+// All least-cost paths (ECMP sets) over link costs, in which only switches relay; or,
+// where the topology says so, dimension-order on a torus (correct X, then Y, then Z,
+// each the shorter way round, ties positive; everything off the torus least-cost).
+//
+// Groups: a host's group is the set of fabric switches it enters through, with their
+// costs. A switch that serves one host alone and is that host's only way into the
+// fabric (a GPU's NIC) is folded into the host, so GPUs behind one rail leaf share a
+// group. Switches whose neighbours are all hosts (NVSwitch chips) reach only those hosts.
+// One Dijkstra per group; per-host exceptions where a node is next to the host.
+Routes compute_routes(const Topology& t, const RoutingProgress& progress = {});
 
 // Hops along routed paths from every host to every host (-1: unreachable), by
-// following the tables; [src][dst].
-std::vector<std::vector<int>> routed_hops(const Topology& t, const std::vector<RouteTable>& routes);
+// following the tables; [src][dst]. Quadratic in hosts: for analysis of small fabrics.
+std::vector<std::vector<int>> routed_hops(const Topology& t, const Routes& routes);
 
 // Number of distinct routed paths from host `src` to host `dst` (product of ECMP choices).
-std::uint64_t routed_path_count(const Topology& t, const std::vector<RouteTable>& routes, std::uint32_t src,
-                                std::uint32_t dst);
+std::uint64_t routed_path_count(const Topology& t, const Routes& routes, std::uint32_t src, std::uint32_t dst);
 
 }  // namespace fabricsim

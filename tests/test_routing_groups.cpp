@@ -1,0 +1,122 @@
+// Group-keyed routing tables against a brute force: one Dijkstra per destination host
+// (only switches relay) and every least-cost next hop in port order, for every node and
+// every destination, on every example fabric and on custom graphs built to stress the
+// grouping (dual-homed hosts, direct host cables, a NIC folded into its GPU).
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <queue>
+
+#include "app/config_loader.h"
+#include "app/scenario.h"
+#include "topologies/compile.h"
+#include "topologies/routing.h"
+
+using namespace fabricsim;
+
+namespace {
+
+constexpr std::uint64_t kFar = UINT64_MAX;
+
+// The per-host tables the simulator had before routes were keyed by group.
+std::vector<std::vector<std::vector<PortIndex>>> brute_force(const Topology& t) {
+  const auto adj = adjacency(t);
+  const std::size_t n = t.nodes().size();
+  std::vector<std::vector<std::vector<PortIndex>>> out(n, std::vector<std::vector<PortIndex>>(t.host_count()));
+  std::vector<std::uint64_t> dist;
+  for (std::uint32_t h = 0; h < t.host_count(); ++h) {
+    const std::uint32_t dst = t.host_node(h);
+    dist.assign(n, kFar);
+    using Item = std::pair<std::uint64_t, std::uint32_t>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> q;
+    dist[dst] = 0;
+    q.push({0, dst});
+    while (!q.empty()) {
+      const auto [d, u] = q.top();
+      q.pop();
+      if (d != dist[u] || (u != dst && t.node(u).kind == NodeKind::kHost)) continue;
+      for (const Adjacent& a : adj[u]) {
+        const std::uint64_t nd = d + t.links()[a.link].cost;
+        if (nd < dist[a.node]) dist[a.node] = nd, q.push({nd, a.node});
+      }
+    }
+    for (std::uint32_t u = 0; u < n; ++u) {
+      if (u == dst || dist[u] == kFar) continue;
+      for (const Adjacent& a : adj[u]) {
+        const bool relays = a.node == dst || t.node(a.node).kind == NodeKind::kSwitch;
+        if (relays && dist[a.node] != kFar && dist[a.node] + t.links()[a.link].cost == dist[u]) out[u][h].push_back(a.port);
+      }
+    }
+  }
+  return out;
+}
+
+void check_same(const Topology& t, const Routes& routes) {
+  const auto expected = brute_force(t);
+  std::size_t mismatches = 0;
+  for (std::uint32_t u = 0; u < t.nodes().size(); ++u) {
+    for (std::uint32_t h = 0; h < t.host_count(); ++h) {
+      const auto got = routes.to(u, h);
+      if (!std::equal(got.begin(), got.end(), expected[u][h].begin(), expected[u][h].end()) && ++mismatches <= 5) {
+        FAIL_CHECK("node " << t.node(u).name << " to host " << t.node(t.host_node(h)).name << ": " << got.size()
+                           << " ports, expected " << expected[u][h].size());
+      }
+    }
+  }
+  CHECK(mismatches == 0);
+}
+
+Topology example(const std::string& file) {
+  const ScenarioRun run(load_config_file(std::string(FABRICSIM_SOURCE_DIR) + "/configs/" + file));
+  return run.topology();
+}
+
+}  // namespace
+
+TEST_CASE("grouped routes equal per-host least-cost routes on every example fabric") {
+  for (const char* file : {"dumbbell.yaml", "fat_tree_k8.yaml", "dgx_h100_2node_rail.yaml", "dgx_h100_16node_rail.yaml",
+                           "gb200_nvl72.yaml"}) {
+    const std::string name = file;  // (torus examples route in dimension order: tests/test_topologies.cpp)
+    CAPTURE(name);
+    const Topology t = example(file);
+    check_same(t, compute_routes(t));
+  }
+}
+
+TEST_CASE("grouped routes: groups follow attachments (edge switch, rail leaf), not hosts") {
+  const Topology ft = example("fat_tree_k8.yaml");
+  const Routes r = compute_routes(ft);
+  CHECK(r.group_count == 32);  // k^2/2 edge switches, k/2 = 4 hosts each
+  // A GPU's NIC serves it alone and is its only way out: folded, so the 8 GPUs of a rail
+  // (one per node, 16 nodes on one leaf per rail) share a group: 8 rails -> 8 groups.
+  const Topology rail = example("dgx_h100_16node_rail.yaml");
+  CHECK(compute_routes(rail).group_count == 8);
+}
+
+TEST_CASE("grouped routes equal per-host routes on custom graphs: dual-homed, cabled, folded") {
+  const LinkSpec l{Bandwidth::gbps(100), ns(100)};
+  Topology t;
+  // Two switches in a ring of three with a spur; host a dual-homed to s0 and s1; hosts b
+  // and c cabled directly and each on s2; host d behind a private switch p (folded) on s1
+  // with a second, host-only switch x shared with e; e also on s2.
+  const auto s0 = t.add_switch("s0"), s1 = t.add_switch("s1"), s2 = t.add_switch("s2"), p = t.add_switch("p"),
+             x = t.add_switch("x");
+  const auto a = t.add_host("a"), b = t.add_host("b"), c = t.add_host("c"), d = t.add_host("d"), e = t.add_host("e");
+  t.connect(s0, s1, l.bandwidth, l.latency, "fabric");
+  t.connect(s1, s2, l.bandwidth, l.latency, "fabric");
+  t.connect(s2, s0, l.bandwidth, l.latency, "fabric", 2);
+  t.connect(a, s0, l.bandwidth, l.latency, "host");
+  t.connect(a, s1, l.bandwidth, l.latency, "host");
+  t.connect(b, s2, l.bandwidth, l.latency, "host");
+  t.connect(c, s2, l.bandwidth, l.latency, "host");
+  t.connect(b, c, l.bandwidth, l.latency, "cable", 3);
+  t.connect(d, p, l.bandwidth, l.latency, "pcie", 4);
+  t.connect(p, s1, l.bandwidth, l.latency, "host");
+  t.connect(p, s0, l.bandwidth, l.latency, "host");
+  t.connect(d, x, l.bandwidth, l.latency, "nvlink");
+  t.connect(e, x, l.bandwidth, l.latency, "nvlink");
+  t.connect(e, s2, l.bandwidth, l.latency, "host");
+  const Routes r = compute_routes(t);
+  CHECK(r.unreachable.empty());
+  check_same(t, r);
+}
