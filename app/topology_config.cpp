@@ -100,6 +100,14 @@ void read_rail(MapReader& m, RailOptimizedSpec& s, bool standalone) {
   }
   s.spines = static_cast<int>(m.integer("spines", 1, 4096));
   s.links_per_pair = static_cast<int>(m.integer("links_per_pair", 1, 64, 1));
+  s.nodes_per_leaf = static_cast<int>(m.integer("nodes_per_leaf", 1, 65536, s.nodes));
+  if (s.nodes_per_leaf >= s.nodes) s.nodes_per_leaf = 0;
+  s.cores = static_cast<int>(m.integer("cores", 0, 65536, 0));
+  if (s.units() > 1 && (s.cores < s.spines || s.cores % s.spines != 0)) {
+    m.context().fail(m.has("cores") ? m.node()["cores"] : m.node()["nodes_per_leaf"], m.child_path("cores"),
+                     "expected a multiple of spines (" + std::to_string(s.spines) + ") when nodes_per_leaf splits the " +
+                         std::to_string(s.nodes) + " nodes into " + std::to_string(s.units()) + " units");
+  }
   read_fabric_link(
       m, s, s.fabric_link, [](const RailOptimizedSpec& r) { return leaf_spine_oversubscription(as_leaf_spine(r)); },
       [](const RailOptimizedSpec& r, double ratio) { return fabric_bandwidth_for(as_leaf_spine(r), ratio); });

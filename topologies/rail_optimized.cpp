@@ -1,5 +1,6 @@
 #include "topologies/rail_optimized.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace fabricsim {
@@ -7,7 +8,7 @@ namespace fabricsim {
 LeafSpineSpec as_leaf_spine(const RailOptimizedSpec& s) {
   LeafSpineSpec l;
   l.leaves = s.rails;
-  l.hosts_per_leaf = s.nodes;
+  l.hosts_per_leaf = s.nodes_per_leaf > 0 ? s.nodes_per_leaf : s.nodes;
   l.spines = s.spines;
   l.links_per_pair = s.links_per_pair;
   l.host_link = s.nic_link;
@@ -15,10 +16,54 @@ LeafSpineSpec as_leaf_spine(const RailOptimizedSpec& s) {
   return l;
 }
 
+namespace {
+// Three tiers: units (pods) of rail switches and spines, joined by core groups.
+void build_rail_units(Topology& t, const RailOptimizedSpec& spec, const std::vector<std::uint32_t>& endpoints,
+                      const std::string& prefix) {
+  if (spec.cores < spec.spines || spec.cores % spec.spines != 0) {
+    throw std::invalid_argument("a rail-optimized fabric of several units needs cores, a multiple of spines");
+  }
+  const int per_group = spec.cores / spec.spines;
+  std::vector<std::uint32_t> cores;
+  for (int c = 0; c < spec.cores; ++c) cores.push_back(t.add_switch(prefix + "core" + std::to_string(c), "core"));
+  for (int u = 0; u < spec.units(); ++u) {
+    const std::string unit = prefix + "u" + std::to_string(u) + ".";
+    std::vector<std::uint32_t> rails, spines;
+    for (int r = 0; r < spec.rails; ++r) rails.push_back(t.add_switch(unit + "rail" + std::to_string(r), "rail"));
+    for (int s = 0; s < spec.spines; ++s) spines.push_back(t.add_switch(unit + "spine" + std::to_string(s), "spine"));
+    const int first = u * spec.nodes_per_leaf;
+    const int last = std::min(spec.nodes, first + spec.nodes_per_leaf);
+    for (int r = 0; r < spec.rails; ++r) {
+      for (int n = first; n < last; ++n) {
+        t.connect(endpoints[static_cast<std::size_t>(n * spec.rails + r)], rails[static_cast<std::size_t>(r)],
+                  spec.nic_link.bandwidth, spec.nic_link.latency, "nic-rail");
+      }
+    }
+    for (std::uint32_t rail : rails) {
+      for (std::uint32_t spine : spines) {
+        for (int k = 0; k < spec.links_per_pair; ++k) {
+          t.connect(rail, spine, spec.fabric_link.bandwidth, spec.fabric_link.latency, "rail-spine");
+        }
+      }
+    }
+    for (int s = 0; s < spec.spines; ++s) {
+      for (int c = 0; c < per_group; ++c) {
+        t.connect(spines[static_cast<std::size_t>(s)], cores[static_cast<std::size_t>(s * per_group + c)],
+                  spec.fabric_link.bandwidth, spec.fabric_link.latency, "spine-core");
+      }
+    }
+  }
+}
+}  // namespace
+
 void build_rail_optimized(Topology& t, const RailOptimizedSpec& spec, const std::vector<std::uint32_t>& endpoints,
                           const std::string& prefix) {
   if (endpoints.size() != static_cast<std::size_t>(spec.nodes) * static_cast<std::size_t>(spec.rails)) {
     throw std::invalid_argument("rail-optimized fabric needs nodes * rails endpoints");
+  }
+  if (spec.units() > 1) {
+    build_rail_units(t, spec, endpoints, prefix);
+    return;
   }
   // Leaf r takes NIC r of node 0, 1, ...
   std::vector<std::uint32_t> by_rail;

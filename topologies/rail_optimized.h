@@ -17,7 +17,14 @@ struct RailOptimizedSpec {
   int spines = 2;
   int links_per_pair = 1;
   LinkSpec nic_link;     // NIC - rail switch
-  LinkSpec fabric_link;  // rail switch - spine
+  LinkSpec fabric_link;  // rail switch - spine, spine - core
+  // Past one switch's ports: scalable units of `nodes_per_leaf` nodes, each with a rail
+  // switch per rail and its own `spines` (a pod), and a third tier of `cores` core
+  // switches in `spines` groups: spine j of every unit connects once to each core of
+  // group j, as a fat-tree joins its pods. 0: one unit of every node (two tiers).
+  int nodes_per_leaf = 0;
+  int cores = 0;
+  int units() const { return nodes_per_leaf <= 0 ? 1 : (nodes + nodes_per_leaf - 1) / nodes_per_leaf; }
 };
 
 // The same fabric as a leaf/spine: one leaf per rail, one host port per node.

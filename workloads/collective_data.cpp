@@ -1,3 +1,4 @@
+#include <optional>
 #include "workloads/collective_data.h"
 
 #include <bit>
@@ -189,7 +190,9 @@ std::optional<std::string> check_program(const CollectiveProgram& p, bool check_
       if (steps[i].kind == StepKind::kRecv || steps[i].kind == StepKind::kRecvReduce) ++remaining[static_cast<std::size_t>(r)][i];
     }
   }
-  DataState data(p);
+  // The symbolic data costs ranks x slots x ranks bits: only when asked for.
+  std::optional<DataState> data;
+  if (check_data) data.emplace(p);
   std::map<std::pair<int, int>, std::vector<ContributionSet>> in_flight;
   std::deque<std::pair<int, int>> ready;
   for (int r = 0; r < n; ++r) {
@@ -203,15 +206,15 @@ std::optional<std::string> check_program(const CollectiveProgram& p, bool check_
     ready.pop_front();
     ++done;
     const Step& s = p.programs[static_cast<std::size_t>(r)].steps[static_cast<std::size_t>(i)];
-    const std::string where = "rank " + std::to_string(r) + " step " + std::to_string(i) + ": ";
+    const auto where = [&, r = r, i = i] { return "rank " + std::to_string(r) + " step " + std::to_string(i) + ": "; };
     if (s.kind == StepKind::kSend) {
       const auto peer = match.at({r, i});
-      if (check_data) in_flight[peer] = data.read(r, s.src, s.count);
+      if (check_data) in_flight[peer] = data->read(r, s.src, s.count);
       if (--remaining[static_cast<std::size_t>(peer.first)][static_cast<std::size_t>(peer.second)] == 0) ready.push_back(peer);
     } else if (check_data && (s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce)) {
-      if (auto e = data.write(r, s.dst, in_flight.at({r, i}), s.kind == StepKind::kRecvReduce)) return where + *e;
+      if (auto e = data->write(r, s.dst, in_flight.at({r, i}), s.kind == StepKind::kRecvReduce)) return where() + *e;
     } else if (check_data) {
-      if (auto e = data.local(r, s)) return where + *e;
+      if (auto e = data->local(r, s)) return where() + *e;
     }
     for (int c : children[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)]) {
       if (--remaining[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)] == 0) ready.push_back({r, c});
@@ -219,7 +222,7 @@ std::optional<std::string> check_program(const CollectiveProgram& p, bool check_
   }
   if (done != total) return "the dependency graph has a cycle (or a receive whose send never runs)";
   if (check_data) {
-    if (auto e = data.verify()) return "wrong result: " + *e;
+    if (auto e = data->verify()) return "wrong result: " + *e;
   }
   return std::nullopt;
 }
