@@ -36,7 +36,7 @@ constexpr int kExitDeadlock = 3;
 constexpr int kExitNoDevice = 3;  // a probe found no hardware
 
 const char* kUsage =
-    "usage: fabricsim run [CONFIG] [--out DIR] [--seed N] [--set KEY=VALUE]...\n"
+    "usage: fabricsim run [CONFIG] [--out DIR] [--seed N] [--records messages] [--set KEY=VALUE]...\n"
     "       fabricsim validate CONFIG [--set KEY=VALUE]...\n"
     "       fabricsim topo CONFIG [--json] [--dot FILE] [--set KEY=VALUE]...\n"
     "       fabricsim collective CONFIG --op OP --algo ALGO [-b MIN] [-e MAX] [-f FACTOR] [--json]\n"
@@ -97,10 +97,19 @@ int run_command(const po::variables_map& vm) {
   if (vm.count("seed")) config.seed = vm["seed"].as<std::uint64_t>();
   const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "out/" + config.name;
   ScenarioRun run(std::move(config));
+  if (vm.count("records")) {
+    const std::string what = vm["records"].as<std::string>();
+    if (what != "messages") {
+      std::cerr << "fabricsim run: --records: expected messages, got '" << what << "'\n" << kUsage;
+      return kExitBadInput;
+    }
+    run.message_log().record_to((std::filesystem::path(out_dir) / "messages.jsonl").string());
+  }
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   run.run(tty ? std::function<void(const Progress&)>(show_progress) : nullptr);
   if (tty && run.sim().events_processed() > 4'000'000) std::fputs("\n", stderr);
   const std::string results_path = (std::filesystem::path(out_dir) / "results.json").string();
+  run.message_log().finish_records();
   write_file_atomically(results_path, results_json(run));
   print_summary(std::cout, run, results_path);
   return run.deadlocked() ? kExitDeadlock : 0;
@@ -448,6 +457,7 @@ int main(int argc, char** argv) {
       ("version", "print the version")
       ("out,o", po::value<std::string>()->value_name("DIR|FILE"), "run: directory for results.json; workload gen: the trace to write")
       ("seed", po::value<std::uint64_t>()->value_name("N"), "run: random seed (overrides the config's)")
+      ("records", po::value<std::string>()->value_name("messages"), "run: stream one JSON line per message to DIR/messages.jsonl")
       ("json", "topo: print one JSON object")
       ("dot", po::value<std::string>()->value_name("FILE"), "topo: write the fabric as Graphviz")
       ("op", po::value<std::string>()->value_name("OP"), "collective: the operation (default all_reduce)")

@@ -62,7 +62,7 @@ std::string results_json(const ScenarioRun& run) {
   j.key("wall_seconds").value(run.wall_seconds());
   j.key("hosts").value(static_cast<std::uint64_t>(net.host_count()));
   j.key("switches").value(static_cast<std::uint64_t>(net.switch_count()));
-  j.key("messages_total").value(static_cast<std::uint64_t>(net.messages().size()));
+  j.key("messages_total").value(net.messages().created());
   j.key("messages_finished").value(static_cast<std::uint64_t>(run.messages_finished()));
   j.key("deadlock").value(run.deadlocked());
   if (run.deadlocked()) {
@@ -90,31 +90,6 @@ std::string results_json(const ScenarioRun& run) {
   j.key("duplicate_packets_received").value(totals.duplicate_packets_received);
   j.end_object();
 
-  j.key("messages").begin_array();
-  const auto& msgs = net.messages().all();
-  for (std::size_t i = 0; i < msgs.size(); ++i) {
-    const Message& m = msgs[i];
-    j.begin_object();
-    j.key("id").value(static_cast<std::uint64_t>(i));
-    j.key("source").value(node_name(topo, NodeRef::host(m.src)));
-    j.key("destination").value(node_name(topo, NodeRef::host(m.dst)));
-    j.key("bytes").value(static_cast<std::int64_t>(m.bytes));
-    j.key("packets").value(static_cast<std::uint64_t>(m.packets));
-    j.key("start_ps").value(static_cast<std::int64_t>(run.message_start(static_cast<MessageId>(i))));
-    // Completion is the arrival of the acknowledgement that covers the last packet.
-    if (m.finished >= 0) {
-      j.key("finish_ps").value(static_cast<std::int64_t>(m.finished));
-    } else {
-      j.key("finish_ps").null();
-    }
-    if (m.delivered >= 0) {
-      j.key("delivered_ps").value(static_cast<std::int64_t>(m.delivered));
-    } else {
-      j.key("delivered_ps").null();
-    }
-    j.end_object();
-  }
-  j.end_array();
 
   if (const TraceReplay* replay = run.replay()) write_training_json(j, *replay);
   if (const CollectiveSweep* c = run.collective()) {
@@ -139,7 +114,7 @@ std::string results_json(const ScenarioRun& run) {
     }
     j.end_array();
     j.end_object();
-  } else if (!run.replay() && run.first_workload_message() < msgs.size()) {
+  } else if (!run.replay() && run.first_workload_message() < net.messages().size()) {
     const FlowSummary f = summarize_flows(run, run.first_workload_message());
     const auto write_percentiles = [&](const char* name, const Percentiles& p) {
       j.key(name).begin_object();
@@ -263,21 +238,11 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
   out << "fabricsim: " << run.config().name << " (seed " << run.config().seed << ")\n";
   out << "  network   " << net.host_count() << " hosts, " << net.switch_count() << " switches, "
       << net.directions().size() / 2 << " links\n";
-  out << "  messages  " << run.messages_finished() << " of " << net.messages().size() << " finished"
+  out << "  messages  " << run.messages_finished() << " of " << net.messages().created() << " finished"
       << (run.complete() ? "" : "  (INCOMPLETE: " + std::string(stop_reason_name(run.stop_reason())) + ")") << "\n";
-  Time last = -1;
-  std::size_t slowest = 0;
-  const auto& msgs = net.messages().all();
-  for (std::size_t i = 0; i < msgs.size(); ++i) {
-    if (msgs[i].finished >= 0 && msgs[i].finished - msgs[i].posted > last) {
-      last = msgs[i].finished - msgs[i].posted;
-      slowest = i;
-    }
-  }
-  if (last >= 0) {
-    out << "  slowest   message " << slowest << " (" << node_name(topo, NodeRef::host(msgs[slowest].src)) << " -> "
-        << node_name(topo, NodeRef::host(msgs[slowest].dst)) << ", " << msgs[slowest].bytes << " B) took "
-        << format_time(last) << "\n";
+  if (const SlowestMessage& m = run.message_log().slowest(); m.took >= 0) {
+    out << "  slowest   message " << m.serial << " (" << node_name(topo, NodeRef::host(m.src)) << " -> "
+        << node_name(topo, NodeRef::host(m.dst)) << ", " << m.bytes << " B) took " << format_time(m.took) << "\n";
   }
   const LinkDirection* busiest = nullptr;
   std::uint64_t drops = 0;
@@ -310,7 +275,7 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
   if (const CollectiveSweep* c = run.collective()) {
     out << "  collective " << op_name(c->config().op) << " (" << c->config().algorithm << ") over " << c->ranks() << " ranks\n";
     print_collective_table(out, *c);
-  } else if (!run.replay() && run.first_workload_message() < msgs.size()) {
+  } else if (!run.replay() && run.first_workload_message() < net.messages().size()) {
     const FlowSummary f = summarize_flows(run, run.first_workload_message());
     char line[256];
     std::snprintf(line, sizeof line,

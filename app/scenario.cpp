@@ -84,7 +84,8 @@ ScenarioRun::ScenarioRun(ScenarioConfig config) : config_(std::move(config)) {
     throw ConfigError(config_.topology.source.where, config_.topology.source.path, e.what());
   }
   schedule_ = std::make_unique<MessageSchedule>(*network_);
-  network_->messages().reserve(config_.messages.size());
+  message_log_ = std::make_unique<MessageLog>(*this);
+  network_->dispatcher().set_tap(message_log_.get());
   const auto host = [&](const std::string& name, const SourceRef& src) {
     const auto node = topology_.find(name);
     if (!node || topology_.node(*node).kind != NodeKind::kHost) {
@@ -107,6 +108,9 @@ ScenarioRun::ScenarioRun(ScenarioConfig config) : config_(std::move(config)) {
     add_workload();
   }
   schedule_->arm();
+  // Messages made before the run keep their slots for the results; later ones (a
+  // collective's, a trace's) reuse finished slots, so memory follows what is in flight.
+  network_->messages().set_recycle_from(static_cast<MessageId>(network_->messages().size()));
   if (lossless.pfc_classes_mask != 0 && lossless.deadlock_check_interval > 0) {
     detector_ = std::make_unique<DeadlockDetector>(*network_, lossless.deadlock_check_interval);
     detector_->start();
@@ -250,7 +254,7 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
       if (stop_reason_ != StopReason::kEventLimit) break;
       if (chunk == left) return false;
       if (progress) {
-        progress({sim_->now(), sim_->events_processed(), messages_finished(), network_->messages().size(), elapsed()});
+        progress({sim_->now(), sim_->events_processed(), messages_finished(), network_->messages().created(), elapsed()});
       }
     }
     return stop_reason_ == StopReason::kTimeLimit && sim_->now() < config_.stop.time;
@@ -285,7 +289,7 @@ bool ScenarioRun::complete() const {
     }
     if (collective_->rows().size() != collective_->config().sizes.size()) return false;
   }
-  return messages_finished() == network_->messages().size();
+  return messages_finished() == network_->messages().created();
 }
 
 }  // namespace fabricsim

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/message_log.h"
 #include "app/config.h"
 #include "sim/network.h"
 #include "sim/simulator.h"
@@ -75,6 +76,9 @@ class ScenarioRun {
   // A PFC deadlock stopped the run; the cycle as (switch, egress port) hops.
   bool deadlocked() const { return detector_ && detector_->deadlocked(); }
   const DeadlockDetector* deadlock_detector() const { return detector_.get(); }
+  // What is kept of single messages as they finish (and per-message records on request).
+  MessageLog& message_log() { return *message_log_; }
+  const MessageLog& message_log() const { return *message_log_; }
   // Queue depth samples, when configured: per link direction, bytes waiting at each tick.
   Time queue_sample_interval() const { return config_.network.lossless.queue_sample_interval; }
   const std::vector<std::vector<std::int64_t>>& queue_samples() const { return queue_samples_; }
@@ -92,6 +96,7 @@ class ScenarioRun {
   MessageId first_workload_ = 0;
   std::optional<LoadWindow> window_;
   std::unique_ptr<DeadlockDetector> detector_;
+  std::unique_ptr<MessageLog> message_log_;
   std::unique_ptr<CollectiveSweep> collective_;
   std::unique_ptr<TraceReplay> replay_;
   struct ReplayStarter final : EventHandler {

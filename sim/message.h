@@ -3,6 +3,7 @@
 // packets. The table is flat and indexed by id; the source NIC touches only the send
 // fields and the destination NIC only the receive fields.
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "sim/dcqcn.h"
@@ -12,6 +13,7 @@
 namespace fabricsim {
 
 struct Message {
+  std::uint64_t serial = 0;  // creation number: hashed for ECMP, so paths never depend on slot reuse
   HostId src = 0;
   HostId dst = 0;
   std::int64_t bytes = 0;
@@ -52,28 +54,51 @@ class MessageObserver {
   virtual void on_message_delivered(MessageId /*id*/, Time /*now*/) {}
 };
 
+// Messages by id. Ids are slots: a finished message's slot is reused for a later one
+// (from `recycle_from` on), so the table holds the messages in flight, not every message
+// of the run; references stay valid while the table grows (a deque).
 class MessageTable {
  public:
   MessageId add(HostId src, HostId dst, std::int64_t bytes, std::uint8_t traffic_class, std::uint32_t packets) {
-    Message& m = messages_.emplace_back();
+    MessageId id;
+    if (!free_.empty()) {
+      id = free_.back();
+      free_.pop_back();
+      messages_[id] = Message{};
+    } else {
+      id = static_cast<MessageId>(messages_.size());
+      messages_.emplace_back();
+    }
+    Message& m = messages_[id];
+    m.serial = created_++;
     m.src = src;
     m.dst = dst;
     m.bytes = bytes;
     m.traffic_class = traffic_class;
     m.packets = packets;
-    return static_cast<MessageId>(messages_.size() - 1);
+    return id;
   }
+  // The message is finished and its owner told: its slot may serve a later message.
+  void release(MessageId id) {
+    if (id >= recycle_from_) free_.push_back(id);
+  }
+  // Slots below `first` are never reused (messages whose records are read after the run).
+  void set_recycle_from(MessageId first) { recycle_from_ = first; }
   Message& operator[](MessageId id) { return messages_[id]; }
   const Message& operator[](MessageId id) const { return messages_[id]; }
-  std::size_t size() const { return messages_.size(); }
-  const std::vector<Message>& all() const { return messages_; }
-  void reserve(std::size_t n) { messages_.reserve(n); }
+  std::size_t size() const { return messages_.size(); }  // slots
+  std::uint64_t created() const { return created_; }     // messages ever added
+  std::size_t in_flight() const { return messages_.size() - free_.size(); }
+  const std::deque<Message>& all() const { return messages_; }
 
   void set_observer(MessageObserver* o) { observer_ = o; }
   MessageObserver* observer() const { return observer_; }
 
  private:
-  std::vector<Message> messages_;
+  std::deque<Message> messages_;
+  std::vector<MessageId> free_;
+  MessageId recycle_from_ = UINT32_MAX;
+  std::uint64_t created_ = 0;
   MessageObserver* observer_ = nullptr;
 };
 

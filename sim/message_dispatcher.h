@@ -14,14 +14,18 @@ class MessageDispatcher final : public MessageObserver {
     owners_[id] = owner;
   }
   void on_message_finished(MessageId id, Time now) override {
+    if (tap_) tap_->on_message_finished(id, now);
     if (id < owners_.size() && owners_[id]) owners_[id]->on_message_finished(id, now);
   }
+  // Told of every finished message before its owner (a recorder: it only reads).
+  void set_tap(MessageObserver* tap) { tap_ = tap; }
   void on_message_delivered(MessageId id, Time now) override {
     if (id < owners_.size() && owners_[id]) owners_[id]->on_message_delivered(id, now);
   }
 
  private:
   std::vector<MessageObserver*> owners_;
+  MessageObserver* tap_ = nullptr;
 };
 
 }  // namespace fabricsim

@@ -11,8 +11,8 @@
 namespace fabricsim {
 namespace {
 // Flow hashes are fixed per message and differ between a message and its acks.
-std::uint32_t data_flow_hash(MessageId id) { return static_cast<std::uint32_t>(mix64(id)); }
-std::uint32_t ack_flow_hash(MessageId id) { return static_cast<std::uint32_t>(mix64(id) >> 32); }
+std::uint32_t data_flow_hash(std::uint64_t serial) { return static_cast<std::uint32_t>(mix64(serial)); }
+std::uint32_t ack_flow_hash(std::uint64_t serial) { return static_cast<std::uint32_t>(mix64(serial) >> 32); }
 
 bool bit(const std::vector<std::uint64_t>& bits, std::uint32_t i) {
   return i / 64 < bits.size() && ((bits[i / 64] >> (i % 64)) & 1u);
@@ -129,7 +129,8 @@ Packet* Nic::pull(PortIndex port) {
   p->seq = m.next_seq;
   p->payload = payload;
   p->wire_bytes = payload + config_.header_bytes;
-  p->flow_hash = data_flow_hash(id);
+  p->flow_hash = data_flow_hash(m.serial);
+  p->serial = static_cast<std::uint32_t>(m.serial);
   p->src_group = group_of(host_);
   p->dst_group = group_of(m.dst);
   p->kind = PacketKind::kData;
@@ -169,7 +170,8 @@ Packet* Nic::control_packet(PacketKind kind, const Packet& about, std::uint32_t 
   c->dst = about.src;
   c->seq = seq;
   c->wire_bytes = config_.ack_bytes;
-  c->flow_hash = ack_flow_hash(about.message);
+  c->flow_hash = ack_flow_hash((*messages_)[about.message].serial);
+  c->serial = about.serial;
   c->src_group = about.dst_group;
   c->dst_group = about.src_group;
   c->kind = kind;
@@ -190,6 +192,12 @@ void Nic::send_control(Packet* c) {
 }
 
 void Nic::receive(Packet* p, PortIndex in_port) {
+  if (p->kind != PacketKind::kPause && static_cast<std::uint32_t>((*messages_)[p->message].serial) != p->serial) {
+    // A late copy for a message that finished, whose slot now holds another: drop it.
+    if (p->kind == PacketKind::kData) ++counters_.duplicate_packets_received;
+    sim_->packets().release(p);
+    return;
+  }
   switch (p->kind) {
     case PacketKind::kData: on_data(p); break;
     case PacketKind::kAck: on_ack(p); break;
@@ -285,6 +293,7 @@ void Nic::on_ack(Packet* p) {
       sim_->cancel(pacer_);
     }
     if (MessageObserver* o = messages_->observer()) o->on_message_finished(id, sim_->now());
+    messages_->release(id);
   }
 }
 

@@ -55,15 +55,35 @@ TEST_CASE("same config and seed give byte-identical results except wall_seconds"
   CHECK(without_wall_seconds(a) == without_wall_seconds(b));  // ...and nothing else does
 }
 
-TEST_CASE("results.json carries the run, message and link records") {
+TEST_CASE("results.json carries the run and link records; message records stream to their own file") {
   const std::string json = run_small(1);
   for (const char* key : {"\"config_name\": \"small\"", "\"seed\": 1", "\"complete\": true", "\"sim_time_ps\": ",
-                          "\"events\": ", "\"wall_seconds\": ", "\"source\": \"h0\"", "\"destination\": \"h4\"",
-                          "\"bytes\": 4194304", "\"start_ps\": 5000000", "\"finish_ps\": ", "\"utilization\": ",
-                          "\"max_queue_bytes\": ", "\"drops\": 0"}) {
+                          "\"events\": ", "\"wall_seconds\": ", "\"messages_total\": 6", "\"messages_finished\": 6",
+                          "\"utilization\": ", "\"max_queue_bytes\": ", "\"drops\": 0"}) {
     CAPTURE(key);
     CHECK(json.find(key) != std::string::npos);
   }
+  CHECK(json.find("\"start_ps\"") == std::string::npos);  // no per-message records in results.json
+
+  const auto dir = std::filesystem::temp_directory_path() / "fabricsim_records_test";
+  std::filesystem::remove_all(dir);
+  {
+    ScenarioRun run(load_config_text(kSmall, "small"));
+    run.message_log().record_to((dir / "messages.jsonl").string());
+    CHECK(std::filesystem::exists(dir / "messages.jsonl.partial"));  // streamed while the run goes
+    run.run();
+    run.message_log().finish_records();
+  }
+  std::ifstream in(dir / "messages.jsonl");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  REQUIRE(lines.size() == 6);  // one per message, in finishing order
+  std::size_t h5_to_h0 = 0;
+  for (const std::string& l : lines) h5_to_h0 += l.find("\"source\":\"h5\",\"destination\":\"h0\",\"bytes\":1048576") != std::string::npos &&
+                                                l.find("\"start_ps\":5000000,") != std::string::npos;
+  CHECK(h5_to_h0 == 1);
+  CHECK(!std::filesystem::exists(dir / "messages.jsonl.partial"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("two simulations in one process give the same results as one alone") {

@@ -17,7 +17,6 @@ CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram progr
   engines_.resize(static_cast<std::size_t>(n));
   // Match sends to receives in order per (sender, receiver, channel), as check_program does.
   std::map<std::tuple<int, int, int>, std::deque<int>> pending_recvs;
-  std::size_t sends = 0;
   for (int r = 0; r < n; ++r) {
     const auto& steps = program_.programs[static_cast<std::size_t>(r)].steps;
     auto& st = state_[static_cast<std::size_t>(r)];
@@ -31,7 +30,6 @@ CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram progr
         ++st[i].waiting;  // for the data
         pending_recvs[{steps[i].peer, r, steps[i].channel}].push_back(static_cast<int>(i));
       }
-      if (steps[i].kind == StepKind::kSend) ++sends;
     }
     steps_left_ += static_cast<std::int64_t>(steps.size());
   }
@@ -49,8 +47,6 @@ CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram progr
     }
   }
   if (options_.check_data) data_.emplace(program_);
-  // Messages are added as sends start: reserve so the table never moves under the NICs.
-  network_->messages().reserve(network_->messages().size() + sends);
 }
 
 void CollectiveExecutor::start() {
