@@ -84,6 +84,7 @@ void CollectiveExecutor::start_step(int rank, int step) {
       const MessageId id = network_->add_message(hosts_[static_cast<std::size_t>(rank)],
                                                  hosts_[static_cast<std::size_t>(s.peer)], bytes, options_.traffic_class);
       send_of_[id] = {rank, step};
+      ++messages_unfinished_;
       network_->dispatcher().assign(id, this);
       if (data_) {
         const StepState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)];
@@ -162,6 +163,6 @@ void CollectiveExecutor::on_message_delivered(MessageId id, Time) {
   if (--state_[static_cast<std::size_t>(peer)][static_cast<std::size_t>(recv)].waiting == 0) ready(peer, recv);
 }
 
-void CollectiveExecutor::on_message_finished(MessageId, Time) {}
+void CollectiveExecutor::on_message_finished(MessageId, Time) { --messages_unfinished_; }
 
 }  // namespace fabricsim

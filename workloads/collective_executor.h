@@ -41,6 +41,8 @@ class CollectiveExecutor final : public MessageObserver {
   void on_message_delivered(MessageId id, Time now) override;
 
   bool done() const { return steps_left_ == 0; }
+  // Done, and every message it sent acknowledged: nothing will call it again.
+  bool idle() const { return done() && messages_unfinished_ == 0; }
   Time started_at() const { return started_; }
   Time finished_at() const { return finished_; }
   // Set when data checking found the result wrong (or a contribution reduced twice).
@@ -80,6 +82,7 @@ class CollectiveExecutor final : public MessageObserver {
   std::optional<DataState> data_;
   std::optional<std::string> data_error_;
   std::int64_t steps_left_ = 0;
+  std::int64_t messages_unfinished_ = 0;
   Time started_ = -1;
   Time finished_ = -1;
   std::function<void()> on_done_;

@@ -127,6 +127,7 @@ void TraceReplay::launch_collective(const std::string& key) {
   CollectiveExecutor* e = executor.get();
   executors_.push_back(std::move(executor));
   e->set_on_done([this, members = pending.members] {
+    ++finished_collectives_;
     for (const auto& [r, i] : members) finish(r, i);
   });
   e->start();
@@ -145,10 +146,19 @@ void TraceReplay::try_compute(int rank) {
 }
 
 void TraceReplay::ComputeStream::on_event() {
+  // Called from the event loop, so no collective is on the stack: free the finished ones.
+  owner->reap_collectives();
   const int i = running;
   running = -1;
   owner->finish(rank, i);
   owner->try_compute(rank);
+}
+
+void TraceReplay::reap_collectives() {
+  if (finished_collectives_ == 0) return;
+  std::erase_if(executors_, [](const std::unique_ptr<CollectiveExecutor>& e) { return e->idle(); });
+  finished_collectives_ = 0;
+  for (const auto& e : executors_) finished_collectives_ += e->done() ? 1 : 0;  // (acks still due)
 }
 
 void TraceReplay::finish(int rank, int i) {

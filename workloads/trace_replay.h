@@ -77,6 +77,8 @@ class TraceReplay final : public MessageObserver {
   void try_compute(int rank);
   void finish(int rank, int op);
   void launch_collective(const std::string& key);
+  // Finished collectives hold their programs until the next compute event frees them.
+  void reap_collectives();
   void match_p2p(const std::tuple<int, int, int>& channel);
 
   Network* network_;
@@ -87,7 +89,8 @@ class TraceReplay final : public MessageObserver {
   std::vector<std::map<int, int>> index_of_;  // per rank: op id -> index
   std::deque<ComputeStream> streams_;
   std::map<std::string, PendingCollective> collectives_;
-  std::vector<std::unique_ptr<CollectiveExecutor>> executors_;
+  std::vector<std::unique_ptr<CollectiveExecutor>> executors_;  // running ones (and just-finished)
+  std::size_t finished_collectives_ = 0;
   // Point to point: per (sender, receiver, tag), sends and receives in order.
   std::map<std::tuple<int, int, int>, std::deque<int>> sends_ready_, recvs_ready_;
   // Delivered data waiting for its recv: when its send started, when it arrived.
