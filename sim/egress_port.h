@@ -91,6 +91,10 @@ class EgressPort final : public EventHandler {
   }
 
   void on_event() override;  // transmission of the packet in service has ended
+  void prefetch() const override {
+    __builtin_prefetch(in_service_);
+    __builtin_prefetch(link_);
+  }
 
   bool busy() const { return in_service_ != nullptr; }
   bool paused(std::uint8_t traffic_class) const { return (paused_mask_ >> traffic_class) & 1u; }

@@ -1,53 +1,34 @@
 #include "sim/event_queue.h"
 
+#include <algorithm>
 #include <bit>
 #include <cassert>
 
 namespace fabricsim {
 
-int EventQueue::bucket_of(const Entry& e) const {
-  // The highest hex digit in which the key differs from last_ (time digits rank above
-  // sequence digits), and the key's own value of that digit.
-  std::uint64_t diff, word;
-  int base;
-  if (e.time != last_.time) {
-    diff = static_cast<std::uint64_t>(e.time ^ last_.time);
-    word = static_cast<std::uint64_t>(e.time);
-    base = kDigitsPerWord;
-  } else {
-    diff = e.seq ^ last_.seq;
-    if (diff == 0) return 0;
-    word = e.seq;
-    base = 0;
-  }
+int EventQueue::bucket_of(Time t) const {
+  // The highest hex digit in which t differs from now_, and t's own value of it.
+  const auto diff = static_cast<std::uint64_t>(t ^ now_);
   const int digit = (63 - std::countl_zero(diff)) / kDigitBits;
-  const int value = static_cast<int>((word >> (digit * kDigitBits)) & (kValues - 1));
-  return 1 + (base + digit) * kValues + value;
+  const int value = static_cast<int>((static_cast<std::uint64_t>(t) >> (digit * kDigitBits)) & (kValues - 1));
+  return digit * kValues + value;
 }
 
-void EventQueue::put(int bucket, const Entry& e) {
-  auto& b = buckets_[bucket];
-  e.handler->bucket_ = static_cast<std::uint16_t>(bucket);
-  e.handler->slot_ = static_cast<std::uint32_t>(b.size());
-  b.push_back(e);
-  mark(bucket);
-}
-
-void EventQueue::take_out(int bucket, std::uint32_t slot) {
-  auto& b = buckets_[bucket];
-  if (slot + 1 != b.size()) {
-    b[slot] = b.back();
-    b[slot].handler->slot_ = slot;
-  }
-  b.pop_back();
-  if (b.empty()) unmark(bucket);
+void EventQueue::put(const Entry& e) {
+  const int b = bucket_of(e.time);
+  buckets_[static_cast<std::size_t>(b)].push_back(e);
+  occupied_[static_cast<std::size_t>(b >> 6)] |= 1ull << (b & 63);
 }
 
 void EventQueue::insert(const Entry& e) {
-  // Only possible after the simulator peeked past a stop time and was then asked for an
-  // earlier event: rare, so an O(n) rebuild is fine.
-  if (less(e, last_)) rebase(e);
-  put(bucket_of(e), e);
+  // Earlier than now only after the simulator peeked past a stop time and was then asked
+  // for an earlier event: rare, so an O(n) rebuild is fine.
+  if (e.time < now_) rebase(e.time);
+  if (e.time == now_) {
+    batch_.push_back(e);  // the newest sequence number: the batch stays in order
+  } else {
+    put(e);
+  }
   ++size_;
 }
 
@@ -55,74 +36,104 @@ void EventQueue::schedule(EventHandler& h, Time at) {
   assert(at >= 0);
   cancel(h);
   h.time_ = at;
-  insert({at, next_seq_++, &h});
+  h.seq_ = next_seq_++;
+  insert({at, h.seq_, &h});
 }
 
 void EventQueue::cancel(EventHandler& h) {
-  if (h.bucket_ == EventHandler::kNotQueued) return;
-  take_out(h.bucket_, h.slot_);
-  h.bucket_ = EventHandler::kNotQueued;
+  if (h.seq_ == 0) return;
+  h.seq_ = 0;  // its entry stays where it is, forgotten, until it reaches the front
   --size_;
+  ++forgotten_;
+  if (size_ == 0) {
+    // Nothing live: drop the forgotten entries at once.
+    for (int w = 0; w < kWords; ++w) {
+      for (std::uint64_t bits = occupied_[static_cast<std::size_t>(w)]; bits != 0; bits &= bits - 1) {
+        buckets_[static_cast<std::size_t>(w * 64 + std::countr_zero(bits))].clear();
+      }
+    }
+    occupied_ = {};
+    batch_.clear();
+    batch_head_ = 0;
+    forgotten_ = 0;
+  }
 }
 
-int EventQueue::first_occupied() const {
-  for (int s = 0; s < kSummaryWords; ++s) {
-    if (summary_[s] != 0) {
-      const int w = s * 64 + std::countr_zero(summary_[s]);
-      return w * 64 + std::countr_zero(occupied_[w]);
+void EventQueue::settle() {
+  for (;;) {
+    // Forgotten entries at the head of the batch go.
+    while (batch_head_ < batch_.size() && !live(batch_[batch_head_])) {
+      ++batch_head_;
+      --forgotten_;
+    }
+    if (batch_head_ < batch_.size()) return;
+    batch_.clear();
+    batch_head_ = 0;
+    int i = -1;
+    for (int w = 0; w < kWords; ++w) {
+      if (occupied_[static_cast<std::size_t>(w)] != 0) {
+        i = w * 64 + std::countr_zero(occupied_[static_cast<std::size_t>(w)]);
+        break;
+      }
+    }
+    assert(i >= 0);
+    std::vector<Entry>& b = buckets_[static_cast<std::size_t>(i)];
+    Time earliest = b.front().time;
+    for (const Entry& e : b) earliest = std::min(earliest, e.time);
+    now_ = earliest;
+    // Every other entry of bucket i lands in a lower bucket: it agrees with the new now_
+    // on more leading digits than it did with the old one.
+    std::vector<Entry> moving;
+    moving.swap(b);
+    occupied_[static_cast<std::size_t>(i >> 6)] &= ~(1ull << (i & 63));
+    for (const Entry& e : moving) {
+      if (e.time == now_) {
+        batch_.push_back(e);
+      } else {
+        put(e);
+      }
+    }
+    moving.clear();
+    if (b.capacity() < moving.capacity()) b.swap(moving);  // keep the larger allocation
+    if (batch_.size() > 1) {
+      std::sort(batch_.begin(), batch_.end(), [](const Entry& x, const Entry& y) { return x.seq < y.seq; });
     }
   }
-  return -1;
-}
-
-void EventQueue::settle_minimum() {
-  if (occupied_[0] & 1u) return;
-  const int i = first_occupied();
-  assert(i > 0);
-  std::vector<Entry>& b = buckets_[i];
-  std::size_t min = 0;
-  for (std::size_t j = 1; j < b.size(); ++j) {
-    if (less(b[j], b[min])) min = j;
-  }
-  last_ = b[min];
-  // Every entry of bucket i now lands in a lower bucket: they agree with the new
-  // minimum on more leading bits than they did with the old one.
-  std::vector<Entry> moving;
-  moving.swap(b);
-  unmark(i);
-  for (const Entry& e : moving) put(bucket_of(e), e);
-  moving.clear();
-  if (b.capacity() < moving.capacity()) b.swap(moving);  // keep the larger allocation
 }
 
 Time EventQueue::next_time() {
   assert(size_ > 0);
-  settle_minimum();
-  return last_.time;
+  settle();
+  return now_;
 }
 
 EventHandler* EventQueue::pop() {
   assert(size_ > 0);
-  settle_minimum();
-  const Entry e = buckets_[0].back();
-  buckets_[0].pop_back();
-  unmark(0);
-  e.handler->bucket_ = EventHandler::kNotQueued;
+  settle();
+  const Entry e = batch_[batch_head_++];
+  e.handler->seq_ = 0;
   --size_;
   return e.handler;
 }
 
-void EventQueue::rebase(const Entry& new_last) {
-  std::vector<Entry> all;
-  all.reserve(size_);
+void EventQueue::rebase(Time new_now) {
+  std::vector<Entry> all(batch_.begin() + static_cast<std::ptrdiff_t>(batch_head_), batch_.end());
   for (auto& b : buckets_) {
     all.insert(all.end(), b.begin(), b.end());
     b.clear();
   }
   occupied_ = {};
-  summary_ = {};
-  last_ = new_last;
-  for (const Entry& e : all) put(bucket_of(e), e);
+  batch_.clear();
+  batch_head_ = 0;
+  now_ = new_now;
+  for (const Entry& e : all) {
+    if (e.time == now_) {
+      batch_.push_back(e);
+    } else {
+      put(e);
+    }
+  }
+  std::sort(batch_.begin(), batch_.end(), [](const Entry& x, const Entry& y) { return x.seq < y.seq; });
 }
 
 }  // namespace fabricsim

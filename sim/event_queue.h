@@ -2,17 +2,22 @@
 // Pending events, ordered by (time, sequence): equal times run in the order they were
 // scheduled, so every run is deterministic.
 //
-// A radix heap over the 128-bit key (time, sequence), with 4-bit digits. A discrete-
-// event simulation only ever schedules at or after the last event taken out, which is
-// exactly the monotone case radix heaps serve. An entry sits in the bucket named by the
-// highest hex digit in which its key differs from the last minimum and by its own value
-// of that digit; when the lowest bucket is emptied into lower ones, each entry drops at
-// least one digit, so it moves about log16(time spread / event spacing) times in its
-// life: insert O(1), pop amortized O(log16 spread). (Binary digits moved each entry ten
-// times at 100k pending events; hex digits, three to four.) Each
-// handler keeps its own (bucket, slot), as OMNeT++ handlers keep their heap index, so
-// cancel and reschedule are O(1) with no search. A handler has at most one pending event
-// (htsim's rule): components reschedule themselves rather than piling up events.
+// A radix heap over event times, with 4-bit digits. A discrete-event simulation only
+// ever schedules at or after the last event taken out, which is exactly the monotone
+// case radix heaps serve. An entry sits in the bucket named by the highest hex digit in
+// which its time differs from the current time and by its own value of that digit; when
+// the lowest bucket is emptied into lower ones, each entry drops at least one digit, so
+// it moves about log16(time spread / event spacing) times in its life: insert O(1), pop
+// amortized O(log16 spread). Events at the current time form a batch in sequence order
+// (a settled bucket's equal-time entries are sorted once; later ones arrive in order),
+// so equal times cost a sort, not a radix pass over 16 digits of sequence numbers:
+// fabrics of equal links run in lock-step, and thousands of events share each time.
+// Cancel is O(1) and lazy, as in ns-3: a handler keeps the sequence number of its one
+// live entry (0: none); cancelling or rescheduling forgets that number, and an entry
+// whose number its handler no longer holds is dropped when it reaches the front. So
+// moving entries between buckets never writes to the handlers, which at scale are cold.
+// A handler has at most one pending event (htsim's rule): components reschedule
+// themselves rather than piling up events.
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -29,16 +34,17 @@ class EventHandler {
   virtual ~EventHandler() = default;
   // Called when the handler's event comes due; the simulator's clock reads its time.
   virtual void on_event() = 0;
+  // Asks the processor to load what on_event() will touch first (the packet it will
+  // hand on): called an event or two ahead, so memory latency overlaps other work.
+  virtual void prefetch() const {}
 
-  bool scheduled() const { return bucket_ != kNotQueued; }
+  bool scheduled() const { return seq_ != 0; }
   Time event_time() const { return time_; }
 
  private:
   friend class EventQueue;
-  static constexpr std::uint16_t kNotQueued = 0xffff;
   Time time_ = 0;
-  std::uint32_t slot_ = 0;
-  std::uint16_t bucket_ = kNotQueued;
+  std::uint64_t seq_ = 0;  // the sequence number of its live entry; 0 when not queued
 };
 
 class EventQueue {
@@ -57,8 +63,13 @@ class EventQueue {
   // Time of the earliest event; the queue must not be empty.
   Time next_time();
 
+  // The handler k places behind the front among events at the current time, if known
+  // without settling (for prefetching only: it may be one already forgotten).
+  EventHandler* peek(std::size_t k) const {
+    return batch_head_ + k < batch_.size() ? batch_[batch_head_ + k].handler : nullptr;
+  }
   bool empty() const { return size_ == 0; }
-  std::size_t size() const { return size_; }
+  std::size_t size() const { return size_; }  // live events (forgotten entries not counted)
 
  private:
   struct Entry {
@@ -66,39 +77,28 @@ class EventQueue {
     std::uint64_t seq;
     EventHandler* handler;
   };
-  // Bucket 0: the key equal to the last minimum. Then 16 per hex digit of the key, the
-  // 16 digits of the sequence first and the 16 of the time above them.
+  // One bucket per (hex digit of the time, value of that digit).
   static constexpr int kDigitBits = 4;
   static constexpr int kValues = 1 << kDigitBits;
-  static constexpr int kDigitsPerWord = 64 / kDigitBits;
-  static constexpr int kBuckets = 1 + 2 * kDigitsPerWord * kValues;
-  static constexpr int kWords = (kBuckets + 63) / 64;
-  static constexpr int kSummaryWords = (kWords + 63) / 64;
+  static constexpr int kDigits = 64 / kDigitBits;
+  static constexpr int kBuckets = kDigits * kValues;
+  static constexpr int kWords = kBuckets / 64;
 
-  static bool less(const Entry& a, const Entry& b) {
-    return a.time < b.time || (a.time == b.time && a.seq < b.seq);
-  }
-  int bucket_of(const Entry& e) const;
+  int bucket_of(Time t) const;
   void insert(const Entry& e);
-  void put(int bucket, const Entry& e);
-  void take_out(int bucket, std::uint32_t slot);
-  void settle_minimum();  // makes bucket 0 hold the earliest entry
-  void rebase(const Entry& new_last);
+  void put(const Entry& e);
+  void settle();  // makes batch_ hold the events at the earliest pending time
+  void rebase(Time new_now);
+  bool live(const Entry& e) const { return e.handler->seq_ == e.seq; }
 
   std::array<std::vector<Entry>, kBuckets> buckets_;
   std::array<std::uint64_t, kWords> occupied_{};  // bit b set: buckets_[b] non-empty
-  std::array<std::uint64_t, kSummaryWords> summary_{};  // bit w set: occupied_[w] != 0
-  void mark(int bucket) {
-    occupied_[bucket >> 6] |= 1ull << (bucket & 63);
-    summary_[bucket >> 12] |= 1ull << ((bucket >> 6) & 63);
-  }
-  void unmark(int bucket) {
-    if ((occupied_[bucket >> 6] &= ~(1ull << (bucket & 63))) == 0) summary_[bucket >> 12] &= ~(1ull << ((bucket >> 6) & 63));
-  }
-  int first_occupied() const;
-  Entry last_{0, 0, nullptr};                // the last minimum taken: no key below it is pending
+  std::vector<Entry> batch_;                      // entries at time now_, by sequence
+  std::size_t batch_head_ = 0;                    // next of batch_ to pop
+  Time now_ = 0;                                  // no pending entry is earlier
   std::uint64_t next_seq_ = 1;
   std::size_t size_ = 0;
+  std::size_t forgotten_ = 0;  // entries still held whose handler moved on
 };
 
 }  // namespace fabricsim

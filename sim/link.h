@@ -18,6 +18,10 @@ class Link final : public EventHandler {
   // The last bit of `p` has just left the sender; it reaches the far end after latency.
   void transmit(Packet* p);
   void on_event() override;
+  void prefetch() const override {
+    if (!in_flight_.empty()) __builtin_prefetch(in_flight_.front().packet);
+    __builtin_prefetch(far_end_);
+  }
 
   Time latency() const { return latency_; }
 
