@@ -144,6 +144,9 @@ struct ScenarioConfig {
   std::vector<MessageConfig> messages;
   WorkloadConfig workload;
   StopConfig stop;
+  // Refuse runs estimated to need more (bytes); 0: the memory this machine has free.
+  // Set by --memory-limit, not by the config file: it is the machine's, not the scenario's.
+  std::uint64_t memory_limit = 0;
 };
 
 }  // namespace fabricsim

@@ -90,11 +90,24 @@ ScenarioConfig load(const std::string& config_path, const std::vector<std::strin
   return load_config_file(config_path, sets);
 }
 
+bool apply_memory_limit(const po::variables_map& vm, ScenarioConfig& config) {
+  if (!vm.count("memory-limit")) return true;
+  const std::string text = vm["memory-limit"].as<std::string>();
+  const std::int64_t bytes = parse_memory_size(text);
+  if (bytes <= 0) {
+    std::cerr << "fabricsim: --memory-limit: expected a size such as 2GiB or 500MB, got '" << text << "'\n";
+    return false;
+  }
+  config.memory_limit = static_cast<std::uint64_t>(bytes);
+  return true;
+}
+
 int run_command(const po::variables_map& vm) {
   const std::string config_path = vm.count("config") ? vm["config"].as<std::string>() : "";
   const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
   ScenarioConfig config = load(config_path, sets);
   if (vm.count("seed")) config.seed = vm["seed"].as<std::uint64_t>();
+  if (!apply_memory_limit(vm, config)) return kExitBadInput;
   const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "out/" + config.name;
   ScenarioRun run(std::move(config));
   if (vm.count("records")) {
@@ -122,12 +135,14 @@ int validate_command(const po::variables_map& vm) {
   }
   const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
   ScenarioConfig config = load(vm["config"].as<std::string>(), sets);
+  if (!apply_memory_limit(vm, config)) return kExitBadInput;
   const std::string name = config.name;
   const std::size_t messages = config.messages.size();
   ScenarioRun run(std::move(config));  // builds the network too, so name errors show here
   std::cout << vm["config"].as<std::string>() << ": ok: " << name << ", " << run.network().host_count() << " hosts, "
             << run.network().switch_count() << " switches, " << run.network().directions().size() / 2 << " links, "
             << messages << " messages\n";
+  std::cout << "  memory estimate " << run.memory_estimate().describe() << "\n";
   return 0;
 }
 
@@ -458,6 +473,7 @@ int main(int argc, char** argv) {
       ("out,o", po::value<std::string>()->value_name("DIR|FILE"), "run: directory for results.json; workload gen: the trace to write")
       ("seed", po::value<std::uint64_t>()->value_name("N"), "run: random seed (overrides the config's)")
       ("records", po::value<std::string>()->value_name("messages"), "run: stream one JSON line per message to DIR/messages.jsonl")
+      ("memory-limit", po::value<std::string>()->value_name("SIZE"), "run, validate: refuse runs estimated to need more (default: free memory)")
       ("json", "topo: print one JSON object")
       ("dot", po::value<std::string>()->value_name("FILE"), "topo: write the fabric as Graphviz")
       ("op", po::value<std::string>()->value_name("OP"), "collective: the operation (default all_reduce)")

@@ -1,3 +1,4 @@
+#include <cstdio>
 #include "app/scenario.h"
 
 #include <filesystem>
@@ -43,6 +44,21 @@ Topology build_topology(const TopologyConfig& config) {
 
 ScenarioRun::ScenarioRun(ScenarioConfig config) : config_(std::move(config)) {
   topology_ = build_topology(config_.topology);
+  // Known before anything big is built: refuse what cannot fit, rather than fail in an
+  // allocation minutes later.
+  memory_ = estimate_memory(config_, topology_);
+  const std::uint64_t limit = config_.memory_limit > 0 ? config_.memory_limit : available_memory();
+  if (limit > 0 && memory_.total() > limit) {
+    const auto gib = [](std::uint64_t b) {
+      char s[32];
+      std::snprintf(s, sizeof s, "%.2f GiB", static_cast<double>(b) / (1u << 30));
+      return std::string(s);
+    };
+    throw ConfigError(config_.topology.source.where, config_.topology.source.path,
+                      "this run needs about " + memory_.describe() + ", more than the " + gib(limit) +
+                          (config_.memory_limit > 0 ? " of --memory-limit" : " this machine has free") +
+                          "; expected a smaller fabric or workload");
+  }
   const NetworkConfig& n = config_.network;
   NetworkOptions options;
   options.params.traffic_classes = n.traffic_classes;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/memory_estimate.h"
 #include "app/message_log.h"
 #include "app/config.h"
 #include "sim/network.h"
@@ -76,6 +77,8 @@ class ScenarioRun {
   // A PFC deadlock stopped the run; the cycle as (switch, egress port) hops.
   bool deadlocked() const { return detector_ && detector_->deadlocked(); }
   const DeadlockDetector* deadlock_detector() const { return detector_.get(); }
+  // The memory this run was estimated to need before it was built.
+  const MemoryEstimate& memory_estimate() const { return memory_; }
   // What is kept of single messages as they finish (and per-message records on request).
   MessageLog& message_log() { return *message_log_; }
   const MessageLog& message_log() const { return *message_log_; }
@@ -89,6 +92,7 @@ class ScenarioRun {
 
   ScenarioConfig config_;
   Topology topology_;
+  MemoryEstimate memory_;
   std::unique_ptr<Simulator> sim_;
   std::unique_ptr<Network> network_;
   std::unique_ptr<MessageSchedule> schedule_;

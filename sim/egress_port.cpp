@@ -7,7 +7,13 @@
 namespace fabricsim {
 
 EgressPort::EgressPort(Simulator& sim, Bandwidth bandwidth, int traffic_classes, std::int64_t queue_capacity_bytes)
-    : sim_(&sim), bandwidth_(bandwidth), capacity_(queue_capacity_bytes), classes_(traffic_classes) {}
+    : sim_(&sim),
+      bandwidth_(bandwidth),
+      capacity_(queue_capacity_bytes),
+      class_count_(static_cast<std::uint8_t>(traffic_classes)),
+      classes_(static_cast<std::size_t>(traffic_classes)) {
+  class_queues_ = classes_.data();
+}
 
 void EgressPort::maybe_mark(Packet* p, std::int64_t queued) {
   if (ecn_ != nullptr && p->ecn == kEcnCapable && ecn_->should_mark(queued, *rng_)) {
@@ -25,8 +31,8 @@ void EgressPort::count_drop(Packet* p) {
 }
 
 bool EgressPort::enqueue(Packet* p) {
-  assert(p->traffic_class < classes_.size());
-  ClassQueue& q = classes_[p->traffic_class];
+  assert(p->traffic_class < class_count_);
+  ClassQueue& q = class_queues_[p->traffic_class];
   ClassCounters& cc = counters_.per_class[p->traffic_class];
   if (q.bytes + p->wire_bytes > capacity_) {
     count_drop(p);
@@ -51,8 +57,8 @@ bool EgressPort::enqueue(Packet* p) {
 void EgressPort::start_next() {
   Packet* p = nullptr;
   if (total_queued_bytes_ > 0) {
-    for (int c = static_cast<int>(classes_.size()) - 1; c >= 0; --c) {
-      ClassQueue& q = classes_[static_cast<std::size_t>(c)];
+    for (int c = class_count_ - 1; c >= 0; --c) {
+      ClassQueue& q = class_queues_[c];
       if (q.packets.empty() || paused(static_cast<std::uint8_t>(c))) continue;
       p = q.packets.front();
       q.packets.pop_front();

@@ -94,6 +94,7 @@ class EgressPort final : public EventHandler {
   void prefetch() const override {
     __builtin_prefetch(in_service_);
     __builtin_prefetch(link_);
+    __builtin_prefetch(class_queues_);
   }
 
   bool busy() const { return in_service_ != nullptr; }
@@ -101,8 +102,8 @@ class EgressPort final : public EventHandler {
   std::uint8_t paused_mask() const { return paused_mask_; }
   Bandwidth bandwidth() const { return bandwidth_; }
   std::int64_t queued_bytes() const { return total_queued_bytes_; }
-  std::int64_t queued_bytes(int traffic_class) const { return classes_[traffic_class].bytes; }
-  int traffic_classes() const { return static_cast<int>(classes_.size()); }
+  std::int64_t queued_bytes(int traffic_class) const { return class_queues_[traffic_class].bytes; }
+  int traffic_classes() const { return class_count_; }
   // Counters, with paused time brought up to `now`.
   PortCounters counters_at(Time now) const;
   const PortCounters& counters() const { return counters_; }
@@ -110,28 +111,31 @@ class EgressPort final : public EventHandler {
 
  private:
   struct ClassQueue {
-    RingBuffer<Packet*> packets;
     std::int64_t bytes = 0;
+    RingBuffer<Packet*, 4> packets;
   };
   void start_next();
   void begin_service(Packet* p);
   void maybe_mark(Packet* p, std::int64_t queued_before);
 
+  // What every packet touches, first (after the vtable and the handler's queue fields).
+  Packet* in_service_ = nullptr;
+  std::int64_t total_queued_bytes_ = 0;
+  ClassQueue* class_queues_ = nullptr;  // classes_.data()
+  Link* link_ = nullptr;
+  PortObserver* observer_ = nullptr;
   Simulator* sim_;
   Bandwidth bandwidth_;
   std::int64_t capacity_;
-  Link* link_ = nullptr;
-  PacketSource* source_ = nullptr;
-  PortIndex source_port_ = 0;
-  PortObserver* observer_ = nullptr;
-  const EcnConfig* ecn_ = nullptr;
-  Rng* rng_ = nullptr;
-  Packet* in_service_ = nullptr;
   Time service_time_ = 0;
-  std::int64_t total_queued_bytes_ = 0;
+  const EcnConfig* ecn_ = nullptr;
+  PacketSource* source_ = nullptr;
+  Rng* rng_ = nullptr;
+  PortIndex source_port_ = 0;
   std::uint8_t paused_mask_ = 0;
-  std::array<Time, kMaxTrafficClasses> paused_since_{};
+  std::uint8_t class_count_ = 0;
   std::vector<ClassQueue> classes_;
+  std::array<Time, kMaxTrafficClasses> paused_since_{};
   PortCounters counters_;
 };
 

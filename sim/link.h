@@ -13,7 +13,7 @@ class Simulator;
 class Link final : public EventHandler {
  public:
   Link(Simulator& sim, Time latency, PacketSink& far_end, PortIndex far_port)
-      : sim_(&sim), latency_(latency), far_end_(&far_end), far_port_(far_port) {}
+      : far_end_(&far_end), sim_(&sim), latency_(latency), far_port_(far_port) {}
 
   // The last bit of `p` has just left the sender; it reaches the far end after latency.
   void transmit(Packet* p);
@@ -30,11 +30,11 @@ class Link final : public EventHandler {
     Time arrives;
     Packet* packet;
   };
+  RingBuffer<InFlight, 4> in_flight_;
+  PacketSink* far_end_;
   Simulator* sim_;
   Time latency_;
-  PacketSink* far_end_;
   PortIndex far_port_;
-  RingBuffer<InFlight> in_flight_;
 };
 
 }  // namespace fabricsim

@@ -163,6 +163,12 @@ class RouteCompiler {
     }
   }
 
+  std::uint32_t count_groups() {
+    Routes out;
+    form_groups(out);
+    return out.group_count;
+  }
+
   Routes run(const RoutingProgress& progress) {
     Routes out;
     form_groups(out);
@@ -481,6 +487,8 @@ class RouteCompiler {
 }  // namespace
 
 Routes compute_routes(const Topology& t, const RoutingProgress& progress) { return RouteCompiler(t).run(progress); }
+
+std::uint32_t route_group_count(const Topology& t) { return RouteCompiler(t).count_groups(); }
 
 std::vector<std::vector<int>> routed_hops(const Topology& t, const Routes& routes) {
   const auto adj = adjacency(t);

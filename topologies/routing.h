@@ -46,6 +46,9 @@ using RoutingProgress = std::function<void(std::uint32_t done, std::uint32_t tot
 // One Dijkstra per group; per-host exceptions where a node is next to the host.
 Routes compute_routes(const Topology& t, const RoutingProgress& progress = {});
 
+// How many destination groups compute_routes() would key the tables by (cheap).
+std::uint32_t route_group_count(const Topology& t);
+
 // Hops along routed paths from every host to every host (-1: unreachable), by
 // following the tables; [src][dst]. Quadratic in hosts: for analysis of small fabrics.
 std::vector<std::vector<int>> routed_hops(const Topology& t, const Routes& routes);

@@ -1,0 +1,169 @@
+#include "app/memory_estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/network.h"
+#include "sim/units.h"
+#include "topologies/routing.h"
+
+namespace fabricsim {
+namespace {
+
+constexpr std::uint64_t kBase = 8ull << 20;  // measured: `fabricsim --version` peaks at 6.5 MB
+// Per packet: the struct, its pool free-list slot and a queue slot, each list doubling.
+constexpr std::uint64_t kPerPacket = sizeof(Packet) + 2 * sizeof(Packet*) + 2 * sizeof(Packet*);
+
+std::uint64_t string_heap(const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; }
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) {
+  MemoryEstimate e;
+  e.base = kBase;
+  const std::uint64_t nodes = t.nodes().size();
+  const std::uint64_t hosts = t.host_count();
+  const std::uint64_t switches = t.switch_count();
+  const std::uint64_t links = t.links().size();
+  const std::uint64_t directions = 2 * links;
+
+  // The graph: nodes with their names and roles, links with their tiers, the name index.
+  for (const TopologyNode& n : t.nodes()) e.topology += sizeof(TopologyNode) + string_heap(n.name) + string_heap(n.role);
+  for (const TopologyLink& l : t.links()) e.topology += sizeof(TopologyLink) + string_heap(l.tier);
+  e.topology += nodes * 64;  // the name -> node hash map
+
+  // The compiled network. Switch ports: how many link ends sit on switches.
+  const NetworkConfig& n = config.network;
+  const auto classes = static_cast<std::uint64_t>(n.traffic_classes);
+  std::uint64_t switch_ports = 0;
+  for (const TopologyLink& l : t.links()) {
+    switch_ports += (t.node(l.a).kind == NodeKind::kSwitch) + (t.node(l.b).kind == NodeKind::kSwitch);
+  }
+  e.network = hosts * (sizeof(Nic) + 64) + switches * (sizeof(Switch) + sizeof(SharedBufferMmu)) +
+              directions * (sizeof(EgressPort) + sizeof(Link) + sizeof(LinkDirection) + 8 + classes * 48) +
+              switch_ports * classes * 3 * sizeof(std::int64_t) * (n.lossless.shared_buffer ? 1 : 0) + nodes * 16;
+
+  // Routes: a table per node with an entry per destination group where entries differ;
+  // compiling holds the graph twice more (flat adjacency) and the per-group distances.
+  const std::uint64_t groups = std::max<std::uint64_t>(1, route_group_count(t));
+  e.routes = switches * groups * sizeof(std::uint32_t) + nodes * (sizeof(RouteTable) + 64) + hosts * 48 +
+             (nodes + directions) * 40;
+
+  // Packets in flight: each wire holds latency / serialization of a full packet, plus the
+  // one in service; queues hold at most the buffers' room; and never more than the
+  // workload has at once.
+  const std::int64_t packet_bytes = n.mtu + n.header_bytes;
+  std::uint64_t wire = 0;
+  for (const TopologyLink& l : t.links()) {
+    const Time ser = std::max<Time>(1, serialization(packet_bytes, l.bandwidth));
+    wire += 2 * (static_cast<std::uint64_t>(l.latency / ser) + 2);
+  }
+  const std::uint64_t queue_room =
+      n.lossless.shared_buffer
+          ? switches * static_cast<std::uint64_t>(n.lossless.buffer.size_bytes / packet_bytes)
+          : switch_ports * classes * static_cast<std::uint64_t>(std::min<std::int64_t>(n.queue_capacity, INT64_MAX / 2) / packet_bytes);
+  const auto packets_of = [&](std::int64_t bytes) { return static_cast<std::uint64_t>(std::max<std::int64_t>(1, (bytes + n.mtu - 1) / n.mtu)); };
+  std::uint64_t workload = 0;
+  std::uint64_t prebuilt_messages = config.messages.size();
+  for (const MessageConfig& m : config.messages) workload += packets_of(m.bytes);
+  const WorkloadConfig& w = config.workload;
+  using K = WorkloadConfig::Kind;
+  switch (w.kind) {
+    case K::kPermutation:
+      workload += hosts * packets_of(w.bytes);
+      prebuilt_messages += hosts;
+      break;
+    case K::kIncast: {
+      const std::uint64_t senders = w.senders > 0 ? static_cast<std::uint64_t>(w.senders) : hosts - 1;
+      workload += senders * packets_of(w.bytes);
+      prebuilt_messages += senders;
+      break;
+    }
+    case K::kUniform:
+      workload += static_cast<std::uint64_t>(w.flows) * packets_of(w.bytes);
+      prebuilt_messages += static_cast<std::uint64_t>(w.flows);
+      break;
+    case K::kPoisson: {
+      // The offered bytes over the arrival period; flows at an assumed 100 kB mean.
+      double rate = 0;
+      for (const TopologyLink& l : t.links()) {
+        if (t.node(l.a).kind == NodeKind::kHost || t.node(l.b).kind == NodeKind::kHost) rate += static_cast<double>(l.bandwidth.bits_per_second);
+      }
+      const double bytes = w.load * rate / 8 * to_seconds(w.duration);
+      workload += static_cast<std::uint64_t>(bytes / static_cast<double>(n.mtu));
+      prebuilt_messages += static_cast<std::uint64_t>(bytes / 1e5);
+      break;
+    }
+    case K::kCollective: {
+      // The largest size's first step: every rank sends on every channel at once.
+      const std::int64_t biggest = w.collective.sizes.empty() ? 0 : *std::max_element(w.collective.sizes.begin(), w.collective.sizes.end());
+      const std::uint64_t ranks = w.collective.ranks > 0 ? static_cast<std::uint64_t>(w.collective.ranks) : hosts;
+      const auto channels = static_cast<std::uint64_t>(std::max(1, w.collective.channels));
+      workload += ranks * channels * packets_of(biggest / 2);
+      // The step programs, held by the check and by the executor, and the check's
+      // send/receive matching (a queue per sender, receiver and channel).
+      const std::string& a = w.collective.algorithm;
+      std::uint64_t log2 = 1;
+      while ((1ull << log2) < ranks) ++log2;
+      const std::uint64_t steps = a == "halving_doubling" || a == "recursive_doubling" ? 4 * log2
+                                  : a == "tree"                                      ? 6 * channels
+                                  : a == "direct"                                    ? 2 * ranks
+                                                                                     : 4 * ranks * channels;
+      const std::uint64_t peers = a == "halving_doubling" || a == "recursive_doubling" ? log2 : a == "direct" ? ranks : 2 * channels;
+      e.messages += ranks * (steps * 2 * 120 + peers * 2 * 700);
+      break;
+    }
+    case K::kTrace:
+    case K::kChakra: {
+      std::filesystem::path path = w.trace.file;
+      if (path.is_relative() && !config.file.empty() && config.file.front() != '<') {
+        path = std::filesystem::path(config.file).parent_path() / path;
+      }
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(path, ec);
+      e.messages += ec ? 0 : 5 * size;  // parsed operations, their states and indices
+      workload += hosts * 64;           // a few messages per rank at once
+      break;
+    }
+    case K::kNone: break;
+  }
+  e.packets_in_flight = std::min(workload, wire + queue_room);
+  e.packets = e.packets_in_flight * kPerPacket;
+  e.messages += prebuilt_messages * (sizeof(Message) + 3 * sizeof(Time)) + hosts * 8 * sizeof(Message);
+  // results.json: a record per link direction and per switch, written once, held twice.
+  e.results = 2 * (directions * 420 + switches * 160 + hosts * 64);
+  return e;
+}
+
+std::string MemoryEstimate::describe() const {
+  const auto gib = [](std::uint64_t b) { return static_cast<double>(b) / (1u << 30); };
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "%.2f GiB (network %.2f, routes %.2f, topology %.2f, packets %.2f for %llu in flight, messages %.2f, results "
+                "%.2f, program %.2f)",
+                gib(total()), gib(network), gib(routes), gib(topology), gib(packets),
+                static_cast<unsigned long long>(packets_in_flight), gib(messages), gib(results), gib(base));
+  return buf;
+}
+
+std::uint64_t available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
+std::int64_t parse_memory_size(const std::string& text) {
+  if (auto b = parse_bytes(text)) return *b;
+  return -1;
+}
+
+}  // namespace fabricsim
