@@ -89,6 +89,24 @@ fi
 "$bin" calibrate nic --device x >/dev/null 2>&1; rc=$?
 check "calibrate nic needs --server or --client (exit 2)" '[ $rc -eq 2 ]'
 
+# The simulator itself loads neither CUDA nor verbs: the probes are their own executables.
+check "fabricsim links no CUDA, cuBLAS or verbs library" '! ldd "$bin" | grep -Eq "libcublas|libcudart|libcuda\.|libibverbs"'
+check "the probes sit beside it" '[ -x "$(dirname "$bin")/fabricsim-probe-gpu" ] && [ -x "$(dirname "$bin")/fabricsim-probe-nic" ]'
+
+# Memory known before it is spent: printed by validate, and a run that cannot fit is refused.
+"$bin" validate "$examples/scale/fat_tree_k8_permutation.yaml" >"$work/mem.out" 2>&1; rc=$?
+check "validate prints the memory estimate" '[ $rc -eq 0 ] && grep -q "memory estimate .* GiB" "$work/mem.out"'
+"$bin" validate "$examples/scale/fat_tree_k64_permutation.yaml" --memory-limit 1GiB >"$work/mem2.out" 2>&1; rc=$?
+check "a 65,536-host fabric over --memory-limit 1GiB is refused with the estimate (exit 2)" \
+  '[ $rc -eq 2 ] && grep -q "fat_tree_k64_permutation.yaml:.*topology: this run needs about .* GiB" "$work/mem2.out"'
+"$bin" validate "$examples/scale/fat_tree_k8_permutation.yaml" --memory-limit lots >/dev/null 2>&1; rc=$?
+check "--memory-limit that is not a size is exit 2" '[ $rc -eq 2 ]'
+
+# Per-message records only on request, streamed to their own file.
+"$bin" run "$test_configs/good/two_hosts_one_switch.yaml" --out "$work/rec" --records messages >/dev/null 2>&1; rc=$?
+check "run --records messages writes one JSON line per message beside results.json" \
+  '[ $rc -eq 0 ] && [ -s "$work/rec/messages.jsonl" ] && ! grep -q "\"start_ps\"" "$work/rec/results.json" && [ "$(wc -l <"$work/rec/messages.jsonl")" -eq "$(grep -c "src:" "$test_configs/good/two_hosts_one_switch.yaml")" ]'
+
 # The 70B example replays a generated trace (not shipped): make it as its header says.
 "$bin" workload gen --model "$examples/models/llama_70b.yaml" --tp 8 --pp 4 --dp 4 --microbatches 8 \
   --gpu "$examples/gpus/h100.yaml" -o "$work/llama70b.jsonl" >/dev/null 2>&1

@@ -120,3 +120,13 @@ TEST_CASE("grouped routes equal per-host routes on custom graphs: dual-homed, ca
   CHECK(r.unreachable.empty());
   check_same(t, r);
 }
+
+TEST_CASE("memory estimate: packets in flight are the workload's when buffers could hold more (hand count)") {
+  // k=8 fat-tree, 128 hosts each sending 2,000,000 B in 4000 B packets: 128 x 500 = 64,000
+  // packets, while 80 switches of 32 MiB shared buffer could hold 80 x 8256 of 4064 B.
+  const ScenarioConfig c = load_config_file(std::string(FABRICSIM_SOURCE_DIR) + "/configs/scale/fat_tree_k8_permutation.yaml");
+  const ScenarioRun run(c);
+  CHECK(run.memory_estimate().packets_in_flight == 64000);
+  // The routes: 80 switches x 32 groups x 4 B of group entries are part of it.
+  CHECK(run.memory_estimate().routes >= 80u * 32u * 4u);
+}
