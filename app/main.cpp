@@ -143,6 +143,7 @@ int validate_command(const po::variables_map& vm) {
             << run.network().switch_count() << " switches, " << run.network().directions().size() / 2 << " links, "
             << messages << " messages\n";
   std::cout << "  memory estimate " << run.memory_estimate().describe() << "\n";
+  std::printf("  built in %.3f s; peak memory %.1f MB\n", run.setup_wall_seconds(), static_cast<double>(peak_memory_bytes()) / 1e6);
   return 0;
 }
 

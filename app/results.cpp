@@ -60,6 +60,7 @@ std::string results_json(const ScenarioRun& run) {
   j.key("sim_time_ps").value(static_cast<std::int64_t>(sim_time));
   j.key("events").value(run.sim().events_processed());
   j.key("wall_seconds").value(run.wall_seconds());
+  j.key("setup_wall_seconds").value(run.setup_wall_seconds());
   j.key("hosts").value(static_cast<std::uint64_t>(net.host_count()));
   j.key("switches").value(static_cast<std::uint64_t>(net.switch_count()));
   j.key("messages_total").value(net.messages().created());
@@ -297,7 +298,20 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
                 wall > 0 ? static_cast<double>(run.sim().events_processed()) / wall * 1e-6 : 0.0);
   out << "  simulated " << format_time(sim_time) << " in " << run.sim().events_processed() << " events, " << rate
       << "\n";
+  char setup[96];
+  std::snprintf(setup, sizeof setup, "  setup     %.3f s; peak memory %.1f MB (estimated %.1f MB)\n", run.setup_wall_seconds(),
+                static_cast<double>(peak_memory_bytes()) / 1e6, static_cast<double>(run.memory_estimate().total()) / 1e6);
+  out << setup;
   if (!results_path.empty()) out << "  results   " << results_path << "\n";
+}
+
+std::uint64_t peak_memory_bytes() {
+  // The resident high-water mark the kernel kept for us (VmHWM), as /usr/bin/time's %M.
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {

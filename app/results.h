@@ -23,6 +23,9 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
 // the whole new one, never half. Creates missing parent directories.
 void write_file_atomically(const std::string& path, const std::string& content);
 
+// This process's peak resident memory so far, in bytes (0 where the system does not say).
+std::uint64_t peak_memory_bytes();
+
 const char* stop_reason_name(StopReason r);
 
 // The deadlock cycle as "switch:port" hops, each waiting on the next (empty without one).

@@ -1,3 +1,4 @@
+#include <chrono>
 #include <cstdio>
 #include "app/scenario.h"
 
@@ -43,6 +44,7 @@ Topology build_topology(const TopologyConfig& config) {
 }
 
 ScenarioRun::ScenarioRun(ScenarioConfig config) : config_(std::move(config)) {
+  const auto setup_start = std::chrono::steady_clock::now();
   topology_ = build_topology(config_.topology);
   // Known before anything big is built: refuse what cannot fit, rather than fail in an
   // allocation minutes later.
@@ -137,6 +139,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config) : config_(std::move(config)) {
     sim_->register_monitor();
     sim_->schedule_at(sampler_, 0);
   }
+  setup_wall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
 }
 
 void ScenarioRun::QueueSampler::on_event() {

@@ -62,6 +62,8 @@ class ScenarioRun {
   bool complete() const;  // every message acknowledged
   std::size_t messages_finished() const;
   double wall_seconds() const { return wall_seconds_; }
+  // From the config to the first event: building the fabric, routes and workload.
+  double setup_wall_seconds() const { return setup_wall_seconds_; }
   // When a message was meant to start: its configured start, or (for messages a
   // collective creates during the run) when it was posted.
   Time message_start(MessageId id) const { return id < starts_.size() ? starts_[id] : network_->messages()[id].posted; }
@@ -117,6 +119,7 @@ class ScenarioRun {
   std::vector<std::vector<std::int64_t>> queue_samples_;
   StopReason stop_reason_ = StopReason::kQueueEmpty;
   double wall_seconds_ = 0;
+  double setup_wall_seconds_ = 0;
 };
 
 }  // namespace fabricsim
