@@ -12,7 +12,7 @@ void DeadlockDetector::start() {
 
 std::uint64_t DeadlockDetector::packets_moved() const {
   std::uint64_t moved = 0;
-  for (const LinkDirection& d : network_->directions()) moved += d.port->counters().packets_sent;
+  for (const LinkDirection& d : network_->directions()) moved += d.port->packets_sent();
   return moved;
 }
 

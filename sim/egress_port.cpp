@@ -11,29 +11,28 @@ EgressPort::EgressPort(Simulator& sim, Bandwidth bandwidth, int traffic_classes,
       bandwidth_(bandwidth),
       capacity_(queue_capacity_bytes),
       class_count_(static_cast<std::uint8_t>(traffic_classes)),
-      classes_(static_cast<std::size_t>(traffic_classes)) {
+      classes_(static_cast<std::size_t>(traffic_classes)),
+      class_counters_(static_cast<std::size_t>(traffic_classes)) {
   class_queues_ = classes_.data();
 }
 
 void EgressPort::maybe_mark(Packet* p, std::int64_t queued) {
   if (ecn_ != nullptr && p->ecn == kEcnCapable && ecn_->should_mark(queued, *rng_)) {
     p->ecn = kEcnCongested;
-    ++counters_.ecn_marks;
-    ++counters_.per_class[p->traffic_class].ecn_marks;
+    ++class_counters_[p->traffic_class].ecn_marks;
   }
 }
 
 void EgressPort::count_drop(Packet* p) {
-  ++counters_.drops;
-  ++counters_.per_class[p->traffic_class].drops;
-  counters_.dropped_bytes += p->wire_bytes;
+  ++class_counters_[p->traffic_class].drops;
+  dropped_bytes_ += p->wire_bytes;
   sim_->packets().release(p);
 }
 
 bool EgressPort::enqueue(Packet* p) {
   assert(p->traffic_class < class_count_);
   ClassQueue& q = class_queues_[p->traffic_class];
-  ClassCounters& cc = counters_.per_class[p->traffic_class];
+  ClassCounters& cc = class_counters_[p->traffic_class];
   if (q.bytes + p->wire_bytes > capacity_) {
     count_drop(p);
     return false;
@@ -48,7 +47,7 @@ bool EgressPort::enqueue(Packet* p) {
   q.packets.push_back(p);
   q.bytes += p->wire_bytes;
   total_queued_bytes_ += p->wire_bytes;
-  if (total_queued_bytes_ > counters_.max_queue_bytes) counters_.max_queue_bytes = total_queued_bytes_;
+  if (total_queued_bytes_ > max_queue_bytes_) max_queue_bytes_ = total_queued_bytes_;
   if (q.bytes > cc.max_queue_bytes) cc.max_queue_bytes = q.bytes;
   if (in_service_ == nullptr) start_next();
   return true;
@@ -81,10 +80,8 @@ void EgressPort::begin_service(Packet* p) {
 
 void EgressPort::on_event() {
   Packet* p = in_service_;
-  counters_.bytes_sent += p->wire_bytes;
-  ++counters_.packets_sent;
-  counters_.busy_time += service_time_;
-  ClassCounters& cc = counters_.per_class[p->traffic_class];
+  busy_time_ += service_time_;
+  ClassCounters& cc = class_counters_[p->traffic_class];
   cc.bytes_sent += p->wire_bytes;
   ++cc.packets_sent;
   if (observer_ != nullptr) observer_->on_departure(*p);
@@ -94,12 +91,11 @@ void EgressPort::on_event() {
 
 void EgressPort::set_paused(std::uint8_t c, bool pause) {
   const std::uint8_t bit = static_cast<std::uint8_t>(1u << c);
-  ClassCounters& cc = counters_.per_class[c];
+  ClassCounters& cc = class_counters_[c];
   if (pause && !(paused_mask_ & bit)) {
     paused_mask_ |= bit;
     paused_since_[c] = sim_->now();
     ++cc.pauses_received;
-    ++counters_.pauses_received;
   } else if (!pause && (paused_mask_ & bit)) {
     paused_mask_ &= static_cast<std::uint8_t>(~bit);
     cc.paused_time += sim_->now() - paused_since_[c];
@@ -107,8 +103,27 @@ void EgressPort::set_paused(std::uint8_t c, bool pause) {
   }
 }
 
+PortCounters EgressPort::counters() const {
+  // Port totals are the sums over classes; only what has no class is kept apart.
+  PortCounters c;
+  for (std::size_t k = 0; k < class_counters_.size(); ++k) {
+    const ClassCounters& cc = class_counters_[k];
+    c.per_class[k] = cc;
+    c.bytes_sent += cc.bytes_sent;
+    c.packets_sent += cc.packets_sent;
+    c.drops += cc.drops;
+    c.ecn_marks += cc.ecn_marks;
+    c.pauses_sent += cc.pauses_sent;
+    c.pauses_received += cc.pauses_received;
+  }
+  c.dropped_bytes = dropped_bytes_;
+  c.max_queue_bytes = max_queue_bytes_;
+  c.busy_time = busy_time_;
+  return c;
+}
+
 PortCounters EgressPort::counters_at(Time now) const {
-  PortCounters c = counters_;
+  PortCounters c = counters();
   for (int k = 0; k < kMaxTrafficClasses; ++k) {
     if ((paused_mask_ >> k) & 1u) c.per_class[static_cast<std::size_t>(k)].paused_time += now - paused_since_[static_cast<std::size_t>(k)];
   }

@@ -86,8 +86,7 @@ class EgressPort final : public EventHandler {
   // PFC from the far end: stop (or resume) starting packets of `traffic_class`.
   void set_paused(std::uint8_t traffic_class, bool paused);
   void count_pause_sent(std::uint8_t traffic_class) {
-    ++counters_.pauses_sent;
-    ++counters_.per_class[traffic_class].pauses_sent;
+    ++class_counters_[traffic_class].pauses_sent;
   }
 
   void on_event() override;  // transmission of the packet in service has ended
@@ -106,7 +105,13 @@ class EgressPort final : public EventHandler {
   int traffic_classes() const { return class_count_; }
   // Counters, with paused time brought up to `now`.
   PortCounters counters_at(Time now) const;
-  const PortCounters& counters() const { return counters_; }
+  // Counters as of the last event (totals over classes worked out on request).
+  PortCounters counters() const;
+  std::uint64_t packets_sent() const {
+    std::uint64_t n = 0;
+    for (const ClassCounters& c : class_counters_) n += c.packets_sent;
+    return n;
+  }
   const Link* link() const { return link_; }
 
  private:
@@ -136,7 +141,11 @@ class EgressPort final : public EventHandler {
   std::uint8_t class_count_ = 0;
   std::vector<ClassQueue> classes_;
   std::array<Time, kMaxTrafficClasses> paused_since_{};
-  PortCounters counters_;
+  // Counted per packet: per class (the port's totals are their sums), and what has no class.
+  std::vector<ClassCounters> class_counters_;
+  std::int64_t max_queue_bytes_ = 0;
+  Time busy_time_ = 0;
+  std::uint64_t dropped_bytes_ = 0;
 };
 
 }  // namespace fabricsim
