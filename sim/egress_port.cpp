@@ -41,10 +41,10 @@ bool EgressPort::enqueue(Packet* p) {
   if (in_service_ == nullptr && total_queued_bytes_ == 0 && !paused(p->traffic_class)) {
     // Idle and nothing waiting (any pull source is drained too, or we would be busy).
     if (ecn_ != nullptr && ecn_->mark_on_dequeue) maybe_mark(p, 0);
-    begin_service(p);
+    begin_service(p, p->wire_bytes);
     return true;
   }
-  q.packets.push_back(p);
+  q.packets.push_back({p, p->wire_bytes});
   q.bytes += p->wire_bytes;
   total_queued_bytes_ += p->wire_bytes;
   if (total_queued_bytes_ > max_queue_bytes_) max_queue_bytes_ = total_queued_bytes_;
@@ -59,22 +59,24 @@ void EgressPort::start_next() {
     for (int c = class_count_ - 1; c >= 0; --c) {
       ClassQueue& q = class_queues_[c];
       if (q.packets.empty() || paused(static_cast<std::uint8_t>(c))) continue;
-      p = q.packets.front();
+      const Queued next = q.packets.front();
       q.packets.pop_front();
-      q.bytes -= p->wire_bytes;
-      total_queued_bytes_ -= p->wire_bytes;
-      if (ecn_ != nullptr && ecn_->mark_on_dequeue) maybe_mark(p, q.bytes);
-      break;
+      q.bytes -= next.wire_bytes;
+      total_queued_bytes_ -= next.wire_bytes;
+      if (ecn_ != nullptr && ecn_->mark_on_dequeue) maybe_mark(next.packet, q.bytes);
+      in_service_ = nullptr;
+      begin_service(next.packet, next.wire_bytes);
+      return;
     }
   }
-  if (p == nullptr && source_ != nullptr) p = source_->pull(source_port_);
+  if (source_ != nullptr) p = source_->pull(source_port_);
   in_service_ = nullptr;
-  if (p != nullptr) begin_service(p);
+  if (p != nullptr) begin_service(p, p->wire_bytes);
 }
 
-void EgressPort::begin_service(Packet* p) {
+void EgressPort::begin_service(Packet* p, std::int64_t wire_bytes) {
   in_service_ = p;
-  service_time_ = serialization(p->wire_bytes, bandwidth_);
+  service_time_ = serialization(wire_bytes, bandwidth_);
   sim_->schedule_in(*this, service_time_);
 }
 

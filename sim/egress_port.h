@@ -115,12 +115,18 @@ class EgressPort final : public EventHandler {
   const Link* link() const { return link_; }
 
  private:
+  // A queued packet with its size beside it: taking the next one to send reads the
+  // queue, not the packet (long queued, so likely out of cache).
+  struct Queued {
+    Packet* packet;
+    std::int64_t wire_bytes;
+  };
   struct ClassQueue {
     std::int64_t bytes = 0;
-    RingBuffer<Packet*, 4> packets;
+    RingBuffer<Queued, 4> packets;
   };
   void start_next();
-  void begin_service(Packet* p);
+  void begin_service(Packet* p, std::int64_t wire_bytes);
   void maybe_mark(Packet* p, std::int64_t queued_before);
 
   // What every packet touches, first (after the vtable and the handler's queue fields).
