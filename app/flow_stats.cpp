@@ -1,6 +1,8 @@
 #include "app/flow_stats.h"
 
 #include <algorithm>
+#include <climits>
+#include <iterator>
 #include <cmath>
 #include <functional>
 
@@ -90,20 +92,38 @@ FlowSummary summarize_flows(const ScenarioRun& run, MessageId first) {
   std::vector<double> fct, slowdown;
   double throughput = 0;
   const IdleFctModel alone_fct(run);
+  static constexpr std::int64_t kBucketMax[] = {10'000, 100'000, 1'000'000, 10'000'000, INT64_MAX};
+  constexpr std::size_t kBuckets = std::size(kBucketMax);
+  std::vector<FlowSizeBucket> buckets(kBuckets);
+  std::vector<std::vector<double>> bucket_fct(kBuckets), bucket_slowdown(kBuckets);
   for (MessageId id = first; id < msgs.size(); ++id) {
     const Message& m = msgs[id];
     ++s.flows;
+    const auto b = static_cast<std::size_t>(std::find_if(std::begin(kBucketMax), std::end(kBucketMax),
+                                                         [&](std::int64_t max) { return m.bytes <= max; }) -
+                                            std::begin(kBucketMax));
+    ++buckets[b].flows;
     if (m.finished < 0) continue;
     ++s.finished;
+    ++buckets[b].finished;
     const Time start = run.message_start(id);
     const Time taken = m.finished - start;
     fct.push_back(to_us(taken));
+    bucket_fct[b].push_back(fct.back());
     const IdleFctModel::Estimate alone = alone_fct.estimate(m.src, m.dst, m.bytes);
     slowdown.push_back(static_cast<double>(taken) / static_cast<double>(alone.fct));
+    bucket_slowdown[b].push_back(slowdown.back());
     throughput += static_cast<double>(m.bytes) * 8 / to_seconds(taken) / alone.rate_bps;
   }
   s.fct_us = percentiles(fct);
   s.slowdown = percentiles(slowdown);
+  for (std::size_t b = 0; b < kBuckets; ++b) {
+    if (buckets[b].flows == 0) continue;
+    buckets[b].max_bytes = kBucketMax[b];
+    buckets[b].fct_us = percentiles(bucket_fct[b]);
+    buckets[b].slowdown = percentiles(bucket_slowdown[b]);
+    s.by_size.push_back(buckets[b]);
+  }
   if (s.finished > 0) s.mean_throughput_fraction = throughput / static_cast<double>(s.finished);
   return s;
 }

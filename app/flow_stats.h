@@ -44,6 +44,15 @@ struct Percentiles {
 // Nearest-rank percentiles of `values` (sorted in place).
 Percentiles percentiles(std::vector<double>& values);
 
+// Flows of one size range: (previous bucket's max_bytes, max_bytes].
+struct FlowSizeBucket {
+  std::int64_t max_bytes = 0;  // INT64_MAX for the last
+  std::size_t flows = 0;
+  std::size_t finished = 0;
+  Percentiles fct_us;
+  Percentiles slowdown;
+};
+
 struct FlowSummary {
   std::size_t flows = 0;
   std::size_t finished = 0;
@@ -52,6 +61,9 @@ struct FlowSummary {
   // Mean over finished flows of goodput (payload bytes / FCT) over the rate the flow would
   // reach alone (for a host with one link: its line rate).
   double mean_throughput_fraction = 0;
+  // By flow size, decade buckets as the congestion-control papers plot them: up to
+  // 10 kB, 100 kB, 1 MB, 10 MB, and above; empty buckets are left out.
+  std::vector<FlowSizeBucket> by_size;
 };
 
 // Over messages [first, end) of the run.

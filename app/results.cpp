@@ -129,6 +129,21 @@ std::string results_json(const ScenarioRun& run) {
     write_percentiles("fct_us", f.fct_us);
     write_percentiles("slowdown", f.slowdown);
     j.key("mean_throughput_fraction").value(f.mean_throughput_fraction);
+    j.key("by_size").begin_array();
+    for (const FlowSizeBucket& b : f.by_size) {
+      j.begin_object();
+      if (b.max_bytes == INT64_MAX) {
+        j.key("max_bytes").null();
+      } else {
+        j.key("max_bytes").value(static_cast<std::int64_t>(b.max_bytes));
+      }
+      j.key("flows").value(static_cast<std::uint64_t>(b.flows));
+      j.key("finished").value(static_cast<std::uint64_t>(b.finished));
+      write_percentiles("fct_us", b.fct_us);
+      write_percentiles("slowdown", b.slowdown);
+      j.end_object();
+    }
+    j.end_array();
     if (const auto& w = run.load_window()) {
       j.key("load_window").begin_object();
       j.key("from_ps").value(static_cast<std::int64_t>(w->from)).key("to_ps").value(static_cast<std::int64_t>(w->to));

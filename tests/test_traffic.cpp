@@ -91,6 +91,11 @@ workload: {kind: incast, bytes: 40KiB, start: 3us}
   CHECK(s.finished == 1);
   CHECK(s.slowdown.max == within(1.0, 1e-9));
   CHECK(s.fct_us.max == within(to_us(expected), 1e-9));
+  // By size: the one 40,960 B flow in the (10 kB, 100 kB] bucket, alone.
+  REQUIRE(s.by_size.size() == 1);
+  CHECK(s.by_size[0].max_bytes == 100'000);
+  CHECK(s.by_size[0].flows == 1);
+  CHECK(s.by_size[0].slowdown.p50 == within(1.0, 1e-9));
 }
 
 TEST_CASE("random permutation on a k=8 fat-tree: spraying reaches line rate, ECMP collides") {
@@ -125,5 +130,10 @@ TEST_CASE("Poisson at 30% load with WebSearch sizes: the fabric carries the offe
   CHECK(w.delivered_load == within(0.3, 0.05));
   CHECK(w.delivered_load == within(w.offered_load, 0.05));
   CHECK(s.slowdown.p50 >= 1.0);
+  // The size buckets partition the flows.
+  std::size_t in_buckets = 0;
+  for (const FlowSizeBucket& b : s.by_size) in_buckets += b.flows;
+  CHECK(in_buckets == s.flows);
+  CHECK(s.by_size.size() >= 4);  // WebSearch spans 1 kB to 30 MB
   CHECK(s.slowdown.p99 >= s.slowdown.p50);
 }
