@@ -129,31 +129,12 @@ int probe_gpu(const po::variables_map& vm) {
   return 0;
 }
 
-
 }  // namespace
 
 int main(int argc, char** argv) {
   po::options_description options("fabricsim calibrate gpu options");
   options.add_options()
-      ("help,h", "show this help")
       ("json", "print one JSON object")
       ("out,o", po::value<std::string>()->value_name("PROFILE.yaml"), "write a link profile");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "fabricsim calibrate gpu: " << e.what() << "\n" << options;
-    return kExitProbeBadInput;
-  }
-  if (vm.count("help")) {
-    std::cout << options;
-    return 0;
-  }
-  try {
-    return probe_gpu(vm);
-  } catch (const std::exception& e) {
-    std::cerr << "fabricsim calibrate gpu: error: " << e.what() << "\n";
-    return 1;
-  }
+  return probe_main(argc, argv, "gpu", options, probe_gpu);
 }

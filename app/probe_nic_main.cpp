@@ -69,7 +69,6 @@ int probe_nic(const po::variables_map& vm) {
 int main(int argc, char** argv) {
   po::options_description options("fabricsim calibrate nic options");
   options.add_options()
-      ("help,h", "show this help")
       ("server", "wait for the client")
       ("client", po::value<std::string>()->value_name("HOST"), "measure towards HOST's server")
       ("device", po::value<std::string>()->value_name("NAME"), "RDMA device (default: the first)")
@@ -77,22 +76,5 @@ int main(int argc, char** argv) {
       ("ib-port", po::value<int>()->value_name("N"), "device port (default 1)")
       ("port", po::value<int>()->value_name("P"), "TCP side-channel port (default 18515)")
       ("out,o", po::value<std::string>()->value_name("PROFILE.yaml"), "write a link profile");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "fabricsim calibrate nic: " << e.what() << "\n" << options;
-    return kExitProbeBadInput;
-  }
-  if (vm.count("help")) {
-    std::cout << options;
-    return 0;
-  }
-  try {
-    return probe_nic(vm);
-  } catch (const std::exception& e) {
-    std::cerr << "fabricsim calibrate nic: error: " << e.what() << "\n";
-    return 1;
-  }
+  return probe_main(argc, argv, "nic", options, probe_nic);
 }
