@@ -102,6 +102,16 @@ bool apply_memory_limit(const po::variables_map& vm, ScenarioConfig& config) {
   return true;
 }
 
+// On a terminal, how far route compilation is (the long phase before a large run starts).
+RoutingProgress routing_progress() {
+  if (::isatty(STDERR_FILENO) == 0) return {};
+  return [](std::uint32_t done, std::uint32_t total) {
+    std::fprintf(stderr, "\r\033[K  routing  %u of %u destination groups", done, total);
+    if (done == total) std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+  };
+}
+
 int run_command(const po::variables_map& vm) {
   const std::string config_path = vm.count("config") ? vm["config"].as<std::string>() : "";
   const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
@@ -109,7 +119,7 @@ int run_command(const po::variables_map& vm) {
   if (vm.count("seed")) config.seed = vm["seed"].as<std::uint64_t>();
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "out/" + config.name;
-  ScenarioRun run(std::move(config));
+  ScenarioRun run(std::move(config), routing_progress());
   if (vm.count("records")) {
     const std::string what = vm["records"].as<std::string>();
     if (what != "messages") {
@@ -138,7 +148,7 @@ int validate_command(const po::variables_map& vm) {
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   const std::string name = config.name;
   const std::size_t messages = config.messages.size();
-  ScenarioRun run(std::move(config));  // builds the network too, so name errors show here
+  ScenarioRun run(std::move(config), routing_progress());  // builds the network too, so name errors show here
   std::cout << vm["config"].as<std::string>() << ": ok: " << name << ", " << run.network().host_count() << " hosts, "
             << run.network().switch_count() << " switches, " << run.network().directions().size() / 2 << " links, "
             << messages << " messages\n";

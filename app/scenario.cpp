@@ -43,7 +43,7 @@ Topology build_topology(const TopologyConfig& config) {
   return t;
 }
 
-ScenarioRun::ScenarioRun(ScenarioConfig config) : config_(std::move(config)) {
+ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_progress) : config_(std::move(config)) {
   const auto setup_start = std::chrono::steady_clock::now();
   topology_ = build_topology(config_.topology);
   // Known before anything big is built: refuse what cannot fit, rather than fail in an
@@ -97,7 +97,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config) : config_(std::move(config)) {
 
   sim_ = std::make_unique<Simulator>(config_.seed);
   try {
-    network_ = compile_network(topology_, *sim_, options);
+    network_ = compile_network(topology_, *sim_, options, routing_progress);
   } catch (const std::invalid_argument& e) {
     throw ConfigError(config_.topology.source.where, config_.topology.source.path, e.what());
   }

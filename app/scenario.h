@@ -13,6 +13,7 @@
 #include "app/config.h"
 #include "sim/network.h"
 #include "sim/simulator.h"
+#include "topologies/routing.h"
 #include "topologies/topology.h"
 #include "app/collective_sweep.h"
 #include "sim/deadlock_detector.h"
@@ -46,7 +47,9 @@ struct LoadWindow {
 class ScenarioRun {
  public:
   // Resolves names and builds everything; throws ConfigError on references to nothing.
-  explicit ScenarioRun(ScenarioConfig config);
+  // `routing_progress`, when given, hears how far route compilation is (groups done, of
+  // all): on a large fabric the longest phase before the first event.
+  explicit ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_progress = {});
   ScenarioRun(const ScenarioRun&) = delete;
   ScenarioRun& operator=(const ScenarioRun&) = delete;
 
