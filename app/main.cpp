@@ -93,7 +93,7 @@ ScenarioConfig load(const std::string& config_path, const std::vector<std::strin
 bool apply_memory_limit(const po::variables_map& vm, ScenarioConfig& config) {
   if (!vm.count("memory-limit")) return true;
   const std::string text = vm["memory-limit"].as<std::string>();
-  const std::int64_t bytes = parse_memory_size(text);
+  const std::int64_t bytes = parse_bytes(text).value_or(-1);
   if (bytes <= 0) {
     std::cerr << "fabricsim: --memory-limit: expected a size such as 2GiB or 500MB, got '" << text << "'\n";
     return false;

@@ -161,9 +161,4 @@ std::uint64_t available_memory() {
   return 0;
 }
 
-std::int64_t parse_memory_size(const std::string& text) {
-  if (auto b = parse_bytes(text)) return *b;
-  return -1;
-}
-
 }  // namespace fabricsim

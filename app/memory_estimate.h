@@ -30,7 +30,4 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& top
 // What this machine has free now (MemAvailable), in bytes; 0 if unknown.
 std::uint64_t available_memory();
 
-// "1.5GiB", "800MB", "2e9": bytes, or -1 when it is not a size.
-std::int64_t parse_memory_size(const std::string& text);
-
 }  // namespace fabricsim

@@ -88,7 +88,6 @@ class MessageTable {
   const Message& operator[](MessageId id) const { return messages_[id]; }
   std::size_t size() const { return messages_.size(); }  // slots
   std::uint64_t created() const { return created_; }     // messages ever added
-  std::size_t in_flight() const { return messages_.size() - free_.size(); }
   const std::deque<Message>& all() const { return messages_; }
 
   void set_observer(MessageObserver* o) { observer_ = o; }

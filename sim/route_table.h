@@ -37,10 +37,6 @@ struct RouteTable {
   }
   std::span<const PortIndex> to(HostId dst, std::uint32_t group) const { return set(set_for(dst, group)); }
   std::size_t set_count() const { return set_offset.size() - 1; }
-  std::size_t memory_bytes() const {
-    return (set_offset.capacity() + by_group.capacity() + by_host.capacity()) * sizeof(std::uint32_t) +
-           ports.capacity() * sizeof(PortIndex) + sizeof(RouteTable);
-  }
 };
 
 }  // namespace fabricsim

@@ -55,8 +55,6 @@ class Switch final : public PacketSink, public PortObserver {
   const EgressPort& port(PortIndex i) const { return *ports_[i]; }
   const SharedBufferMmu* buffer() const { return mmu_.get(); }
   const SwitchCounters& counters() const { return counters_; }
-  // The candidate ports toward `dst`, for inspection and tests.
-  std::span<const PortIndex> routes_to(HostId dst, std::uint32_t dst_group) const { return routes_.to(dst, dst_group); }
   const RouteTable& routes() const { return routes_; }
 
  private:

@@ -19,12 +19,6 @@ std::vector<std::vector<Adjacent>> adjacency(const Topology& t) {
   return adj;
 }
 
-std::size_t Routes::memory_bytes() const {
-  std::size_t bytes = host_group.capacity() * sizeof(std::uint32_t);
-  for (const RouteTable& r : tables) bytes += r.memory_bytes();
-  return bytes;
-}
-
 namespace {
 
 constexpr std::uint64_t kUnreached = std::numeric_limits<std::uint64_t>::max();

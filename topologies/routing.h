@@ -29,7 +29,6 @@ struct Routes {
   std::string unreachable;                // the first endpoint pair that cannot reach, described; empty if none
 
   std::span<const PortIndex> to(std::uint32_t node, HostId dst) const { return tables[node].to(dst, host_group[dst]); }
-  std::size_t memory_bytes() const;
 };
 
 // Called now and then while routes are computed: groups done, groups in all.
