@@ -467,7 +467,9 @@ int topo_command(const po::variables_map& vm) {
   for (const auto& [tier, n] : s.links_by_tier) std::cout << tier << " " << n << "  ";
   char bisection[64];
   std::snprintf(bisection, sizeof bisection, "%.1f Gb/s", s.bisection_bandwidth_bps * 1e-9);
-  std::cout << "\n  diameter    " << s.diameter_hops << " hops between endpoints, " << s.switch_diameter_hops
+  std::cout << "\n  diameter    "
+            << (s.diameter_hops >= 0 ? std::to_string(s.diameter_hops) : "(not worked out above 16,384 endpoints)")
+            << " hops between endpoints, " << s.switch_diameter_hops
             << " between switches\n";
   std::cout << "  bisection   " << bisection << " (min cut, first half of endpoints to second)\n";
   if (vm.count("dot")) std::cout << "  graphviz    " << vm["dot"].as<std::string>() << "\n";

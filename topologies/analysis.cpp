@@ -96,9 +96,13 @@ TopologySummary summarize(const Topology& t) {
   s.switches = t.switch_count() - s.nics;
   s.links = t.links().size();
   for (const TopologyLink& l : t.links()) ++s.links_by_tier[l.tier];
-  const auto routes = compute_routes(t);
-  for (const auto& row : routed_hops(t, routes)) {
-    for (int h : row) s.diameter_hops = std::max(s.diameter_hops, h);
+  if (t.host_count() <= kMaxDiameterEndpoints) {
+    const auto routes = compute_routes(t);
+    for (const auto& row : routed_hops(t, routes)) {
+      for (int h : row) s.diameter_hops = std::max(s.diameter_hops, h);
+    }
+  } else {
+    s.diameter_hops = -1;
   }
   s.switch_diameter_hops = switch_diameter(t);
   std::vector<std::uint32_t> a, b;

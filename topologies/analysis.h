@@ -11,6 +11,8 @@
 
 namespace fabricsim {
 
+inline constexpr std::size_t kMaxDiameterEndpoints = 16384;
+
 struct TopologySummary {
   std::size_t endpoints = 0;  // hosts or GPUs: what workloads address
   std::size_t gpus = 0;
@@ -19,7 +21,9 @@ struct TopologySummary {
   std::size_t links = 0;
   std::map<std::string, std::size_t> nodes_by_role;
   std::map<std::string, std::size_t> links_by_tier;
-  int diameter_hops = 0;         // most links on a routed path between two endpoints
+  // Most links on a routed path between two endpoints; -1 when not worked out (above
+  // kMaxDiameterEndpoints: it follows every pair of endpoints).
+  int diameter_hops = 0;
   int switch_diameter_hops = 0;  // most links on a shortest switch-only path between two switches
   double bisection_bandwidth_bps = 0;  // min cut, one direction, first half of endpoints to second
 };
