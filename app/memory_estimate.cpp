@@ -1,14 +1,11 @@
 #include "app/memory_estimate.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "sim/network.h"
-#include "sim/units.h"
 #include "topologies/routing.h"
 
 namespace fabricsim {

@@ -261,21 +261,20 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
         << node_name(topo, NodeRef::host(m.dst)) << ", " << m.bytes << " B) took " << format_time(m.took) << "\n";
   }
   const LinkDirection* busiest = nullptr;
-  std::uint64_t drops = 0;
+  PortCounters busiest_counters;
+  std::uint64_t drops = 0, pauses = 0, marks = 0, retransmits = 0;
   for (const LinkDirection& d : net.directions()) {
-    drops += d.port->counters().drops;
-    if (!busiest || d.port->counters().busy_time > busiest->port->counters().busy_time) busiest = &d;
+    const PortCounters c = d.port->counters();  // totals over classes, worked out once
+    drops += c.drops;
+    pauses += c.pauses_sent;
+    marks += c.ecn_marks;
+    if (!busiest || c.busy_time > busiest_counters.busy_time) busiest = &d, busiest_counters = c;
   }
   if (busiest && sim_time > 0) {
     char util[32];
     std::snprintf(util, sizeof util, "%.1f%%", 100.0 * utilization(*busiest, sim_time));
     out << "  busiest   " << node_name(topo, busiest->from) << " -> " << node_name(topo, busiest->to) << " at "
-        << util << ", max queue " << busiest->port->counters().max_queue_bytes << " B\n";
-  }
-  std::uint64_t pauses = 0, marks = 0, retransmits = 0;
-  for (const LinkDirection& d : net.directions()) {
-    pauses += d.port->counters().pauses_sent;
-    marks += d.port->counters().ecn_marks;
+        << util << ", max queue " << busiest_counters.max_queue_bytes << " B\n";
   }
   for (HostId h = 0; h < net.host_count(); ++h) retransmits += net.nic(h).counters().retransmitted_packets;
   out << "  drops     " << drops << ", retransmitted " << retransmits << " packets";

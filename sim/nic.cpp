@@ -10,7 +10,8 @@
 
 namespace fabricsim {
 namespace {
-// Flow hashes are fixed per message and differ between a message and its acks.
+// Flow hashes are fixed per message and differ between a message and its acks. Both
+// hash the serial's low 32 bits, which packets carry (a message's whole serial below 2^32).
 std::uint32_t data_flow_hash(std::uint64_t serial) { return static_cast<std::uint32_t>(mix64(serial)); }
 std::uint32_t ack_flow_hash(std::uint64_t serial) { return static_cast<std::uint32_t>(mix64(serial) >> 32); }
 
@@ -129,7 +130,7 @@ Packet* Nic::pull(PortIndex port) {
   p->seq = m.next_seq;
   p->payload = payload;
   p->wire_bytes = payload + config_.header_bytes;
-  p->flow_hash = data_flow_hash(m.serial);
+  p->flow_hash = data_flow_hash(static_cast<std::uint32_t>(m.serial));
   p->serial = static_cast<std::uint32_t>(m.serial);
   p->src_group = group_of(host_);
   p->dst_group = group_of(m.dst);
@@ -170,7 +171,7 @@ Packet* Nic::control_packet(PacketKind kind, const Packet& about, std::uint32_t 
   c->dst = about.src;
   c->seq = seq;
   c->wire_bytes = config_.ack_bytes;
-  c->flow_hash = ack_flow_hash((*messages_)[about.message].serial);
+  c->flow_hash = ack_flow_hash(about.serial);  // from the packet: the receiver reads no sender state
   c->serial = about.serial;
   c->src_group = about.dst_group;
   c->dst_group = about.src_group;

@@ -168,8 +168,6 @@ class RouteCompiler {
     form_groups(out);
     builders_.resize(t_.nodes().size());
     dist_.assign(t_.nodes().size(), kUnreached);
-    covered_.assign(hosts_, 0);
-    covered_count_.assign(hosts_, 0);
     for (std::uint32_t g = 0; g < out.group_count; ++g) {
       route_group(g, out);
       if (progress && (g % 64 == 63 || g + 1 == out.group_count)) progress(g + 1, out.group_count);
@@ -413,11 +411,8 @@ class RouteCompiler {
         const bool through = !is_host_[v] && dist_[v] != kUnreached && dist_[v] + flat_.cost[i] == best;
         if (through || side_cost(i, hn) == best) cand.push_back(flat_.port[i]);
       }
-      const std::uint32_t uh = t_.node(u).kind_index;
       builders_[u].add_exception(h, builders_[u].intern(cand));
-      if (covered_[uh] != g + 1) covered_[uh] = g + 1, covered_count_[uh] = 0;
-      ++covered_count_[uh];
-      pairs_.push_back({uh, h});
+      pairs_.push_back({t_.node(u).kind_index, h});
     }
     builders_[hn].add_exception(h, 0);  // to itself: nowhere
   }
@@ -447,14 +442,12 @@ class RouteCompiler {
   void check_reach(std::uint32_t g, Routes& out) {
     if (!out.unreachable.empty()) return;
     const auto& members = members_[g];
+    std::sort(pairs_.begin(), pairs_.end());
     for (std::uint32_t s = 0; s < hosts_; ++s) {
       const std::uint32_t sn = t_.host_node(s);
       if (through_cost(sn) != kUnreached) continue;
-      const std::size_t need = members.size() - (out.host_group[s] == g ? 1 : 0);
-      const std::size_t have = covered_[s] == g + 1 ? covered_count_[s] : 0;
-      if (have >= need) continue;
       for (std::uint32_t h : members) {  // the first member s has no way to
-        const bool reached = std::find(pairs_.begin(), pairs_.end(), std::pair{s, h}) != pairs_.end();
+        const bool reached = std::binary_search(pairs_.begin(), pairs_.end(), std::pair{s, h});
         if (h != s && !reached) {
           out.unreachable = "endpoint '" + t_.node(t_.host_node(h)).name + "' cannot be reached from '" + t_.node(sn).name + "'";
           return;
@@ -474,8 +467,9 @@ class RouteCompiler {
   std::vector<TableBuilder> builders_;
   std::vector<std::uint64_t> dist_;
   std::vector<std::uint32_t> touched_, near_, done_only_;
-  std::vector<std::uint32_t> covered_, covered_count_;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs_;  // (source host, member) reached by exceptions, this group
+  // (source host, member) pairs this group's exceptions connect; only hosts with no way
+  // through the fabric (a lone NVSwitch domain) are looked up in it.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs_;
 };
 
 }  // namespace
