@@ -342,7 +342,7 @@ topology:
   node: {preset: dgx_h100}
   nics_per_node: 8
   pcie: {bandwidth: 64GBps, latency: 500ns}
-  nic: {bandwidth: 400Gbps, latency: 500ns}
+  nic: {bandwidth: 400Gbps, latency: 500ns, kind: infiniband}   # ConnectX-7 on Quantum-2: credit-based, lossless
   fabric:
     kind: rail_optimized
     spines: 2

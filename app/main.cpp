@@ -153,6 +153,15 @@ int validate_command(const po::variables_map& vm) {
             << run.network().switch_count() << " switches, " << run.network().directions().size() / 2 << " links, "
             << messages << " messages\n";
   std::cout << "  memory estimate " << run.memory_estimate().describe() << "\n";
+  Time lookahead = kTimeMax;
+  std::size_t credit_links = 0;
+  for (const LinkDirection& d : run.network().directions()) {
+    lookahead = std::min(lookahead, d.link->latency());
+    if (d.port->credit_based()) ++credit_links;
+  }
+  std::cout << "  lookahead " << format_time(lookahead) << " (the smallest link latency: how far a parallel run may work ahead)\n";
+  std::cout << "  flow control " << credit_links / 2 << " credit-based links (InfiniBand, PCIe, NVLink), "
+            << (run.network().directions().size() - credit_links) / 2 << " Ethernet\n";
   std::printf("  built in %.3f s; peak memory %.1f MB\n", run.setup_wall_seconds(), static_cast<double>(peak_memory_bytes()) / 1e6);
   return 0;
 }

@@ -30,7 +30,7 @@ Topology build_topology(const TopologyConfig& config) {
         const CustomTopologyConfig& c = config.custom;
         for (const auto& h : c.hosts) t.add_host(h);
         for (const auto& s : c.switches) t.add_switch(s);
-        for (const auto& l : c.links) t.connect(*t.find(l.a), *t.find(l.b), l.link.bandwidth, l.link.latency, "link");
+        for (const auto& l : c.links) t.connect(*t.find(l.a), *t.find(l.b), l.link, "link");
         break;
       }
     }

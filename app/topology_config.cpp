@@ -6,6 +6,7 @@
 #include <set>
 
 #include "app/profile.h"
+#include "sim/units.h"
 
 namespace fabricsim {
 namespace {
@@ -16,12 +17,47 @@ void apply_nvlink_profile(NvSwitchSpec& s, const LinkSpec& nvlink) {
   s.latency = nvlink.latency;
 }
 
-LinkSpec read_link(MapReader m, std::optional<Bandwidth> bandwidth = std::nullopt, Time latency = ns(500)) {
-  LinkSpec l;
-  l.bandwidth = m.bandwidth("bandwidth", bandwidth);
-  l.latency = m.time("latency", latency);
+// A link's latency: at least 1 ns, as every link's latency is the lookahead a parallel
+// run works ahead by (SST's rule); zero would make components meet without a link.
+Time read_latency(MapReader& m, const std::string& key, Time fallback) {
+  const Time t = m.time(key, fallback);
+  if (t < ns(1)) {
+    m.context().fail(m.node()[key].IsDefined() ? m.node()[key] : m.node(), m.child_path(key),
+                     "expected a latency of at least 1ns (every link's latency is the lookahead of a parallel run), got " +
+                         format_time(t));
+  }
+  return t;
+}
+
+// A link's kind and credits; `pcie` links are always credit-based (they have no `kind`).
+void read_flow_control(MapReader& m, LinkSpec& l, bool pcie = false) {
+  if (!pcie) {
+    l.flow_control = m.choice<FlowControl>("kind", {{"ethernet", FlowControl::kNone}, {"infiniband", FlowControl::kCredit}},
+                                           l.flow_control);
+  }
+  if (m.has("credits") && l.flow_control != FlowControl::kCredit) {
+    m.context().fail(m.node()["credits"], m.child_path("credits"),
+                     "expected `kind: infiniband` beside it: credits are for credit-based links");
+  }
+  l.credit_bytes = m.bytes("credits", 1, INT64_C(1) << 40, l.credit_bytes);
+}
+
+// Keys left out take `base`'s values (bandwidth only if `bandwidth_known`).
+LinkSpec read_link(MapReader m, const LinkSpec& base, bool bandwidth_known, bool pcie = false) {
+  LinkSpec l = base;
+  l.bandwidth = m.bandwidth("bandwidth", bandwidth_known ? std::optional<Bandwidth>(base.bandwidth) : std::nullopt);
+  l.latency = read_latency(m, "latency", base.latency);
+  read_flow_control(m, l, pcie);
   m.finish();
   return l;
+}
+
+LinkSpec read_link(MapReader m, std::optional<Bandwidth> bandwidth = std::nullopt, Time latency = ns(500), bool pcie = false) {
+  LinkSpec base;
+  base.latency = latency;
+  if (pcie) base.flow_control = FlowControl::kCredit;
+  if (bandwidth) base.bandwidth = *bandwidth;
+  return read_link(std::move(m), base, bandwidth.has_value(), pcie);
 }
 
 // The leaf-to-spine link from `fabric_link` and/or `oversubscription`; they must agree.
@@ -70,7 +106,7 @@ void read_fat_tree(MapReader& m, FatTreeSpec& s, bool with_host_link, std::optio
   }
   if (with_host_link) s.host_link = read_link(m.map("host_link"));
   s.edge_link = read_link(m.map("fabric_link"));
-  s.core_link = m.has("core_link") ? read_link(m.map("core_link"), s.edge_link.bandwidth, s.edge_link.latency) : s.edge_link;
+  s.core_link = m.has("core_link") ? read_link(m.map("core_link"), s.edge_link, true) : s.edge_link;
   if (!m.has("core_link")) m.map("core_link", false);
 }
 
@@ -81,7 +117,7 @@ void read_torus(MapReader& m, Torus3dSpec& s, bool with_host_link, std::optional
   const LinkSpec all = read_link(m.map("link"));
   const char* keys[3] = {"link_x", "link_y", "link_z"};
   for (int d = 0; d < 3; ++d) {
-    s.dim_links[d] = m.has(keys[d]) ? read_link(m.map(keys[d]), all.bandwidth, all.latency) : all;
+    s.dim_links[d] = m.has(keys[d]) ? read_link(m.map(keys[d]), all, true) : all;
     if (!m.has(keys[d])) m.map(keys[d], false);
   }
   s.hosts_per_switch = static_cast<int>(m.integer("hosts_per_switch", 1, 64, 1));
@@ -140,7 +176,7 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
   }
   const bool profiled = m.has("profile");
   s.nvlink_bandwidth = m.bandwidth("nvlink_bandwidth", preset || profiled ? std::optional<Bandwidth>(s.nvlink_bandwidth) : std::nullopt);
-  s.latency = m.time("latency", s.latency);
+  s.latency = read_latency(m, "latency", s.latency);
   if (profiled) {
     const LinkProfile profile = load_profile(resolve_config_path(m.context(), m.string("profile")));
     if (!profile.nvlink) m.context().fail(m.node()["profile"], m.child_path("profile"), "expected a profile with an nvlink entry");
@@ -181,10 +217,27 @@ void read_custom(MapReader& m, CustomTopologyConfig& c) {
     }
     if (l.a == l.b) ctx.fail(links[i]["b"], lm.child_path("b"), "expected a node other than a ('" + l.a + "')");
     l.link.bandwidth = lm.bandwidth("bandwidth");
-    l.link.latency = lm.time("latency", ns(500));
+    l.link.latency = read_latency(lm, "latency", ns(500));
+    read_flow_control(lm, l.link);
     lm.finish();
     c.links.push_back(std::move(l));
   }
+}
+
+void inherit_kind(const YAML::Node& fabric, const char* key, LinkSpec& link, const LinkSpec& nic) {
+  if (fabric[key].IsMap() && fabric[key]["kind"].IsDefined()) return;
+  link.flow_control = nic.flow_control;
+}
+
+void inherit_link_kind(const YAML::Node& f, RailOptimizedSpec& s, const LinkSpec& nic) { inherit_kind(f, "fabric_link", s.fabric_link, nic); }
+void inherit_link_kind(const YAML::Node& f, LeafSpineSpec& s, const LinkSpec& nic) { inherit_kind(f, "fabric_link", s.fabric_link, nic); }
+void inherit_link_kind(const YAML::Node& f, FatTreeSpec& s, const LinkSpec& nic) {
+  inherit_kind(f, "fabric_link", s.edge_link, nic);
+  inherit_kind(f, f["core_link"].IsDefined() ? "core_link" : "fabric_link", s.core_link, nic);
+}
+void inherit_link_kind(const YAML::Node& f, Torus3dSpec& s, const LinkSpec& nic) {
+  const char* keys[3] = {"link_x", "link_y", "link_z"};
+  for (int d = 0; d < 3; ++d) inherit_kind(f, f[keys[d]].IsDefined() ? keys[d] : "link", s.dim_links[static_cast<std::size_t>(d)], nic);
 }
 
 void read_cluster(MapReader& m, ClusterSpec& c) {
@@ -199,7 +252,7 @@ void read_cluster(MapReader& m, ClusterSpec& c) {
   node.finish();
   c.nics_per_node = static_cast<int>(m.integer("nics_per_node", 1, c.node.gpus, c.node.gpus));
   if (profile && profile->pcie) c.pcie = *profile->pcie;
-  c.pcie = read_link(m.map("pcie", false), c.pcie.bandwidth, c.pcie.latency);
+  c.pcie = read_link(m.map("pcie", false), c.pcie.bandwidth, c.pcie.latency, /*pcie=*/true);
   if (profile && profile->nic) {
     c.nic_link = read_link(m.map("nic", false), profile->nic->bandwidth, profile->nic->latency);
   } else {
@@ -233,6 +286,9 @@ void read_cluster(MapReader& m, ClusterSpec& c) {
     read_torus(f, s, false, nics);
     c.fabric = s;
   }
+  // The fabric's links are of the NICs' kind (an InfiniBand cluster is InfiniBand
+  // throughout) unless they say otherwise.
+  std::visit([&](auto& fabric) { inherit_link_kind(f.node(), fabric, c.nic_link); }, c.fabric);
   f.finish();
 }
 

@@ -29,16 +29,16 @@ void EgressPort::count_drop(Packet* p) {
   sim_->packets().release(p);
 }
 
-bool EgressPort::enqueue(Packet* p) {
+bool EgressPort::enqueue(Packet* p, bool granted) {
   assert(p->traffic_class < class_count_);
   ClassQueue& q = class_queues_[p->traffic_class];
   ClassCounters& cc = class_counters_[p->traffic_class];
-  if (q.bytes + p->wire_bytes > capacity_) {
+  if (q.bytes + p->wire_bytes > capacity_ && !granted) {
     count_drop(p);
     return false;
   }
   if (ecn_ != nullptr && !ecn_->mark_on_dequeue) maybe_mark(p, q.bytes);
-  if (in_service_ == nullptr && total_queued_bytes_ == 0 && !paused(p->traffic_class)) {
+  if (in_service_ == nullptr && total_queued_bytes_ == 0 && can_start(p->traffic_class, p->wire_bytes)) {
     // Idle and nothing waiting (any pull source is drained too, or we would be busy).
     if (ecn_ != nullptr && ecn_->mark_on_dequeue) maybe_mark(p, 0);
     begin_service(p, p->wire_bytes);
@@ -60,6 +60,10 @@ void EgressPort::start_next() {
       ClassQueue& q = class_queues_[c];
       if (q.packets.empty() || paused(static_cast<std::uint8_t>(c))) continue;
       const Queued next = q.packets.front();
+      if (!credits_.empty() && credits_[static_cast<std::size_t>(c)] < next.wire_bytes) {
+        note_credit_wait(static_cast<std::uint8_t>(c));
+        continue;
+      }
       q.packets.pop_front();
       q.bytes -= next.wire_bytes;
       total_queued_bytes_ -= next.wire_bytes;
@@ -75,6 +79,10 @@ void EgressPort::start_next() {
 }
 
 void EgressPort::begin_service(Packet* p, std::int64_t wire_bytes) {
+  if (!credits_.empty()) {
+    credits_[p->traffic_class] -= wire_bytes;
+    end_credit_wait(p->traffic_class);
+  }
   in_service_ = p;
   service_time_ = serialization(wire_bytes, bandwidth_);
   sim_->schedule_in(*this, service_time_);
@@ -102,6 +110,27 @@ void EgressPort::set_paused(std::uint8_t c, bool pause) {
     paused_mask_ &= static_cast<std::uint8_t>(~bit);
     cc.paused_time += sim_->now() - paused_since_[c];
     if (in_service_ == nullptr) start_next();
+  }
+}
+
+void EgressPort::set_credits(std::int64_t bytes) {
+  credits_.assign(class_count_, bytes);
+  credit_wait_since_.assign(class_count_, -1);
+}
+
+void EgressPort::return_credits(std::uint8_t c, std::int64_t bytes) {
+  credits_[c] += bytes;
+  if (in_service_ == nullptr) start_next();
+}
+
+void EgressPort::note_credit_wait(std::uint8_t c) {
+  if (credit_wait_since_[c] < 0) credit_wait_since_[c] = sim_->now();
+}
+
+void EgressPort::end_credit_wait(std::uint8_t c) {
+  if (credit_wait_since_[c] >= 0) {
+    class_counters_[c].credit_wait_time += sim_->now() - credit_wait_since_[c];
+    credit_wait_since_[c] = -1;
   }
 }
 

@@ -3,7 +3,10 @@
 // drop, strict priority between classes (higher class first), PFC pause per class, ECN
 // marking, and a transmit state machine idle -> transmitting -> idle with one pending
 // event while busy. A class paused by PFC starts no new packet; the one on the wire
-// finishes.
+// finishes. On a credit-based link (InfiniBand, PCIe, NVLink) a class starts a packet
+// only while the far end has granted buffer for it (credits, in bytes, per class as per
+// virtual lane); the far end returns them as it frees that buffer, so the link never
+// drops and needs no PAUSE.
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -30,6 +33,7 @@ struct ClassCounters {
   std::uint64_t pauses_sent = 0;      // XOFF frames for this class sent from this port's side
   Time paused_time = 0;
   std::int64_t max_queue_bytes = 0;
+  Time credit_wait_time = 0;  // credit-based links: time a ready packet waited for credits
 };
 
 struct PortCounters {
@@ -71,8 +75,9 @@ class EgressPort final : public EventHandler {
   }
 
   // Queues `p` for transmission or drops it (tail drop) when its class queue is full.
-  // Returns false on a drop; the packet is then back in the pool.
-  bool enqueue(Packet* p);
+  // Returns false on a drop; the packet is then back in the pool. A `granted` packet
+  // (it came over a credit-based link, so its buffer was reserved) is never dropped.
+  bool enqueue(Packet* p, bool granted = false);
   // Counts `p` as dropped on its way to this port (refused by a buffer upstream of the
   // queue) and frees it.
   void count_drop(Packet* p);
@@ -88,6 +93,18 @@ class EgressPort final : public EventHandler {
   void count_pause_sent(std::uint8_t traffic_class) {
     ++class_counters_[traffic_class].pauses_sent;
   }
+  // Makes the link credit-based: the far end grants `bytes` of buffer to each class.
+  void set_credits(std::int64_t bytes);
+  bool credit_based() const { return !credits_.empty(); }
+  std::int64_t credits(std::uint8_t traffic_class) const { return credits_[traffic_class]; }
+  // The far end freed `bytes` of `traffic_class`'s buffer.
+  void return_credits(std::uint8_t traffic_class, std::int64_t bytes);
+  // Whether a packet of `wire_bytes` in `traffic_class` may start now (PFC and credits).
+  bool can_start(std::uint8_t traffic_class, std::int64_t wire_bytes) const {
+    return !paused(traffic_class) && (credits_.empty() || credits_[traffic_class] >= wire_bytes);
+  }
+  // A source (endpoint) had a packet of `traffic_class` ready but no credits for it.
+  void note_credit_wait(std::uint8_t traffic_class);
 
   void on_event() override;  // transmission of the packet in service has ended
   void prefetch() const override {
@@ -127,6 +144,7 @@ class EgressPort final : public EventHandler {
   };
   void start_next();
   void begin_service(Packet* p, std::int64_t wire_bytes);
+  void end_credit_wait(std::uint8_t traffic_class);
   void maybe_mark(Packet* p, std::int64_t queued_before);
 
   // What every packet touches, first (after the vtable and the handler's queue fields).
@@ -147,6 +165,8 @@ class EgressPort final : public EventHandler {
   std::uint8_t class_count_ = 0;
   std::vector<ClassQueue> classes_;
   std::array<Time, kMaxTrafficClasses> paused_since_{};
+  std::vector<std::int64_t> credits_;           // per class; empty unless credit-based
+  std::vector<Time> credit_wait_since_;         // per class; -1 when not waiting
   // Counted per packet: per class (the port's totals are their sums), and what has no class.
   std::vector<ClassCounters> class_counters_;
   std::int64_t max_queue_bytes_ = 0;

@@ -31,7 +31,7 @@ PortIndex Network::add_port(NodeRef n, EgressPort& port) {
 }
 
 std::pair<std::size_t, std::size_t> Network::connect(NodeRef a, NodeRef b, Bandwidth bandwidth, Time latency,
-                                                     std::int64_t queue_capacity_bytes) {
+                                                     std::int64_t queue_capacity_bytes, std::int64_t credit_bytes) {
   if (a == b) throw std::invalid_argument("a link needs two different ends");
   if (bandwidth.bits_per_second <= 0) throw std::invalid_argument("link bandwidth must be positive");
   if (latency < 0) throw std::invalid_argument("link latency must not be negative");
@@ -46,6 +46,10 @@ std::pair<std::size_t, std::size_t> Network::connect(NodeRef a, NodeRef b, Bandw
   Link& lba = links_.emplace_back(*sim_, latency, sink(a), pa);
   ab.attach(lab);
   ba.attach(lba);
+  if (credit_bytes > 0) {
+    ab.set_credits(credit_bytes);
+    ba.set_credits(credit_bytes);
+  }
   directions_.push_back({a, pa, b, pb, &ab, &lab});
   directions_.push_back({b, pb, a, pa, &ba, &lba});
   return {directions_.size() - 2, directions_.size() - 1};
@@ -69,6 +73,7 @@ void Network::finish_switches() {
   for (std::uint32_t s = 0; s < switches_.size(); ++s) {
     Switch& sw = switches_[s];
     sw.set_ecn(params_.ecn);
+    sw.find_credit_ports();
     if (!params_.shared_buffer) continue;
     const std::int64_t reserve = params_.buffer.reserve_bytes > 0 ? params_.buffer.reserve_bytes : 2 * packet;
     const std::int64_t xon = params_.buffer.xon_offset_bytes > 0 ? params_.buffer.xon_offset_bytes : 2 * packet;

@@ -63,8 +63,10 @@ class Network {
   // A full-duplex cable between two nodes; returns the directions (a->b, b->a).
   // `queue_capacity_bytes` bounds each class queue on switch ports; endpoint ports
   // never drop (their data waits in the endpoint until the wire is free).
+  // `credit_bytes` > 0 makes it credit-based: each end grants the other that much buffer
+  // per class.
   std::pair<std::size_t, std::size_t> connect(NodeRef a, NodeRef b, Bandwidth bandwidth, Time latency,
-                                              std::int64_t queue_capacity_bytes);
+                                              std::int64_t queue_capacity_bytes, std::int64_t credit_bytes = 0);
 
   // Gives every switch its shared buffer and ECN settings, once all links are in.
   void finish_switches();

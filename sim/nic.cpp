@@ -46,6 +46,11 @@ void Nic::set_routes(RouteTable table, const std::vector<std::uint32_t>* host_gr
   }
 }
 
+std::uint32_t Nic::wire_bytes_of(const Message& m, std::uint32_t seq) const {
+  const std::int64_t offset = static_cast<std::int64_t>(seq) * config_.mtu;
+  return static_cast<std::uint32_t>(std::max<std::int64_t>(0, std::min<std::int64_t>(config_.mtu, m.bytes - offset))) + config_.header_bytes;
+}
+
 std::uint64_t Nic::ports_toward(HostId dst) const {
   if (have_routes_) return set_mask_[routes_.set_for(dst, group_of(dst))];
   return ports_.size() == 1 && dst != host_ ? 1u : 0u;
@@ -103,6 +108,11 @@ Packet* Nic::pull(PortIndex port) {
     if (((sending_[k].ports >> port) & 1u) == 0) continue;
     const Message& m = (*messages_)[sending_[k].id];
     if (out.paused(m.traffic_class)) continue;
+    if (out.credit_based() && !out.can_start(m.traffic_class, wire_bytes_of(m, m.next_seq))) {
+      // The far end has no room for it yet; its credit update wakes the port.
+      ports_[port]->note_credit_wait(m.traffic_class);
+      continue;
+    }
     if (m.next_send > now) {
       earliest_paced = std::min(earliest_paced, m.next_send);
       continue;
@@ -120,8 +130,7 @@ Packet* Nic::pull(PortIndex port) {
   Message& m = (*messages_)[id];
 
   Packet* p = sim_->packets().allocate();
-  const std::int64_t offset = static_cast<std::int64_t>(m.next_seq) * config_.mtu;
-  const auto payload = static_cast<std::uint32_t>(std::min<std::int64_t>(config_.mtu, m.bytes - offset));
+  const std::uint32_t payload = wire_bytes_of(m, m.next_seq) - config_.header_bytes;
   *p = Packet{};
   p->sent_at = now;
   p->message = id;
@@ -193,7 +202,27 @@ void Nic::send_control(Packet* c) {
 }
 
 void Nic::receive(Packet* p, PortIndex in_port) {
-  if (p->kind != PacketKind::kPause && static_cast<std::uint32_t>((*messages_)[p->message].serial) != p->serial) {
+  // Link-level frames first: they belong to the port, not to a message.
+  if (p->kind == PacketKind::kCredit || p->kind == PacketKind::kPause) {
+    if (p->kind == PacketKind::kCredit) {
+      ports_[in_port]->return_credits(p->traffic_class, p->payload);
+    } else {
+      ports_[in_port]->set_paused(p->traffic_class, p->payload != 0);
+    }
+    sim_->packets().release(p);
+    return;
+  }
+  if (ports_[in_port]->credit_based()) {
+    // An endpoint takes what arrives at once (into memory): its buffer is free again.
+    Packet* c = sim_->packets().allocate();
+    *c = Packet{};
+    c->kind = PacketKind::kCredit;
+    c->traffic_class = p->traffic_class;
+    c->payload = p->wire_bytes;
+    c->wire_bytes = 8;
+    ports_[in_port]->send_control(c);
+  }
+  if (static_cast<std::uint32_t>((*messages_)[p->message].serial) != p->serial) {
     // A late copy for a message that finished, whose slot now holds another: drop it.
     if (p->kind == PacketKind::kData) ++counters_.duplicate_packets_received;
     sim_->packets().release(p);
@@ -205,9 +234,7 @@ void Nic::receive(Packet* p, PortIndex in_port) {
     case PacketKind::kNack: on_nack(p); break;
     case PacketKind::kCnp: on_cnp(p); break;
     case PacketKind::kPause:
-      ports_[in_port]->set_paused(p->traffic_class, p->payload != 0);
-      sim_->packets().release(p);
-      break;
+    case PacketKind::kCredit: break;  // handled above
   }
 }
 

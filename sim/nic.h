@@ -98,6 +98,7 @@ class Nic final : public PacketSink, public PacketSource {
     std::uint64_t ports;  // bit p: port p may carry it
   };
   std::uint64_t ports_toward(HostId dst) const;
+  std::uint32_t wire_bytes_of(const Message& m, std::uint32_t seq) const;  // data packet seq's size
   double line_rate(std::uint64_t ports) const;
   void enter_rotation(MessageId id);
   Packet* control_packet(PacketKind kind, const Packet& about, std::uint32_t seq);

@@ -18,6 +18,8 @@ enum class PacketKind : std::uint8_t {
   kNack,   // a gap: resend from `seq`
   kCnp,    // congestion notification (DCQCN) for the message
   kPause,  // PFC for `traffic_class`: payload 1 = XOFF, 0 = XON; hop by hop, never forwarded
+  kCredit,  // link-level flow control: the far end freed `payload` bytes of `traffic_class`'s
+            // buffer (an InfiniBand/PCIe/NVLink credit update); hop by hop, never forwarded
 };
 
 // ECN codepoint bits as carried in the IP header.

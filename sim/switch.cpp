@@ -12,6 +12,17 @@ PortIndex Switch::add_port(EgressPort& port) {
   return static_cast<PortIndex>(ports_.size() - 1);
 }
 
+void Switch::find_credit_ports() {
+  credit_ports_.assign((ports_.size() + 63) / 64, 0);
+  any_credit_ports_ = false;
+  for (std::size_t i = 0; i < ports_.size(); ++i) {
+    if (ports_[i]->credit_based()) {
+      credit_ports_[i / 64] |= std::uint64_t{1} << (i % 64);
+      any_credit_ports_ = true;
+    }
+  }
+}
+
 void Switch::set_ecn(const EcnConfig& ecn) {
   ecn_ = ecn;
   for (EgressPort* p : ports_) p->set_ecn(&ecn_, &rng_);
@@ -67,10 +78,25 @@ void Switch::send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff) {
   ports_[port]->send_control(f);
 }
 
+void Switch::return_credits(PortIndex port, std::uint8_t traffic_class, std::uint32_t bytes) {
+  Packet* f = sim_->packets().allocate();
+  *f = Packet{};
+  f->kind = PacketKind::kCredit;
+  f->traffic_class = traffic_class;
+  f->payload = bytes;
+  f->wire_bytes = 8;
+  ports_[port]->send_control(f);
+}
+
 void Switch::receive(Packet* p, PortIndex in_port) {
   if (p->kind == PacketKind::kPause) {
     // PFC from the neighbour on this port: it governs our egress toward it.
     ports_[in_port]->set_paused(p->traffic_class, p->payload != 0);
+    sim_->packets().release(p);
+    return;
+  }
+  if (p->kind == PacketKind::kCredit) {
+    ports_[in_port]->return_credits(p->traffic_class, p->payload);
     sim_->packets().release(p);
     return;
   }
@@ -83,6 +109,7 @@ void Switch::receive(Packet* p, PortIndex in_port) {
   if (count == 0) {
     // No route: the packet dies here. Compiled routing never leaves this case.
     ++counters_.unroutable;
+    if (credit_port(in_port)) return_credits(in_port, p->ingress_class, p->wire_bytes);
     sim_->packets().release(p);
     return;
   }
@@ -94,6 +121,12 @@ void Switch::receive(Packet* p, PortIndex in_port) {
       p->traffic_class = 0;
     }
     if (port_dateline_[out]) p->traffic_class = 1;
+  }
+  if (credit_port(in_port)) {
+    // It came on credits: the buffer was granted before it was sent, so it is taken
+    // whatever the egress queue holds (at most the credits of the links feeding it).
+    ports_[out]->enqueue(p, /*granted=*/true);
+    return;
   }
   if (mmu_) {
     const SharedBufferMmu::Decision d = mmu_->admit(in_port, p->ingress_class, p->wire_bytes);
@@ -109,6 +142,10 @@ void Switch::receive(Packet* p, PortIndex in_port) {
 }
 
 void Switch::on_departure(const Packet& p) {
+  if (credit_port(p.ingress_port)) {
+    return_credits(p.ingress_port, p.ingress_class, p.wire_bytes);
+    return;
+  }
   if (mmu_ && mmu_->release(p.ingress_port, p.ingress_class, p.wire_bytes)) send_pfc(p.ingress_port, p.ingress_class, false);
 }
 

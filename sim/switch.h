@@ -42,6 +42,8 @@ class Switch final : public PacketSink, public PortObserver {
   // Switches to shared-buffer admission (after all ports are added).
   void set_buffer(std::unique_ptr<SharedBufferMmu> mmu) { mmu_ = std::move(mmu); }
   void set_ecn(const EcnConfig& ecn);
+  // Notes which ports are on credit-based links (after their credits are set).
+  void find_credit_ports();
   // Dateline virtual channels on a torus: port `port` runs along `dimension`; a packet
   // entering a dimension travels in class 0 and moves to class 1 once it crosses the
   // dimension's dateline (the wraparound link), which breaks the ring's buffer cycle.
@@ -58,8 +60,13 @@ class Switch final : public PacketSink, public PortObserver {
   const RouteTable& routes() const { return routes_; }
 
  private:
+  bool credit_port(PortIndex i) const {
+    return any_credit_ports_ && ((credit_ports_[i / 64] >> (i % 64)) & 1u);
+  }
   PortIndex choose(const Packet& p, const PortIndex* candidates, std::uint32_t count);
   void send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff);
+  // Tells the neighbour on `port` that `bytes` of its class's buffer here are free again.
+  void return_credits(PortIndex port, std::uint8_t traffic_class, std::uint32_t bytes);
 
   Simulator* sim_;
   std::vector<EgressPort*> ports_;
@@ -68,6 +75,8 @@ class Switch final : public PacketSink, public PortObserver {
   EcnConfig ecn_;
   std::vector<std::uint8_t> port_dimension_;  // empty unless on a torus with datelines
   std::vector<std::uint8_t> port_dateline_;
+  std::vector<std::uint64_t> credit_ports_;  // bit i: port i's link is credit-based
+  bool any_credit_ports_ = false;
   std::uint64_t salt_;
   std::uint64_t spray_counter_ = 0;  // spray's draws; adaptive's tie rotation
   Rng rng_;                          // ECN marking

@@ -5,6 +5,7 @@
 
 #include <numeric>
 
+#include "sim/units.h"
 #include "topologies/analysis.h"
 #include "topologies/cluster.h"
 #include "topologies/compile.h"
@@ -214,15 +215,22 @@ TEST_CASE("topology checks reject endpoints without links and fabrics in pieces"
   const auto a = lonely.add_host("a"), b = lonely.add_host("b");
   lonely.add_host("c");
   const auto s = lonely.add_switch("s");
-  lonely.connect(a, s, Bandwidth::gbps(1), 0, "x");
-  lonely.connect(b, s, Bandwidth::gbps(1), 0, "x");
+  lonely.connect(a, s, Bandwidth::gbps(1), ns(1), "x");
+  lonely.connect(b, s, Bandwidth::gbps(1), ns(1), "x");
   CHECK(check_topology(lonely) == "endpoint 'c' has no link");
+
+  // Components meet only through links of at least 1 ns (a parallel run's lookahead).
+  Topology instant;
+  const auto x = instant.add_host("x"), y = instant.add_host("y");
+  instant.connect(x, y, Bandwidth::gbps(1), 999, "x");
+  CHECK(check_topology(instant) == "link x - y: expected a latency of at least 1ns (every link's latency is the lookahead of a parallel run), got " +
+                                       format_time(999));
 
   Topology split;
   const auto h0 = split.add_host("h0"), h1 = split.add_host("h1");
   const auto s0 = split.add_switch("s0"), s1 = split.add_switch("s1");
-  split.connect(h0, s0, Bandwidth::gbps(1), 0, "x");
-  split.connect(h1, s1, Bandwidth::gbps(1), 0, "x");
+  split.connect(h0, s0, Bandwidth::gbps(1), ns(1), "x");
+  split.connect(h1, s1, Bandwidth::gbps(1), ns(1), "x");
   Simulator sim(1);
   CHECK_THROWS_WITH_AS(compile_network(split, sim, {}), doctest::Contains("cannot be reached"), std::invalid_argument);
 }

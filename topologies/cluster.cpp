@@ -18,8 +18,8 @@ Topology cluster_topology(const ClusterSpec& spec) {
     for (int i = 0; i < spec.nics_per_node; ++i) node_nics.push_back(t.add_switch(prefix + "nic" + std::to_string(i), "nic"));
     for (int g = 0; g < spec.node.gpus; ++g) {
       const std::uint32_t nic = node_nics[static_cast<std::size_t>(g * spec.nics_per_node / spec.node.gpus)];
-      t.connect(gpus[static_cast<std::size_t>(g)], nic, spec.pcie.bandwidth, spec.pcie.latency, "pcie", kPcieRoutingCost,
-                /*lossless=*/true);
+      t.connect(gpus[static_cast<std::size_t>(g)], nic, LinkSpec{spec.pcie.bandwidth, spec.pcie.latency, FlowControl::kCredit, spec.pcie.credit_bytes}, "pcie",
+                kPcieRoutingCost);
     }
     nics.insert(nics.end(), node_nics.begin(), node_nics.end());
   }

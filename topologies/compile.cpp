@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "sim/units.h"
+
 namespace fabricsim {
 
 std::string check_topology(const Topology& t) {
@@ -12,7 +14,10 @@ std::string check_topology(const Topology& t) {
       if (t.node(end).kind == NodeKind::kHost) ++host_links[t.node(end).kind_index];
     }
     if (l.bandwidth.bits_per_second <= 0) return "a link needs a positive bandwidth";
-    if (l.latency < 0) return "a link latency must not be negative";
+    if (l.latency < ns(1)) {
+      return "link " + t.node(l.a).name + " - " + t.node(l.b).name + ": expected a latency of at least 1ns (every link's latency is the lookahead of a parallel run), got " +
+             format_time(l.latency);
+    }
   }
   if (t.host_count() < 2) return "a topology needs at least two endpoints";
   for (std::uint32_t h = 0; h < t.host_count(); ++h) {
@@ -21,6 +26,14 @@ std::string check_topology(const Topology& t) {
     if (host_links[h] > Nic::kMaxPorts) return "endpoint '" + name + "' has more than 64 links";
   }
   return {};
+}
+
+std::int64_t credit_bytes_for(const TopologyLink& l, const NicConfig& nic) {
+  if (l.credit_bytes > 0) return l.credit_bytes;
+  // Line rate needs the credit loop's round trip (the packet's trip there, the credit's
+  // trip back) covered, plus packets in serialization at either end.
+  const double round_trip_bytes = static_cast<double>(l.bandwidth.bits_per_second) / 8 * to_seconds(2 * l.latency);
+  return static_cast<std::int64_t>(round_trip_bytes) + 4 * (static_cast<std::int64_t>(nic.mtu) + nic.header_bytes);
 }
 
 std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, const NetworkOptions& options,
@@ -42,7 +55,9 @@ std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, cons
       options.params.shared_buffer ? EgressPort::kUnlimited : options.switch_queue_capacity_bytes;
   const TorusLayout* torus = options.dateline && t.torus() ? &*t.torus() : nullptr;
   for (const TopologyLink& l : t.links()) {
-    const auto [ab, ba] = net->connect(ref(l.a), ref(l.b), l.bandwidth, l.latency, l.lossless ? EgressPort::kUnlimited : capacity);
+    const bool credit = l.flow_control == FlowControl::kCredit;
+    const auto [ab, ba] = net->connect(ref(l.a), ref(l.b), l.bandwidth, l.latency, credit ? EgressPort::kUnlimited : capacity,
+                                       credit ? credit_bytes_for(l, options.params.nic) : 0);
     const int dim = l.tier == "torus-x" ? 0 : l.tier == "torus-y" ? 1 : l.tier == "torus-z" ? 2 : -1;
     if (torus != nullptr && dim >= 0) {
       // The wraparound link of a ring is its dateline, in both directions.

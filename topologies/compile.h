@@ -19,6 +19,10 @@ struct NetworkOptions {
   bool dateline = false;
 };
 
+// The credits (bytes per class) a credit-based link grants: its own figure, or enough
+// for line rate.
+std::int64_t credit_bytes_for(const TopologyLink& l, const NicConfig& nic);
+
 // Empty when the topology's structure is sound; else what is wrong, in words: an
 // endpoint with no link or too many, a link without bandwidth.
 std::string check_topology(const Topology& topology);

@@ -20,13 +20,13 @@ void build_fat_tree(Topology& t, const FatTreeSpec& spec, const std::vector<std:
     for (int i = 0; i < half; ++i) agg.push_back(t.add_switch(pod + "agg" + std::to_string(i), "aggregation"));
     for (int e = 0; e < half; ++e) {
       for (int i = 0; i < half && next_endpoint < endpoints.size(); ++i) {
-        t.connect(endpoints[next_endpoint++], edge[e], spec.host_link.bandwidth, spec.host_link.latency, "host");
+        t.connect(endpoints[next_endpoint++], edge[e], spec.host_link, "host");
       }
-      for (int a = 0; a < half; ++a) t.connect(edge[e], agg[a], spec.edge_link.bandwidth, spec.edge_link.latency, "edge-agg");
+      for (int a = 0; a < half; ++a) t.connect(edge[e], agg[a], spec.edge_link, "edge-agg");
     }
     for (int a = 0; a < half; ++a) {
       for (int c = 0; c < half; ++c) {
-        t.connect(agg[a], core[a * half + c], spec.core_link.bandwidth, spec.core_link.latency, "agg-core");
+        t.connect(agg[a], core[a * half + c], spec.core_link, "agg-core");
       }
     }
   }

@@ -25,13 +25,12 @@ void build_leaf_spine(Topology& t, const LeafSpineSpec& spec, const std::vector<
   for (int l = 0; l < spec.leaves; ++l) leaves.push_back(t.add_switch(prefix + names.leaf + std::to_string(l), names.leaf));
   for (int s = 0; s < spec.spines; ++s) spines.push_back(t.add_switch(prefix + "spine" + std::to_string(s), "spine"));
   for (std::size_t e = 0; e < endpoints.size(); ++e) {
-    t.connect(endpoints[e], leaves[e / static_cast<std::size_t>(spec.hosts_per_leaf)], spec.host_link.bandwidth,
-              spec.host_link.latency, names.host_tier);
+    t.connect(endpoints[e], leaves[e / static_cast<std::size_t>(spec.hosts_per_leaf)], spec.host_link, names.host_tier);
   }
   for (std::uint32_t leaf : leaves) {
     for (std::uint32_t spine : spines) {
       for (int k = 0; k < spec.links_per_pair; ++k) {
-        t.connect(leaf, spine, spec.fabric_link.bandwidth, spec.fabric_link.latency, names.fabric_tier);
+        t.connect(leaf, spine, spec.fabric_link, names.fabric_tier);
       }
     }
   }

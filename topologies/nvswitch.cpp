@@ -58,8 +58,8 @@ void build_nvswitch(Topology& t, const NvSwitchSpec& spec, const std::vector<std
     for (int c = 0; c < spec.switches; ++c) {
       const int links = spec.links_per_switch[static_cast<std::size_t>(c)];
       if (links <= 0) continue;
-      t.connect(gpu, chips[static_cast<std::size_t>(c)], Bandwidth{spec.nvlink_bandwidth.bits_per_second * links},
-                spec.latency, "nvlink", 1, /*lossless=*/true);
+      t.connect(gpu, chips[static_cast<std::size_t>(c)], LinkSpec{Bandwidth{spec.nvlink_bandwidth.bits_per_second * links}, spec.latency, FlowControl::kCredit, 0},
+                "nvlink");
     }
   }
 }

@@ -36,20 +36,20 @@ void build_rail_units(Topology& t, const RailOptimizedSpec& spec, const std::vec
     for (int r = 0; r < spec.rails; ++r) {
       for (int n = first; n < last; ++n) {
         t.connect(endpoints[static_cast<std::size_t>(n * spec.rails + r)], rails[static_cast<std::size_t>(r)],
-                  spec.nic_link.bandwidth, spec.nic_link.latency, "nic-rail");
+                  spec.nic_link, "nic-rail");
       }
     }
     for (std::uint32_t rail : rails) {
       for (std::uint32_t spine : spines) {
         for (int k = 0; k < spec.links_per_pair; ++k) {
-          t.connect(rail, spine, spec.fabric_link.bandwidth, spec.fabric_link.latency, "rail-spine");
+          t.connect(rail, spine, spec.fabric_link, "rail-spine");
         }
       }
     }
     for (int s = 0; s < spec.spines; ++s) {
       for (int c = 0; c < per_group; ++c) {
         t.connect(spines[static_cast<std::size_t>(s)], cores[static_cast<std::size_t>(s * per_group + c)],
-                  spec.fabric_link.bandwidth, spec.fabric_link.latency, "spine-core");
+                  spec.fabric_link, "spine-core");
       }
     }
   }

@@ -21,12 +21,11 @@ std::uint32_t Topology::add_switch(std::string name, std::string role) {
   return add_node(std::move(name), NodeKind::kSwitch, std::move(role));
 }
 
-void Topology::connect(std::uint32_t a, std::uint32_t b, Bandwidth bandwidth, Time latency, std::string tier,
-                       std::uint32_t cost, bool lossless) {
+void Topology::connect(std::uint32_t a, std::uint32_t b, const LinkSpec& link, std::string tier, std::uint32_t cost) {
   if (a >= nodes_.size() || b >= nodes_.size()) throw std::out_of_range("link end out of range");
   if (a == b) throw std::invalid_argument("link from '" + nodes_[a].name + "' to itself");
   if (cost == 0) throw std::invalid_argument("link cost must be at least 1");
-  links_.push_back({a, b, bandwidth, latency, std::move(tier), cost, lossless});
+  links_.push_back({a, b, link.bandwidth, link.latency, std::move(tier), cost, link.flow_control, link.credit_bytes});
 }
 
 std::optional<std::uint32_t> Topology::find(const std::string& name) const {

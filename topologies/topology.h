@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/time.h"
+#include "topologies/link_spec.h"
 
 namespace fabricsim {
 
@@ -30,9 +31,10 @@ struct TopologyLink {
   Time latency;
   std::string tier;   // what the builder calls it ("host", "fabric", "nvlink", "pcie", ...)
   std::uint32_t cost;  // routing weight: paths minimise the sum (1 per hop unless a builder says)
-  // Credit-based links (NVLink, PCIe) never drop: their ports queue without bound (until
-  // the lossless-fabric work models the backpressure itself).
-  bool lossless = false;
+  // Credit-based links (InfiniBand, NVLink, PCIe) never drop: a port sends only into
+  // buffer the far end has granted.
+  FlowControl flow_control = FlowControl::kNone;
+  std::int64_t credit_bytes = 0;  // per class; 0: sized from the link (see LinkSpec)
 };
 
 // How switches choose among next hops: all least-cost paths (ECMP sets), or
@@ -49,8 +51,11 @@ class Topology {
  public:
   std::uint32_t add_host(std::string name, std::string role = "host");
   std::uint32_t add_switch(std::string name, std::string role = "switch");
-  void connect(std::uint32_t a, std::uint32_t b, Bandwidth bandwidth, Time latency, std::string tier,
-               std::uint32_t cost = 1, bool lossless = false);
+  void connect(std::uint32_t a, std::uint32_t b, const LinkSpec& link, std::string tier, std::uint32_t cost = 1);
+  // An Ethernet link (no link-level credits).
+  void connect(std::uint32_t a, std::uint32_t b, Bandwidth bandwidth, Time latency, std::string tier, std::uint32_t cost = 1) {
+    connect(a, b, LinkSpec{bandwidth, latency}, std::move(tier), cost);
+  }
 
   const std::vector<TopologyNode>& nodes() const { return nodes_; }
   const std::vector<TopologyLink>& links() const { return links_; }

@@ -34,8 +34,7 @@ void build_torus3d(Topology& t, const Torus3dSpec& spec, const std::vector<std::
     }
   }
   for (std::size_t e = 0; e < endpoints.size(); ++e) {
-    t.connect(endpoints[e], node[e / static_cast<std::size_t>(spec.hosts_per_switch)], spec.host_link.bandwidth,
-              spec.host_link.latency, "host");
+    t.connect(endpoints[e], node[e / static_cast<std::size_t>(spec.hosts_per_switch)], spec.host_link, "host");
   }
   static const char* kTier[3] = {"torus-x", "torus-y", "torus-z"};
   for (int z = 0; z < Z; ++z) {
@@ -47,8 +46,7 @@ void build_torus3d(Topology& t, const Torus3dSpec& spec, const std::vector<std::
           auto n = c;
           n[d] = (n[d] + 1) % spec.dims[d];
           t.connect(node[static_cast<std::size_t>(c[0] + X * (c[1] + Y * c[2]))],
-                    node[static_cast<std::size_t>(n[0] + X * (n[1] + Y * n[2]))], spec.dim_links[d].bandwidth,
-                    spec.dim_links[d].latency, kTier[d]);
+                    node[static_cast<std::size_t>(n[0] + X * (n[1] + Y * n[2]))], spec.dim_links[d], kTier[d]);
         }
       }
     }
