@@ -31,6 +31,7 @@ struct Message {
   Time last_progress = 0;      // last acknowledgement progress (for the retransmission timer)
   Time next_send = 0;          // pacing under DCQCN
   std::uint32_t retransmitted = 0;
+  std::uint8_t timeouts = 0;   // each doubles the message's timer (capped): see Nic
   DcqcnFlow rate;
 
   // Destination side.

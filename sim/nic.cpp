@@ -353,19 +353,29 @@ void Nic::arm_retransmit_timer() {
   }
 }
 
+Time Nic::timeout_of(const Message& m) const {
+  // Exponential backoff that progress does not undo: a timer shorter than the path's
+  // round trip, or than a packet's serialization, doubles until it is not, so it costs a
+  // few resends instead of resending forever (a run could otherwise never finish).
+  const int shift = std::min<int>(m.timeouts, kMaxBackoff);
+  const Time limit = kTimeMax / 4;  // far beyond any run, and safe to add `now` to
+  return config_.retransmit_timeout > (limit >> shift) ? limit : config_.retransmit_timeout << shift;
+}
+
 void Nic::on_retransmit_timer() {
   const Time now = sim_->now();
   Time next = kTimeMax;
   for (MessageId id : unfinished_) {
     Message& m = (*messages_)[id];
-    if (now - m.last_progress >= config_.retransmit_timeout && m.next_seq > m.acked) {
+    if (now - m.last_progress >= timeout_of(m) && m.next_seq > m.acked) {
       // Nothing acknowledged for a whole timeout with packets outstanding: resend them.
       ++counters_.timeouts;
+      if (m.timeouts < kMaxBackoff) ++m.timeouts;
       m.next_seq = m.acked;
       m.last_progress = now;
       enter_rotation(id);
     }
-    next = std::min(next, m.last_progress + config_.retransmit_timeout);
+    next = std::min(next, m.last_progress + timeout_of(m));
   }
   if (next != kTimeMax) sim_->schedule_at(retransmit_timer_, std::max(next, now + 1));
 }

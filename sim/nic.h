@@ -97,6 +97,8 @@ class Nic final : public PacketSink, public PacketSource {
     MessageId id;
     std::uint64_t ports;  // bit p: port p may carry it
   };
+  static constexpr int kMaxBackoff = 30;  // the timer grows to at most 2^30 times its setting
+  Time timeout_of(const Message& m) const;
   std::uint64_t ports_toward(HostId dst) const;
   std::uint32_t wire_bytes_of(const Message& m, std::uint32_t seq) const;  // data packet seq's size
   double line_rate(std::uint64_t ports) const;
