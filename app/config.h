@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/dcqcn.h"
+#include <memory>
+
+#include "sim/congestion_control.h"
 #include "sim/ecn_marker.h"
 #include "sim/shared_buffer_mmu.h"
 #include "sim/switch.h"
@@ -100,7 +102,8 @@ struct LosslessConfig {
   BufferConfig buffer;
   std::uint8_t pfc_classes_mask = 0;
   EcnConfig ecn;
-  DcqcnConfig dcqcn;
+  std::vector<EcnForSpeed> ecn_by_speed;
+  std::shared_ptr<const CongestionControl> congestion_control;  // null: rate-less (PFC alone)
   Time retransmit_timeout = ms(10);
   Time nack_interval = us(10);
   bool dateline = false;

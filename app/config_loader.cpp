@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "app/congestion_control_config.h"
 #include "app/profile.h"
 #include "app/topology_config.h"
 #include "workloads/collective_algorithms.h"
@@ -56,28 +57,29 @@ void read_lossless(MapReader& m, NetworkConfig& n) {
     }
     l.ecn.pmax = ecn.real("pmax", 0, 1, l.ecn.pmax);
     l.ecn.mark_on_dequeue = ecn.choice<bool>("mark_on", {{"enqueue", false}, {"dequeue", true}}, false);
-  }
-  ecn.finish();
-  MapReader dcqcn = m.map("dcqcn", false);
-  if (section_on(m, "dcqcn", dcqcn)) {
-    if (!l.ecn.enabled) m.context().fail(m.node()["dcqcn"], m.child_path("dcqcn"), "expected an `ecn` section too: DCQCN reacts to ECN marks");
-    DcqcnConfig& d = l.dcqcn;
-    d.enabled = true;
-    d.cnp_interval = dcqcn.time("cnp_interval", d.cnp_interval);
-    d.g = dcqcn.real("g", 1e-6, 1, d.g);
-    d.alpha_timer = dcqcn.time("alpha_timer", d.alpha_timer);
-    d.rate_increase_timer = dcqcn.time("rate_increase_timer", d.rate_increase_timer);
-    d.byte_counter = dcqcn.bytes("byte_counter", 1, INT64_C(1) << 40, d.byte_counter);
-    d.fast_recovery_rounds = static_cast<int>(dcqcn.integer("fast_recovery_rounds", 1, 100, d.fast_recovery_rounds));
-    d.additive_increase_bps = static_cast<double>(dcqcn.bandwidth("additive_increase", Bandwidth{40'000'000}).bits_per_second);
-    d.hyper_increase_bps = static_cast<double>(dcqcn.bandwidth("hyper_increase", Bandwidth{400'000'000}).bits_per_second);
-    d.min_rate_bps = static_cast<double>(dcqcn.bandwidth("min_rate", Bandwidth{100'000'000}).bits_per_second);
-    for (const char* key : {"alpha_timer", "rate_increase_timer", "cnp_interval"}) {
-      const Time t = std::string(key) == "alpha_timer" ? d.alpha_timer : std::string(key) == "rate_increase_timer" ? d.rate_increase_timer : d.cnp_interval;
-      if (t <= 0) m.context().fail(m.node()["dcqcn"][key], dcqcn.child_path(key), "expected a time above zero");
+    // Per-port-speed thresholds: each entry overrides kmin/kmax/pmax for ports of its speed.
+    const YAML::Node speeds = ecn.sequence("by_speed", false);
+    for (std::size_t i = 0; i < speeds.size(); ++i) {
+      MapReader e(ecn.context(), speeds[i], ecn.child_path("by_speed") + "[" + std::to_string(i) + "]");
+      EcnForSpeed entry{e.bandwidth("bandwidth").bits_per_second, l.ecn};
+      entry.ecn.kmin_bytes = e.bytes("kmin", 0, INT64_C(1) << 40, l.ecn.kmin_bytes);
+      entry.ecn.kmax_bytes = e.bytes("kmax", 1, INT64_C(1) << 40, l.ecn.kmax_bytes);
+      entry.ecn.pmax = e.real("pmax", 0, 1, l.ecn.pmax);
+      if (entry.ecn.kmax_bytes <= entry.ecn.kmin_bytes) {
+        e.context().fail(speeds[i]["kmax"].IsDefined() ? speeds[i]["kmax"] : speeds[i], e.child_path("kmax"),
+                         "expected kmax above kmin (" + std::to_string(entry.ecn.kmin_bytes) + " bytes)");
+      }
+      for (const EcnForSpeed& other : l.ecn_by_speed) {
+        if (other.bits_per_second == entry.bits_per_second) {
+          e.context().fail(speeds[i]["bandwidth"], e.child_path("bandwidth"), "expected a speed not listed before");
+        }
+      }
+      e.finish();
+      l.ecn_by_speed.push_back(entry);
     }
   }
-  dcqcn.finish();
+  ecn.finish();
+  l.congestion_control = read_congestion_control(m, l.ecn);
   l.retransmit_timeout = m.time("retransmit_timeout", l.retransmit_timeout);
   if (l.retransmit_timeout <= 0) m.context().fail(m.node()["retransmit_timeout"], m.child_path("retransmit_timeout"), "expected a time above zero");
   l.nack_interval = m.time("nack_interval", l.nack_interval);

@@ -1,11 +1,13 @@
+#include "app/scenario.h"
+
 #include <chrono>
 #include <cstdio>
-#include "app/scenario.h"
 
 #include <filesystem>
 #include <stdexcept>
 
 #include "app/config_error.h"
+#include "topologies/analysis.h"
 #include "topologies/cluster.h"
 #include "topologies/compile.h"
 #include "workloads/flow_size_cdf.h"
@@ -89,8 +91,10 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   options.params.buffer = lossless.buffer;
   options.params.pfc_classes_mask = lossless.pfc_classes_mask;
   options.params.ecn = lossless.ecn;
+  options.params.ecn_by_speed = lossless.ecn_by_speed;
   options.params.nic.ecn_capable = lossless.ecn.enabled;
-  options.params.nic.dcqcn = lossless.dcqcn;
+  options.params.nic.congestion_control = lossless.congestion_control;
+  if (lossless.congestion_control) options.params.nic.network_rtt = largest_base_rtt(topology_, n.mtu + n.header_bytes, n.ack_bytes);
   options.params.nic.retransmit_timeout = lossless.retransmit_timeout;
   options.params.nic.nack_interval = lossless.nack_interval;
   options.dateline = lossless.dateline;

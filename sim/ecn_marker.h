@@ -2,6 +2,7 @@
 // RED-style ECN marking as switches do it for DCQCN: no mark below Kmin bytes queued,
 // probability rising linearly from 0 at Kmin to Pmax at Kmax, and always above Kmax.
 #include <cstdint>
+#include <vector>
 
 #include "sim/rng.h"
 
@@ -25,5 +26,20 @@ struct EcnConfig {
     return p >= 1.0 || (p > 0.0 && rng.uniform() < p);
   }
 };
+
+// Thresholds for ports of one speed: deployments scale Kmin and Kmax with the line rate
+// (HPCC's ns-3 configs: KMIN_MAP/KMAX_MAP, e.g. 100/400 KB at 25G, 400/1600 KB at 100G).
+struct EcnForSpeed {
+  std::int64_t bits_per_second;
+  EcnConfig ecn;
+};
+
+// The marking a port of `bits_per_second` uses: its speed's entry, else the default.
+inline const EcnConfig& ecn_for_speed(const EcnConfig& fallback, const std::vector<EcnForSpeed>& by_speed, std::int64_t bits_per_second) {
+  for (const EcnForSpeed& e : by_speed) {
+    if (e.bits_per_second == bits_per_second) return e.ecn;
+  }
+  return fallback;
+}
 
 }  // namespace fabricsim

@@ -1,5 +1,6 @@
 #include "sim/egress_port.h"
 
+#include <algorithm>
 #include <cassert>
 
 #include "sim/simulator.h"
@@ -94,6 +95,7 @@ void EgressPort::on_event() {
   ClassCounters& cc = class_counters_[p->traffic_class];
   cc.bytes_sent += p->wire_bytes;
   ++cc.packets_sent;
+  if (telemetry_) stamp(p);
   if (observer_ != nullptr) observer_->on_departure(*p);
   link_->transmit(p);
   start_next();
@@ -111,6 +113,15 @@ void EgressPort::set_paused(std::uint8_t c, bool pause) {
     cc.paused_time += sim_->now() - paused_since_[c];
     if (in_service_ == nullptr) start_next();
   }
+}
+
+void EgressPort::stamp(Packet* p) {
+  tx_bytes_ += p->wire_bytes;
+  if (p->kind != PacketKind::kData) return;
+  sim_->packets().telemetry(p).push(IntHop{static_cast<std::uint32_t>(std::min<std::int64_t>(total_queued_bytes_, UINT32_MAX)),
+                                           static_cast<std::uint32_t>(tx_bytes_),
+                                           static_cast<std::uint32_t>(sim_->now() / 1000),
+                                           static_cast<std::uint32_t>(bandwidth_.bits_per_second / 1'000'000)});
 }
 
 void EgressPort::set_credits(std::int64_t bytes) {

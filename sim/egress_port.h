@@ -69,6 +69,8 @@ class EgressPort final : public EventHandler {
     source_port_ = index_at_source;
   }
   void set_observer(PortObserver* observer) { observer_ = observer; }
+  // Switch ports: stamp in-band telemetry on each data packet as it leaves.
+  void set_telemetry(bool on) { telemetry_ = on; }
   void set_ecn(const EcnConfig* ecn, Rng* rng) {
     ecn_ = ecn != nullptr && ecn->enabled ? ecn : nullptr;
     rng_ = rng;
@@ -120,6 +122,7 @@ class EgressPort final : public EventHandler {
   std::int64_t queued_bytes() const { return total_queued_bytes_; }
   std::int64_t queued_bytes(int traffic_class) const { return class_queues_[traffic_class].bytes; }
   int traffic_classes() const { return class_count_; }
+  const EcnConfig* ecn() const { return ecn_; }  // null: no marking
   // Counters, with paused time brought up to `now`.
   PortCounters counters_at(Time now) const;
   // Counters as of the last event (totals over classes worked out on request).
@@ -145,6 +148,7 @@ class EgressPort final : public EventHandler {
   void start_next();
   void begin_service(Packet* p, std::int64_t wire_bytes);
   void end_credit_wait(std::uint8_t traffic_class);
+  void stamp(Packet* p);  // in-band telemetry
   void maybe_mark(Packet* p, std::int64_t queued_before);
 
   // What every packet touches, first (after the vtable and the handler's queue fields).
@@ -163,6 +167,8 @@ class EgressPort final : public EventHandler {
   PortIndex source_port_ = 0;
   std::uint8_t paused_mask_ = 0;
   std::uint8_t class_count_ = 0;
+  bool telemetry_ = false;
+  std::uint64_t tx_bytes_ = 0;  // all classes (for telemetry)
   std::vector<ClassQueue> classes_;
   std::array<Time, kMaxTrafficClasses> paused_since_{};
   std::vector<std::int64_t> credits_;           // per class; empty unless credit-based

@@ -6,7 +6,7 @@
 #include <deque>
 #include <vector>
 
-#include "sim/dcqcn.h"
+#include "sim/congestion_control.h"
 #include "sim/packet.h"
 #include "sim/time.h"
 
@@ -29,10 +29,10 @@ struct Message {
   std::uint32_t sent_max = 0;  // one past the highest packet ever sent
   bool sending = false;        // in the NIC's rotation
   Time last_progress = 0;      // last acknowledgement progress (for the retransmission timer)
-  Time next_send = 0;          // pacing under DCQCN
+  Time next_send = 0;          // pacing by the congestion control's rate
   std::uint32_t retransmitted = 0;
   std::uint8_t timeouts = 0;   // each doubles the message's timer (capped): see Nic
-  DcqcnFlow rate;
+  CcFlow cc;                   // the congestion control's state for this flow
 
   // Destination side.
   std::uint32_t expected = 0;  // packets received in order

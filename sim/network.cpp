@@ -72,8 +72,11 @@ void Network::finish_switches() {
   }
   for (std::uint32_t s = 0; s < switches_.size(); ++s) {
     Switch& sw = switches_[s];
-    sw.set_ecn(params_.ecn);
+    sw.set_ecn(params_.ecn, params_.ecn_by_speed);
     sw.find_credit_ports();
+    if (params_.nic.congestion_control && params_.nic.congestion_control->wants_telemetry()) {
+      for (PortIndex i = 0; i < sw.port_count(); ++i) sw.port(i).set_telemetry(true);
+    }
     if (!params_.shared_buffer) continue;
     const std::int64_t reserve = params_.buffer.reserve_bytes > 0 ? params_.buffer.reserve_bytes : 2 * packet;
     const std::int64_t xon = params_.buffer.xon_offset_bytes > 0 ? params_.buffer.xon_offset_bytes : 2 * packet;

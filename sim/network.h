@@ -38,6 +38,7 @@ struct NetworkParams {
   BufferConfig buffer;
   std::uint8_t pfc_classes_mask = 0;
   EcnConfig ecn;
+  std::vector<EcnForSpeed> ecn_by_speed;  // per-port-speed thresholds (else `ecn`'s)
 };
 
 // One direction of a cable: the egress port that feeds it and the link itself.

@@ -21,7 +21,12 @@ bool bit(const std::vector<std::uint64_t>& bits, std::uint32_t i) {
 }  // namespace
 
 Nic::Nic(Simulator& sim, HostId host, const NicConfig& config, MessageTable& messages)
-    : sim_(&sim), host_(host), config_(config), messages_(&messages) {
+    : sim_(&sim), host_(host), config_(config), messages_(&messages), cc_(config.congestion_control.get()) {
+  if (cc_ != nullptr) {
+    cnp_interval_ = cc_->cnp_interval();
+    telemetry_ = cc_->wants_telemetry();
+    if (telemetry_) sim.packets().enable_telemetry();
+  }
   retransmit_timer_.nic = rate_timer_.nic = pacer_.nic = this;
   retransmit_timer_.fire = &Nic::on_retransmit_timer;
   rate_timer_.fire = &Nic::on_rate_timer;
@@ -86,8 +91,8 @@ void Nic::post(MessageId id) {
   const std::uint64_t ports = ports_toward(m.dst);
   if (ports == 0) throw std::logic_error("message posted toward an unreachable host");
   unfinished_.push_back(id);
-  if (config_.dcqcn.enabled) {
-    m.rate.start(line_rate(ports), now, config_.dcqcn);
+  if (cc_ != nullptr) {
+    cc_->start(m.cc, line_rate(ports), config_.network_rtt, now);
     arm_rate_timer();
   }
   arm_retransmit_timer();
@@ -117,6 +122,10 @@ Packet* Nic::pull(PortIndex port) {
       earliest_paced = std::min(earliest_paced, m.next_send);
       continue;
     }
+    if (m.cc.window_bytes != INT64_MAX && m.next_seq > m.acked &&
+        static_cast<std::int64_t>(m.next_seq - m.acked) * (config_.mtu + config_.header_bytes) >= m.cc.window_bytes) {
+      continue;  // its window is full: an ack wakes the port
+    }
     pick = k;
     break;
   }
@@ -131,7 +140,6 @@ Packet* Nic::pull(PortIndex port) {
 
   Packet* p = sim_->packets().allocate();
   const std::uint32_t payload = wire_bytes_of(m, m.next_seq) - config_.header_bytes;
-  *p = Packet{};
   p->sent_at = now;
   p->message = id;
   p->src = host_;
@@ -152,11 +160,11 @@ Packet* Nic::pull(PortIndex port) {
     ++counters_.retransmitted_packets;
     ++m.retransmitted;
   }
-  if (config_.dcqcn.enabled) {
+  if (cc_ != nullptr) {
     const double line = line_rate(sending_[pick].ports);
-    m.rate.on_bytes_sent(p->wire_bytes, line, config_.dcqcn);
-    if (m.rate.rate_bps < line) {
-      m.next_send = now + static_cast<Time>(static_cast<double>(p->wire_bytes) * 8e12 / m.rate.rate_bps);
+    cc_->on_sent(m.cc, p->wire_bytes, line, now);
+    if (m.cc.rate_bps < line) {
+      m.next_send = now + static_cast<Time>(static_cast<double>(p->wire_bytes) * 8e12 / m.cc.rate_bps);
     }
   }
   m.sent_max = std::max(m.sent_max, m.next_seq + 1);
@@ -173,8 +181,7 @@ Packet* Nic::pull(PortIndex port) {
 
 Packet* Nic::control_packet(PacketKind kind, const Packet& about, std::uint32_t seq) {
   Packet* c = sim_->packets().allocate();
-  *c = Packet{};
-  c->sent_at = sim_->now();
+  c->sent_at = about.sent_at;  // the sender's RTT sample
   c->message = about.message;
   c->src = host_;
   c->dst = about.src;
@@ -215,7 +222,6 @@ void Nic::receive(Packet* p, PortIndex in_port) {
   if (ports_[in_port]->credit_based()) {
     // An endpoint takes what arrives at once (into memory): its buffer is free again.
     Packet* c = sim_->packets().allocate();
-    *c = Packet{};
     c->kind = PacketKind::kCredit;
     c->traffic_class = p->traffic_class;
     c->payload = p->wire_bytes;
@@ -244,7 +250,7 @@ void Nic::on_data(Packet* p) {
   Message& m = (*messages_)[id];
   const Time now = sim_->now();
   const std::uint32_t s = p->seq;
-  if (p->ecn == kEcnCongested && config_.dcqcn.enabled && (m.last_cnp < 0 || now - m.last_cnp >= config_.dcqcn.cnp_interval)) {
+  if (p->ecn == kEcnCongested && cnp_interval_ > 0 && (m.last_cnp < 0 || now - m.last_cnp >= cnp_interval_)) {
     m.last_cnp = now;
     ++counters_.cnps_sent;
     send_control(control_packet(PacketKind::kCnp, *p, s));
@@ -284,7 +290,9 @@ void Nic::on_data(Packet* p) {
   if (ack_now) {
     m.unacked = 0;
     ++counters_.acks_sent;
-    send_control(control_packet(PacketKind::kAck, *p, m.expected));
+    Packet* ack = control_packet(PacketKind::kAck, *p, m.expected);
+    if (telemetry_) sim_->packets().telemetry(ack) = sim_->packets().telemetry(p);  // echo the path's INT
+    send_control(ack);
   }
   sim_->packets().release(p);
   // Last: the observer may add messages, which can move the table `m` points into.
@@ -297,10 +305,18 @@ void Nic::on_ack(Packet* p) {
   const MessageId id = p->message;
   Message& m = (*messages_)[id];
   const std::uint32_t upto = p->seq;
+  if (cc_ != nullptr && m.finished < 0) {
+    const AckFeedback feedback{upto, m.next_seq, sim_->now() - p->sent_at, telemetry_ ? &sim_->packets().telemetry(p) : nullptr};
+    cc_->on_ack(m.cc, feedback, line_rate(ports_toward(m.dst)), sim_->now());
+  }
   sim_->packets().release(p);
   if (upto <= m.acked) return;
   m.acked = upto;
   m.last_progress = sim_->now();
+  if (m.sending && m.cc.window_bytes != INT64_MAX) {
+    // The window may have room again.
+    for (std::uint64_t rest = ports_toward(m.dst); rest != 0; rest &= rest - 1) ports_[static_cast<std::size_t>(std::countr_zero(rest))]->wake();
+  }
   if (m.next_seq < m.acked) m.next_seq = m.acked;
   if (m.sending && m.next_seq == m.packets) {
     // A rewind was overtaken by acknowledgements: nothing left to resend.
@@ -343,8 +359,8 @@ void Nic::on_cnp(Packet* p) {
   Message& m = (*messages_)[p->message];
   ++counters_.cnps_received;
   sim_->packets().release(p);
-  if (!config_.dcqcn.enabled || m.finished >= 0) return;
-  m.rate.on_cnp(sim_->now(), config_.dcqcn);
+  if (cc_ == nullptr || m.finished >= 0) return;
+  cc_->on_cnp(m.cc, sim_->now());
 }
 
 void Nic::arm_retransmit_timer() {
@@ -381,10 +397,10 @@ void Nic::on_retransmit_timer() {
 }
 
 void Nic::arm_rate_timer() {
+  if (cc_ == nullptr) return;
   Time next = kTimeMax;
   for (MessageId id : unfinished_) {
-    const Message& m = (*messages_)[id];
-    next = std::min({next, m.rate.next_alpha_update, m.rate.next_rate_increase});
+    next = std::min(next, cc_->next_timer((*messages_)[id].cc));
   }
   if (next == kTimeMax) return;
   if (!rate_timer_.scheduled() || rate_timer_.event_time() > next) sim_->schedule_at(rate_timer_, std::max(next, sim_->now()));
@@ -394,8 +410,7 @@ void Nic::on_rate_timer() {
   const Time now = sim_->now();
   for (MessageId id : unfinished_) {
     Message& m = (*messages_)[id];
-    if (m.rate.next_alpha_update <= now) m.rate.on_alpha_timer(now, config_.dcqcn);
-    if (m.rate.next_rate_increase <= now) m.rate.on_rate_timer(now, line_rate(ports_toward(m.dst)), config_.dcqcn);
+    if (cc_->next_timer(m.cc) <= now) cc_->on_timer(m.cc, line_rate(ports_toward(m.dst)), now);
   }
   arm_rate_timer();
   wake_ports();  // a faster rate may let a paced flow go now

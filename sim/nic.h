@@ -4,7 +4,8 @@
 //
 // Sending: messages posted to it share its ports packet by packet in round-robin (like
 // queue pairs on an RDMA NIC); each port, when free, pulls the next packet of a message
-// routed over it whose class is not paused by PFC and whose DCQCN pacing allows it.
+// routed over it whose class is not paused (PFC) or out of credits, and whose congestion
+// control (sim/congestion_control.h) allows it: its pacing rate and its window.
 // Reliability is go-back-N: a NACK or the retransmission timer rewinds a message to its
 // first unacknowledged packet.
 //
@@ -12,11 +13,14 @@
 // ahead of the in-order point), so spraying's reordering is never mistaken for loss; a
 // gap triggers a NACK only where the path delivers in order (ECMP). Acknowledgements are
 // cumulative, every `ack_interval` in-order packets, on the last, and on duplicates.
-// ECN-marked packets produce at most one CNP per message per interval.
+// ECN-marked packets produce at most one CNP per message per interval, when the
+// congestion control asks for CNPs; acks echo the path's INT when it asks for that.
 #include <cstdint>
 #include <vector>
 
-#include "sim/dcqcn.h"
+#include <memory>
+
+#include "sim/congestion_control.h"
 #include "sim/egress_port.h"
 #include "sim/message.h"
 #include "sim/packet_sink.h"
@@ -36,7 +40,10 @@ struct NicConfig {
   Time retransmit_timeout = ms(10);
   Time nack_interval = us(10);        // at most one NACK per gap per interval
   bool ecn_capable = false;
-  DcqcnConfig dcqcn;
+  // Shared by every NIC (settings only; each flow's state is in its message). Null:
+  // rate-less, as RoCE with PFC alone.
+  std::shared_ptr<const CongestionControl> congestion_control;
+  Time network_rtt = 0;  // the fabric's largest base round trip, for congestion control
 };
 
 // Packets needed for a message of `bytes`: ceil(bytes / mtu), and one for an empty one.
@@ -120,6 +127,9 @@ class Nic final : public PacketSink, public PacketSource {
   HostId host_;
   NicConfig config_;
   MessageTable* messages_;
+  const CongestionControl* cc_;  // null: rate-less
+  Time cnp_interval_ = 0;        // 0: no CNPs
+  bool telemetry_ = false;       // acks echo INT
   std::vector<EgressPort*> ports_;
   RouteTable routes_;
   bool have_routes_ = false;

@@ -27,7 +27,8 @@ inline constexpr std::uint8_t kEcnCapable = 1;
 inline constexpr std::uint8_t kEcnCongested = 3;
 
 struct Packet {
-  Time sent_at;           // when the source NIC put it on the wire (for latency stats)
+  Time sent_at;           // data: when it left its source; ack, NACK, CNP: that of the
+                          // data packet it answers (the sender's RTT sample)
   MessageId message;      // the message (flow) it belongs to
   HostId src;             // source endpoint
   HostId dst;             // destination endpoint
@@ -46,6 +47,7 @@ struct Packet {
   std::uint16_t ingress_port;  // port it arrived on at the current node
   std::uint8_t ingress_class;  // its class when it arrived there (buffer accounting)
   std::uint8_t torus_dim;      // dateline routing: the torus dimension it is travelling in
+  std::uint32_t pool_index;    // its place in the packet pool (where its INT stack is)
 };
 
 static_assert(std::is_trivially_copyable_v<Packet>);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/packet.h"
+#include "sim/telemetry.h"
 
 namespace fabricsim {
 
@@ -15,16 +16,28 @@ class PacketPool {
   PacketPool(const PacketPool&) = delete;
   PacketPool& operator=(const PacketPool&) = delete;
 
+  // A packet with every field cleared (its pool index kept).
   Packet* allocate() {
     if (free_.empty()) grow();
     Packet* p = free_.back();
     free_.pop_back();
     ++in_use_;
+    const std::uint32_t index = p->pool_index;
+    *p = Packet{};
+    p->pool_index = index;
+    if (telemetry_wanted_) telemetry(p).hops = 0;
     return p;
   }
   void release(Packet* p) {
     free_.push_back(p);
     --in_use_;
+  }
+
+  // Gives every packet an INT stack (for congestion control that reads telemetry).
+  void enable_telemetry();
+  bool telemetry_enabled() const { return telemetry_wanted_; }
+  IntStack& telemetry(const Packet* p) {
+    return telemetry_[p->pool_index / kBlockPackets][p->pool_index % kBlockPackets];
   }
 
   std::size_t in_use() const { return in_use_; }
@@ -35,6 +48,8 @@ class PacketPool {
   void grow();
 
   std::vector<std::unique_ptr<Packet[]>> blocks_;
+  std::vector<std::unique_ptr<IntStack[]>> telemetry_;  // per block, when enabled
+  bool telemetry_wanted_ = false;
   std::vector<Packet*> free_;
   std::size_t in_use_ = 0;
 };

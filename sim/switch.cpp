@@ -23,9 +23,19 @@ void Switch::find_credit_ports() {
   }
 }
 
-void Switch::set_ecn(const EcnConfig& ecn) {
+void Switch::set_ecn(const EcnConfig& ecn, const std::vector<EcnForSpeed>& by_speed) {
   ecn_ = ecn;
-  for (EgressPort* p : ports_) p->set_ecn(&ecn_, &rng_);
+  ecn_by_speed_.clear();
+  for (const EcnForSpeed& e : by_speed) {
+    // Only the speeds this switch has (most have one or two).
+    for (const EgressPort* p : ports_) {
+      if (p->bandwidth().bits_per_second == e.bits_per_second) {
+        ecn_by_speed_.push_back(e);
+        break;
+      }
+    }
+  }
+  for (EgressPort* p : ports_) p->set_ecn(&ecn_for_speed(ecn_, ecn_by_speed_, p->bandwidth().bits_per_second), &rng_);
 }
 
 void Switch::set_torus_port(PortIndex port, std::uint8_t dimension, bool dateline) {
@@ -69,7 +79,6 @@ PortIndex Switch::choose(const Packet& p, const PortIndex* candidates, std::uint
 
 void Switch::send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff) {
   Packet* f = sim_->packets().allocate();
-  *f = Packet{};
   f->kind = PacketKind::kPause;
   f->traffic_class = traffic_class;
   f->payload = xoff ? 1 : 0;
@@ -80,7 +89,6 @@ void Switch::send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff) {
 
 void Switch::return_credits(PortIndex port, std::uint8_t traffic_class, std::uint32_t bytes) {
   Packet* f = sim_->packets().allocate();
-  *f = Packet{};
   f->kind = PacketKind::kCredit;
   f->traffic_class = traffic_class;
   f->payload = bytes;

@@ -41,7 +41,7 @@ class Switch final : public PacketSink, public PortObserver {
   void set_routes(RouteTable table) { routes_ = std::move(table); }
   // Switches to shared-buffer admission (after all ports are added).
   void set_buffer(std::unique_ptr<SharedBufferMmu> mmu) { mmu_ = std::move(mmu); }
-  void set_ecn(const EcnConfig& ecn);
+  void set_ecn(const EcnConfig& ecn, const std::vector<EcnForSpeed>& by_speed = {});
   // Notes which ports are on credit-based links (after their credits are set).
   void find_credit_ports();
   // Dateline virtual channels on a torus: port `port` runs along `dimension`; a packet
@@ -73,6 +73,7 @@ class Switch final : public PacketSink, public PortObserver {
   RouteTable routes_;
   std::unique_ptr<SharedBufferMmu> mmu_;
   EcnConfig ecn_;
+  std::vector<EcnForSpeed> ecn_by_speed_;
   std::vector<std::uint8_t> port_dimension_;  // empty unless on a torus with datelines
   std::vector<std::uint8_t> port_dateline_;
   std::vector<std::uint64_t> credit_ports_;  // bit i: port i's link is credit-based

@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <deque>
 #include <limits>
+#include <queue>
+
+#include "sim/units.h"
 
 #include "topologies/routing.h"
 
@@ -123,6 +126,47 @@ std::string to_dot(const Topology& t) {
   }
   out += "}\n";
   return out;
+}
+
+}  // namespace fabricsim
+
+namespace fabricsim {
+
+Time largest_base_rtt(const Topology& t, std::int64_t packet_bytes, std::int64_t ack_bytes) {
+  const std::size_t n = t.nodes().size();
+  std::vector<std::vector<std::pair<std::uint32_t, Time>>> adjacent(n);
+  for (const TopologyLink& l : t.links()) {
+    const Time w = 2 * l.latency + serialization(packet_bytes, l.bandwidth) + serialization(ack_bytes, l.bandwidth);
+    adjacent[l.a].push_back({l.b, w});
+    adjacent[l.b].push_back({l.a, w});
+  }
+  // Farthest endpoint from `from` (endpoints do not relay) and its distance.
+  const auto farthest = [&](std::uint32_t from) {
+    std::vector<Time> dist(n, kTimeMax);
+    using Item = std::pair<Time, std::uint32_t>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> open;
+    dist[from] = 0;
+    open.push({0, from});
+    while (!open.empty()) {
+      const auto [d, v] = open.top();
+      open.pop();
+      if (d > dist[v] || (v != from && t.node(v).kind == NodeKind::kHost)) continue;
+      for (const auto& [w, cost] : adjacent[v]) {
+        if (d + cost < dist[w]) {
+          dist[w] = d + cost;
+          open.push({dist[w], w});
+        }
+      }
+    }
+    std::pair<std::uint32_t, Time> best{from, 0};
+    for (std::uint32_t h = 0; h < t.host_count(); ++h) {
+      const std::uint32_t v = t.host_node(h);
+      if (dist[v] != kTimeMax && dist[v] > best.second) best = {v, dist[v]};
+    }
+    return best;
+  };
+  if (t.host_count() == 0) return 0;
+  return farthest(farthest(t.host_node(0)).first).second;
 }
 
 }  // namespace fabricsim

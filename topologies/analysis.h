@@ -36,6 +36,14 @@ TopologySummary summarize(const Topology& t);
 double min_cut_bandwidth(const Topology& t, const std::vector<std::uint32_t>& a_hosts,
                          const std::vector<std::uint32_t>& b_hosts);
 
+// The fabric's largest base round trip: a data packet of `packet_bytes` out and an ack
+// of `ack_bytes` back over the same links, no queueing, store-and-forward at each hop,
+// between the two endpoints farthest apart. Found by a double sweep (the endpoint
+// farthest from endpoint 0, then the one farthest from it), exact on trees and on the
+// symmetric fabrics the builders make: two Dijkstra passes at any size. HPCC's ns-3 model
+// uses such a global T (GLOBAL_T).
+Time largest_base_rtt(const Topology& t, std::int64_t packet_bytes, std::int64_t ack_bytes);
+
 // Graphviz: endpoints as boxes, switches as ellipses, one edge per cable labelled with
 // its bandwidth.
 std::string to_dot(const Topology& t);
