@@ -11,7 +11,7 @@
 
 namespace fabricsim {
 
-CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, const ScenarioConfig& config)
+CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, const ScenarioConfig& config, std::vector<HostId> placement)
     : network_(&network),
       config_(config.workload.collective),
       traffic_class_(static_cast<std::uint8_t>(config.workload.traffic_class)) {
@@ -21,7 +21,8 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   if (ranks_ > endpoints) {
     throw ConfigError(where, "workload.ranks", "expected at most " + std::to_string(endpoints) + " ranks (the endpoints)");
   }
-  for (int r = 0; r < ranks_; ++r) hosts_.push_back(static_cast<HostId>(r));
+  hosts_ = std::move(placement);
+  for (int r = static_cast<int>(hosts_.size()); r < ranks_; ++r) hosts_.push_back(static_cast<HostId>(r));
   local_size_ = config_.local_size > 0 ? config_.local_size
                 : config.topology.kind == TopologyConfig::Kind::kCluster ? config.topology.cluster.node.gpus
                                                                         : ranks_;

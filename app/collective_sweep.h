@@ -27,7 +27,8 @@ class CollectiveSweep final : public EventHandler {
   // Checks the algorithm for every size before the run (throws ConfigError naming the
   // workload key on a problem: an unsupported group size, a custom algorithm that does
   // not fit together or computes a wrong result).
-  CollectiveSweep(Network& network, const Topology& topology, const ScenarioConfig& config);
+  // Rank r runs on placement[r] (empty: on endpoint r).
+  CollectiveSweep(Network& network, const Topology& topology, const ScenarioConfig& config, std::vector<HostId> placement = {});
 
   void on_event() override;  // starts the first size at the workload's start time
   const std::vector<CollectiveRow>& rows() const { return rows_; }

@@ -2,6 +2,7 @@
 // A scenario as validated plain structs: everything a run needs, with units resolved
 // and ranges checked. Produced by load_config(); nothing here knows about YAML.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,9 @@ struct CollectiveConfig {
 struct TraceWorkloadConfig {
   bool chakra = false;       // MLCommons Chakra files PREFIX.RANK.et instead of our JSON Lines
   int chakra_ranks = 0;
+  // Chakra `pg_name` -> member ranks, in collective rank order (collectives without a
+  // pg_name, or with one not listed, span every rank).
+  std::map<std::string, std::vector<int>> process_groups;
   std::string file;          // our trace, or the Chakra prefix; resolved against the config's folder
   SourceRef file_source;
   bool ideal_network = false;  // communication takes no time
@@ -80,6 +84,10 @@ struct TraceWorkloadConfig {
 struct WorkloadConfig {
   enum class Kind { kNone, kPermutation, kIncast, kUniform, kPoisson, kCollective, kTrace, kChakra };
   Kind kind = Kind::kNone;
+  // Collectives and traces: rank r runs on endpoint placement[r] (empty: rank r on
+  // endpoint r).
+  std::vector<std::string> placement;
+  std::vector<SourceRef> placement_sources;
   std::int64_t bytes = 1 << 20;  // permutation, incast, uniform
   Time start = 0;
   std::string receiver;          // incast; empty: the first endpoint

@@ -197,8 +197,28 @@ WorkloadConfig read_workload(MapReader m, int traffic_classes) {
                                 {"poisson", K::kPoisson}, {"collective", K::kCollective}, {"trace", K::kTrace}, {"chakra", K::kChakra}});
   w.start = m.time("start", 0);
   w.traffic_class = static_cast<int>(m.integer("traffic_class", 0, traffic_classes - 1, 0));
+  if (w.kind == K::kCollective || w.kind == K::kTrace || w.kind == K::kChakra) {
+    w.placement = m.string_list("placement", false);
+    const YAML::Node items = m.node()["placement"];
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < w.placement.size(); ++i) {
+      const std::string path = m.child_path("placement") + "[" + std::to_string(i) + "]";
+      if (!seen.insert(w.placement[i]).second) {
+        m.context().fail(items[i], path, "expected each endpoint once, got '" + w.placement[i] + "' again");
+      }
+      w.placement_sources.push_back(m.context().source(items[i], path));
+    }
+  }
   if (w.kind == K::kCollective) {
     read_collective(m, w.collective);
+    if (!w.placement.empty()) {
+      if (w.placement.size() < 2) m.context().fail(m.node()["placement"], m.child_path("placement"), "expected at least two endpoints");
+      if (w.collective.ranks != 0 && w.collective.ranks != static_cast<int>(w.placement.size())) {
+        m.context().fail(m.node()["ranks"], m.child_path("ranks"),
+                         "expected " + std::to_string(w.placement.size()) + " (the endpoints in `placement`), or leave it out");
+      }
+      w.collective.ranks = static_cast<int>(w.placement.size());
+    }
   } else if (w.kind == K::kTrace || w.kind == K::kChakra) {
     const char* key = w.kind == K::kChakra ? "prefix" : "file";
     w.trace.file = m.string(key);
@@ -206,6 +226,17 @@ WorkloadConfig read_workload(MapReader m, int traffic_classes) {
     if (w.kind == K::kChakra) {
       w.trace.chakra = true;
       w.trace.chakra_ranks = static_cast<int>(m.integer("ranks", 1, 1 << 20));
+      MapReader groups = m.map("process_groups", false);
+      if (m.has("process_groups")) {
+        for (const auto& item : m.node()["process_groups"]) {
+          const std::string name = item.first.as<std::string>();
+          std::vector<int> ranks;
+          for (std::int64_t r : groups.integer_list(name, 0, w.trace.chakra_ranks - 1, true)) ranks.push_back(static_cast<int>(r));
+          if (ranks.empty()) m.context().fail(item.second, groups.child_path(name), "expected at least one rank");
+          w.trace.process_groups[name] = std::move(ranks);
+        }
+      }
+      groups.finish();
     }
     w.trace.ideal_network = m.choice<bool>("network", {{"packet", false}, {"ideal", true}}, false);
     std::vector<std::pair<std::string, std::string>> algorithms;

@@ -212,7 +212,7 @@ void ScenarioRun::add_workload() {
       break;
     }
     case K::kCollective:
-      collective_ = std::make_unique<CollectiveSweep>(*network_, topology_, config_);
+      collective_ = std::make_unique<CollectiveSweep>(*network_, topology_, config_, placement());
       sim_->schedule_at(*collective_, w.start);
       break;
     case K::kTrace:
@@ -223,15 +223,20 @@ void ScenarioRun::add_workload() {
       }
       Trace trace;
       try {
-        trace = w.trace.chakra ? import_chakra(path.string(), w.trace.chakra_ranks) : read_trace(path.string());
+        trace = w.trace.chakra ? import_chakra(path.string(), w.trace.chakra_ranks, w.trace.process_groups) : read_trace(path.string());
         if (trace.ranks > static_cast<int>(endpoints)) {
           throw std::invalid_argument("the trace has " + std::to_string(trace.ranks) + " ranks, the fabric " + std::to_string(endpoints) + " endpoints");
         }
       } catch (const std::exception& e) {
         throw ConfigError(w.trace.file_source.where, w.trace.file_source.path, e.what());
       }
-      std::vector<HostId> hosts;
-      for (int r = 0; r < trace.ranks; ++r) hosts.push_back(static_cast<HostId>(r));
+      std::vector<HostId> hosts = placement();
+      if (hosts.empty()) {
+        for (int r = 0; r < trace.ranks; ++r) hosts.push_back(static_cast<HostId>(r));
+      } else if (static_cast<int>(hosts.size()) != trace.ranks) {
+        throw ConfigError(w.placement_sources.front().where, "workload.placement",
+                          "expected " + std::to_string(trace.ranks) + " endpoints (one per rank of the trace), got " + std::to_string(hosts.size()));
+      }
       ReplayOptions options;
       options.ideal_network = w.trace.ideal_network;
       options.default_algorithm = w.trace.algorithm;
@@ -254,6 +259,20 @@ void ScenarioRun::add_workload() {
     schedule_->add(f.start, id);
     starts_.push_back(f.start);
   }
+}
+
+std::vector<HostId> ScenarioRun::placement() const {
+  const WorkloadConfig& w = config_.workload;
+  std::vector<HostId> hosts;
+  for (std::size_t i = 0; i < w.placement.size(); ++i) {
+    const auto node = topology_.find(w.placement[i]);
+    if (!node || topology_.node(*node).kind != NodeKind::kHost) {
+      throw ConfigError(w.placement_sources[i].where, w.placement_sources[i].path,
+                        "expected the name of an endpoint (host or GPU), got '" + w.placement[i] + "'");
+    }
+    hosts.push_back(topology_.node(*node).kind_index);
+  }
+  return hosts;
 }
 
 std::uint64_t ScenarioRun::delivered_payload() const {

@@ -93,6 +93,9 @@ class ScenarioRun {
 
  private:
   void add_workload();
+  // The workload's `placement` as endpoints (empty when not given); unknown names are
+  // located config errors.
+  std::vector<HostId> placement() const;
   std::uint64_t delivered_payload() const;
 
   ScenarioConfig config_;

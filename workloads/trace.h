@@ -22,6 +22,7 @@ struct TraceOp {
   CollectiveOp op = CollectiveOp::kAllReduce;
   std::int64_t bytes = 0;     // collective (nccl-tests meaning), send, recv
   std::vector<int> group;     // collective: member ranks, in collective rank order
+  std::string process_group;  // collective: its process group's name (Chakra pg_name), if any
   std::string key;            // collective: the same on every member
   std::string algorithm;      // collective: default ring
   int peer = -1;              // send, recv

@@ -3,6 +3,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -48,6 +49,13 @@ std::int64_t int_attr(const pb::Node& n, const std::string& name, std::int64_t f
   return fallback;
 }
 
+std::string string_attr(const pb::Node& n, const std::string& name) {
+  for (const pb::AttributeProto& a : n.attr()) {
+    if (a.name() == name && a.value_case() == pb::AttributeProto::kStringVal) return a.string_val();
+  }
+  return {};
+}
+
 CollectiveOp comm_op(std::int64_t t, const std::string& where) {
   switch (t) {
     case pb::ALL_REDUCE: return CollectiveOp::kAllReduce;
@@ -69,7 +77,7 @@ pb::AttributeProto int_attribute(const std::string& name, std::int64_t v) {
 
 }  // namespace
 
-Trace import_chakra(const std::string& prefix, int ranks) {
+Trace import_chakra(const std::string& prefix, int ranks, const std::map<std::string, std::vector<int>>& process_groups) {
   Trace t;
   t.ranks = ranks;
   t.ops.resize(static_cast<std::size_t>(ranks));
@@ -96,7 +104,7 @@ Trace import_chakra(const std::string& prefix, int ranks) {
       }
       nodes[node.id()] = node;
     }
-    int collective = 0;
+    std::map<std::string, int> issued;  // collectives so far, per process group ("": every rank)
     for (const auto& [id, n] : nodes) {
       const std::string where = path + ": node " + std::to_string(id);
       TraceOp op;
@@ -114,8 +122,17 @@ Trace import_chakra(const std::string& prefix, int ranks) {
           op.kind = TraceOpKind::kCollective;
           op.op = comm_op(int_attr(n, "comm_type", -1), where);
           op.bytes = int_attr(n, "comm_size", 0);
-          for (int m = 0; m < ranks; ++m) op.group.push_back(m);
-          op.key = "chakra/" + std::to_string(collective++);
+          op.process_group = string_attr(n, "pg_name");
+          if (const auto g = process_groups.find(op.process_group); !op.process_group.empty() && g != process_groups.end()) {
+            op.group = g->second;
+            if (std::find(op.group.begin(), op.group.end(), r) == op.group.end()) {
+              throw std::runtime_error(where + ": rank " + std::to_string(r) + " is not in process group '" + op.process_group + "'");
+            }
+          } else {
+            for (int m = 0; m < ranks; ++m) op.group.push_back(m);
+            op.process_group.clear();
+          }
+          op.key = "chakra/" + (op.process_group.empty() ? "" : op.process_group + "/") + std::to_string(issued[op.process_group]++);
           break;
         case pb::COMM_SEND_NODE:
         case pb::COMM_RECV_NODE:
@@ -164,6 +181,12 @@ void export_chakra(const Trace& trace, const std::string& prefix) {
                 {CollectiveOp::kAllToAll, pb::ALL_TO_ALL},  {CollectiveOp::kReduceScatter, pb::REDUCE_SCATTER}};
             *n.add_attr() = int_attribute("comm_type", kTypes.at(op.op));
             *n.add_attr() = int_attribute("comm_size", op.bytes);
+            if (!op.process_group.empty()) {
+              pb::AttributeProto pg;
+              pg.set_name("pg_name");
+              pg.set_string_val(op.process_group);
+              *n.add_attr() = pg;
+            }
             break;
           }
           case TraceOpKind::kSend:
