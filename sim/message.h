@@ -13,7 +13,10 @@
 namespace fabricsim {
 
 struct Message {
-  std::uint64_t serial = 0;  // creation number: hashed for ECMP, so paths never depend on slot reuse
+  std::uint64_t serial = 0;    // creation number across the network: the message's id in records
+  std::uint32_t sequence = 0;  // the n-th message from its source: (src, sequence) names it on
+                               // the wire and is what ECMP hashes, so a message's path depends
+                               // on neither slot reuse nor what other endpoints created first
   HostId src = 0;
   HostId dst = 0;
   std::int64_t bytes = 0;
@@ -72,6 +75,8 @@ class MessageTable {
     }
     Message& m = messages_[id];
     m.serial = created_++;
+    if (src >= sent_by_.size()) sent_by_.resize(src + 1, 0);
+    m.sequence = sent_by_[src]++;
     m.src = src;
     m.dst = dst;
     m.bytes = bytes;
@@ -99,6 +104,7 @@ class MessageTable {
   std::vector<MessageId> free_;
   MessageId recycle_from_ = UINT32_MAX;
   std::uint64_t created_ = 0;
+  std::vector<std::uint32_t> sent_by_;  // per source endpoint: messages created
   MessageObserver* observer_ = nullptr;
 };
 

@@ -11,9 +11,10 @@
 namespace fabricsim {
 namespace {
 // Flow hashes are fixed per message and differ between a message and its acks. Both
-// hash the serial's low 32 bits, which packets carry (a message's whole serial below 2^32).
-std::uint32_t data_flow_hash(std::uint64_t serial) { return static_cast<std::uint32_t>(mix64(serial)); }
-std::uint32_t ack_flow_hash(std::uint64_t serial) { return static_cast<std::uint32_t>(mix64(serial) >> 32); }
+// hash the message's name, (source endpoint, sequence), which packets carry.
+std::uint64_t flow_name(HostId src, std::uint32_t sequence) { return (std::uint64_t{src} << 32) | sequence; }
+std::uint32_t data_flow_hash(HostId src, std::uint32_t sequence) { return static_cast<std::uint32_t>(mix64(flow_name(src, sequence))); }
+std::uint32_t ack_flow_hash(HostId src, std::uint32_t sequence) { return static_cast<std::uint32_t>(mix64(flow_name(src, sequence)) >> 32); }
 
 bool bit(const std::vector<std::uint64_t>& bits, std::uint32_t i) {
   return i / 64 < bits.size() && ((bits[i / 64] >> (i % 64)) & 1u);
@@ -147,8 +148,8 @@ Packet* Nic::pull(PortIndex port) {
   p->seq = m.next_seq;
   p->payload = payload;
   p->wire_bytes = payload + config_.header_bytes;
-  p->flow_hash = data_flow_hash(static_cast<std::uint32_t>(m.serial));
-  p->serial = static_cast<std::uint32_t>(m.serial);
+  p->flow_hash = data_flow_hash(host_, m.sequence);
+  p->sequence = m.sequence;
   p->src_group = group_of(host_);
   p->dst_group = group_of(m.dst);
   p->kind = PacketKind::kData;
@@ -187,8 +188,8 @@ Packet* Nic::control_packet(PacketKind kind, const Packet& about, std::uint32_t 
   c->dst = about.src;
   c->seq = seq;
   c->wire_bytes = config_.ack_bytes;
-  c->flow_hash = ack_flow_hash(about.serial);  // from the packet: the receiver reads no sender state
-  c->serial = about.serial;
+  c->flow_hash = ack_flow_hash(about.src, about.sequence);  // from the packet: the receiver reads no sender state
+  c->sequence = about.sequence;
   c->src_group = about.dst_group;
   c->dst_group = about.src_group;
   c->kind = kind;
@@ -228,7 +229,7 @@ void Nic::receive(Packet* p, PortIndex in_port) {
     c->wire_bytes = 8;
     ports_[in_port]->send_control(c);
   }
-  if (static_cast<std::uint32_t>((*messages_)[p->message].serial) != p->serial) {
+  if ((*messages_)[p->message].sequence != p->sequence) {
     // A late copy for a message that finished, whose slot now holds another: drop it.
     if (p->kind == PacketKind::kData) ++counters_.duplicate_packets_received;
     sim_->packets().release(p);

@@ -38,8 +38,8 @@ struct Packet {
   std::uint32_t flow_hash;  // per-flow hash input for ECMP (stable for the whole message)
   std::uint32_t src_group;  // routing groups of src and dst (like an address prefix): switch
   std::uint32_t dst_group;  // tables are keyed by group, with per-host entries near the host
-  std::uint32_t serial;     // low bits of the message's serial: a late packet of a finished
-                            // message whose slot was reused is recognised and dropped
+  std::uint32_t sequence;   // the message's sequence at its source: with src, its name; a late
+                            // packet of a finished message whose slot was reused is recognised
   PacketKind kind;
   std::uint8_t traffic_class;
   std::uint8_t hops;      // switches traversed so far
