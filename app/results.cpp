@@ -190,6 +190,14 @@ std::string results_json(const ScenarioRun& run) {
     Time paused = 0;
     for (const ClassCounters& cc : c.per_class) paused = std::max(paused, cc.paused_time);
     j.key("paused_time_ps").value(static_cast<std::int64_t>(paused));
+    if (d.port->credit_based()) {
+      // Credit-based (InfiniBand, PCIe, NVLink): how long a ready packet waited for the
+      // far end's buffer, the longest over classes.
+      Time waited = 0;
+      for (const ClassCounters& cc : c.per_class) waited = std::max(waited, cc.credit_wait_time);
+      j.key("flow_control").value("credit");
+      j.key("credit_wait_time_ps").value(static_cast<std::int64_t>(waited));
+    }
     if (classes > 1) {
       j.key("classes").begin_array();
       for (int k = 0; k < classes; ++k) {
@@ -203,6 +211,7 @@ std::string results_json(const ScenarioRun& run) {
         j.key("pauses_sent").value(cc.pauses_sent);
         j.key("pauses_received").value(cc.pauses_received);
         j.key("paused_time_ps").value(static_cast<std::int64_t>(cc.paused_time));
+        if (d.port->credit_based()) j.key("credit_wait_time_ps").value(static_cast<std::int64_t>(cc.credit_wait_time));
         j.key("max_queue_bytes").value(static_cast<std::int64_t>(cc.max_queue_bytes));
         j.end_object();
       }
