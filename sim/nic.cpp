@@ -229,8 +229,11 @@ void Nic::receive(Packet* p, PortIndex in_port) {
     c->wire_bytes = 8;
     ports_[in_port]->send_control(c);
   }
-  if ((*messages_)[p->message].sequence != p->sequence) {
-    // A late copy for a message that finished, whose slot now holds another: drop it.
+  const Message& named = (*messages_)[p->message];
+  const HostId source = p->kind == PacketKind::kData ? p->src : p->dst;  // the message's source
+  if (named.src != source || named.sequence != p->sequence) {
+    // A late copy for a message that finished, whose slot now holds another (sequences
+    // count per source, so the source is part of the name): drop it.
     if (p->kind == PacketKind::kData) ++counters_.duplicate_packets_received;
     sim_->packets().release(p);
     return;

@@ -177,3 +177,40 @@ TEST_CASE("a retransmission timer shorter than the round trip backs off instead 
     CHECK(run.network().nic(1).counters().payload_bytes_received == 1048576);
   }
 }
+
+TEST_CASE("a late ack for a reused slot is told apart by its source, not just its sequence") {
+  // Sequences count per source: a's first message and b's first message both have
+  // sequence 0. An ack that a's NIC receives for slot 1 (b's message) with sequence 0 is
+  // a late ack of a's own old message whose slot b's message took: it must change nothing.
+  ScenarioRun run(load_config_text(R"(
+topology:
+  kind: custom
+  hosts: [a, b, c]
+  switches: [s]
+  links:
+    - {a: a, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: b, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: c, b: s, bandwidth: 100Gbps, latency: 1us}
+messages:
+  - {src: a, dst: c, bytes: 40KiB}
+  - {src: b, dst: c, bytes: 40KiB}
+)",
+                                   "late-ack"));
+  Network& net = const_cast<Network&>(run.network());
+  REQUIRE(net.messages()[0].sequence == 0);
+  REQUIRE(net.messages()[1].sequence == 0);
+  Packet* ack = const_cast<Simulator&>(run.sim()).packets().allocate();
+  ack->kind = PacketKind::kAck;
+  ack->message = 1;
+  ack->sequence = 0;
+  ack->src = 2;  // from c
+  ack->dst = 0;  // to a: so it answers a message of a's
+  ack->seq = 10;
+  ack->wire_bytes = 64;
+  net.nic(0).receive(ack, 0);
+  CHECK(net.messages()[1].acked == 0);
+  run.run();
+  REQUIRE(run.complete());
+  CHECK(net.nic(1).counters().retransmitted_packets == 0);
+  CHECK(net.nic(2).counters().payload_bytes_received == 2 * 40960);
+}
