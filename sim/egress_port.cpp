@@ -61,7 +61,7 @@ void EgressPort::start_next() {
       ClassQueue& q = class_queues_[c];
       if (q.packets.empty() || paused(static_cast<std::uint8_t>(c))) continue;
       const Queued next = q.packets.front();
-      if (!credits_.empty() && credits_[static_cast<std::size_t>(c)] < next.wire_bytes) {
+      if (credit_based_ && credits_[static_cast<std::size_t>(c)] < next.wire_bytes) {
         note_credit_wait(static_cast<std::uint8_t>(c));
         continue;
       }
@@ -80,7 +80,7 @@ void EgressPort::start_next() {
 }
 
 void EgressPort::begin_service(Packet* p, std::int64_t wire_bytes) {
-  if (!credits_.empty()) {
+  if (credit_based_) {
     credits_[p->traffic_class] -= wire_bytes;
     end_credit_wait(p->traffic_class);
   }
@@ -126,6 +126,7 @@ void EgressPort::stamp(Packet* p) {
 
 void EgressPort::set_credits(std::int64_t bytes) {
   credits_.assign(class_count_, bytes);
+  credit_based_ = true;
   credit_wait_since_.assign(class_count_, -1);
 }
 

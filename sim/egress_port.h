@@ -97,13 +97,13 @@ class EgressPort final : public EventHandler {
   }
   // Makes the link credit-based: the far end grants `bytes` of buffer to each class.
   void set_credits(std::int64_t bytes);
-  bool credit_based() const { return !credits_.empty(); }
+  bool credit_based() const { return credit_based_; }
   std::int64_t credits(std::uint8_t traffic_class) const { return credits_[traffic_class]; }
   // The far end freed `bytes` of `traffic_class`'s buffer.
   void return_credits(std::uint8_t traffic_class, std::int64_t bytes);
   // Whether a packet of `wire_bytes` in `traffic_class` may start now (PFC and credits).
   bool can_start(std::uint8_t traffic_class, std::int64_t wire_bytes) const {
-    return !paused(traffic_class) && (credits_.empty() || credits_[traffic_class] >= wire_bytes);
+    return !paused(traffic_class) && (!credit_based_ || credits_[traffic_class] >= wire_bytes);
   }
   // A source (endpoint) had a packet of `traffic_class` ready but no credits for it.
   void note_credit_wait(std::uint8_t traffic_class);
@@ -167,6 +167,7 @@ class EgressPort final : public EventHandler {
   PortIndex source_port_ = 0;
   std::uint8_t paused_mask_ = 0;
   std::uint8_t class_count_ = 0;
+  bool credit_based_ = false;  // here, not credits_.empty(): every packet asks, and this line is hot
   bool telemetry_ = false;
   std::uint64_t tx_bytes_ = 0;  // all classes (for telemetry)
   std::vector<ClassQueue> classes_;

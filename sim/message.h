@@ -35,7 +35,6 @@ struct Message {
   Time next_send = 0;          // pacing by the congestion control's rate
   std::uint32_t retransmitted = 0;
   std::uint8_t timeouts = 0;   // each doubles the message's timer (capped): see Nic
-  CcFlow cc;                   // the congestion control's state for this flow
 
   // Destination side.
   std::uint32_t expected = 0;  // packets received in order
@@ -46,6 +45,9 @@ struct Message {
   Time last_nack = -1;
   std::uint32_t last_nack_seq = UINT32_MAX;
   std::vector<std::uint64_t> out_of_order;  // bit s: packet s (>= expected) already here
+
+  // Sender side, last: large, and read only when a congestion control is on.
+  CcFlow cc;  // the congestion control's state for this flow
 };
 
 // Told when a message completes (its last byte is acknowledged), e.g. to release the

@@ -49,6 +49,8 @@ std::pair<std::size_t, std::size_t> Network::connect(NodeRef a, NodeRef b, Bandw
   if (credit_bytes > 0) {
     ab.set_credits(credit_bytes);
     ba.set_credits(credit_bytes);
+    if (a.kind == NodeRef::Kind::kHost) nics_[a.index].note_credit_port(pa);
+    if (b.kind == NodeRef::Kind::kHost) nics_[b.index].note_credit_port(pb);
   }
   directions_.push_back({a, pa, b, pb, &ab, &lab});
   directions_.push_back({b, pb, a, pa, &ba, &lba});

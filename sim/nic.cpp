@@ -123,7 +123,7 @@ Packet* Nic::pull(PortIndex port) {
       earliest_paced = std::min(earliest_paced, m.next_send);
       continue;
     }
-    if (m.cc.window_bytes != INT64_MAX && m.next_seq > m.acked &&
+    if (cc_ != nullptr && m.cc.window_bytes != INT64_MAX && m.next_seq > m.acked &&
         static_cast<std::int64_t>(m.next_seq - m.acked) * (config_.mtu + config_.header_bytes) >= m.cc.window_bytes) {
       continue;  // its window is full: an ack wakes the port
     }
@@ -220,7 +220,7 @@ void Nic::receive(Packet* p, PortIndex in_port) {
     sim_->packets().release(p);
     return;
   }
-  if (ports_[in_port]->credit_based()) {
+  if ((credit_ports_ >> in_port) & 1u) {
     // An endpoint takes what arrives at once (into memory): its buffer is free again.
     Packet* c = sim_->packets().allocate();
     c->kind = PacketKind::kCredit;
@@ -317,7 +317,7 @@ void Nic::on_ack(Packet* p) {
   if (upto <= m.acked) return;
   m.acked = upto;
   m.last_progress = sim_->now();
-  if (m.sending && m.cc.window_bytes != INT64_MAX) {
+  if (cc_ != nullptr && m.sending && m.cc.window_bytes != INT64_MAX) {
     // The window may have room again.
     for (std::uint64_t rest = ports_toward(m.dst); rest != 0; rest &= rest - 1) ports_[static_cast<std::size_t>(std::countr_zero(rest))]->wake();
   }

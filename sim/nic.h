@@ -73,6 +73,8 @@ class Nic final : public PacketSink, public PacketSource {
   Nic(Simulator& sim, HostId host, const NicConfig& config, MessageTable& messages);
 
   PortIndex add_port(EgressPort& port);
+  // Port `i`'s link is credit-based: what arrives on it is answered with credit updates.
+  void note_credit_port(PortIndex i) { credit_ports_ |= std::uint64_t{1} << i; }
   std::size_t port_count() const { return ports_.size(); }
   EgressPort& port(PortIndex i) { return *ports_[i]; }
   // The ports that lie on a shortest path to each destination (by group, and per host
@@ -129,6 +131,7 @@ class Nic final : public PacketSink, public PacketSource {
   MessageTable* messages_;
   const CongestionControl* cc_;  // null: rate-less
   Time cnp_interval_ = 0;        // 0: no CNPs
+  std::uint64_t credit_ports_ = 0;  // bit p: port p is credit-based
   bool telemetry_ = false;       // acks echo INT
   std::vector<EgressPort*> ports_;
   RouteTable routes_;

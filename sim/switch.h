@@ -33,7 +33,7 @@ class Switch final : public PacketSink, public PortObserver {
  public:
   static constexpr std::uint8_t kNoDimension = 0xff;
 
-  Switch(Simulator& sim, std::uint64_t salt, LoadBalancing lb) : sim_(&sim), salt_(salt), rng_(salt), lb_(lb) {}
+  Switch(Simulator& sim, std::uint64_t salt, LoadBalancing lb) : sim_(&sim), salt_(salt), lb_(lb), rng_(salt) {}
 
   PortIndex add_port(EgressPort& port);
   // Routing table: per destination group (and per host near this switch), the equal-cost
@@ -68,21 +68,23 @@ class Switch final : public PacketSink, public PortObserver {
   // Tells the neighbour on `port` that `bytes` of its class's buffer here are free again.
   void return_credits(PortIndex port, std::uint8_t traffic_class, std::uint32_t bytes);
 
+  // Fields the forwarding path reads come first; setup-only ones (ECN settings, which
+  // ports point into) last.
   Simulator* sim_;
   std::vector<EgressPort*> ports_;
   RouteTable routes_;
   std::unique_ptr<SharedBufferMmu> mmu_;
-  EcnConfig ecn_;
-  std::vector<EcnForSpeed> ecn_by_speed_;
+  std::vector<std::uint64_t> credit_ports_;  // bit i: port i's link is credit-based
   std::vector<std::uint8_t> port_dimension_;  // empty unless on a torus with datelines
   std::vector<std::uint8_t> port_dateline_;
-  std::vector<std::uint64_t> credit_ports_;  // bit i: port i's link is credit-based
-  bool any_credit_ports_ = false;
   std::uint64_t salt_;
   std::uint64_t spray_counter_ = 0;  // spray's draws; adaptive's tie rotation
+  bool any_credit_ports_ = false;
+  LoadBalancing lb_;
   Rng rng_;                          // ECN marking
   SwitchCounters counters_;
-  LoadBalancing lb_;
+  EcnConfig ecn_;
+  std::vector<EcnForSpeed> ecn_by_speed_;
 };
 
 }  // namespace fabricsim
