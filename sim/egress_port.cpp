@@ -124,15 +124,29 @@ void EgressPort::stamp(Packet* p) {
                                            static_cast<std::uint32_t>(bandwidth_.bits_per_second / 1'000'000)});
 }
 
-void EgressPort::set_credits(std::int64_t bytes) {
+void EgressPort::set_credits(std::int64_t bytes, std::int64_t return_batch) {
   credits_.assign(class_count_, bytes);
-  credit_based_ = true;
+  owed_.assign(class_count_, 0);
   credit_wait_since_.assign(class_count_, -1);
+  return_batch_ = std::max<std::int64_t>(1, return_batch);
+  credit_based_ = true;
 }
 
-void EgressPort::return_credits(std::uint8_t c, std::int64_t bytes) {
+void EgressPort::credits_returned(std::uint8_t c, std::int64_t bytes) {
   credits_[c] += bytes;
   if (in_service_ == nullptr) start_next();
+}
+
+void EgressPort::owe_credits(std::uint8_t c, std::int64_t bytes) {
+  owed_[c] += bytes;
+  if (owed_[c] < return_batch_) return;
+  Packet* f = sim_->packets().allocate();
+  f->kind = PacketKind::kCredit;
+  f->traffic_class = c;
+  f->payload = static_cast<std::uint32_t>(owed_[c]);
+  f->wire_bytes = 8;
+  owed_[c] = 0;
+  send_control(f);
 }
 
 void EgressPort::note_credit_wait(std::uint8_t c) {

@@ -95,12 +95,18 @@ class EgressPort final : public EventHandler {
   void count_pause_sent(std::uint8_t traffic_class) {
     ++class_counters_[traffic_class].pauses_sent;
   }
-  // Makes the link credit-based: the far end grants `bytes` of buffer to each class.
-  void set_credits(std::int64_t bytes);
+  // Makes the link credit-based: each end grants the other `bytes` of buffer per class,
+  // and returns what it frees once `return_batch` bytes are owed (one credit update per
+  // batch, not per packet). A batch of at most `bytes` minus the largest packet cannot
+  // deadlock: a sender short of credits has that much owed to it or in flight.
+  void set_credits(std::int64_t bytes, std::int64_t return_batch);
   bool credit_based() const { return credit_based_; }
   std::int64_t credits(std::uint8_t traffic_class) const { return credits_[traffic_class]; }
-  // The far end freed `bytes` of `traffic_class`'s buffer.
-  void return_credits(std::uint8_t traffic_class, std::int64_t bytes);
+  // A credit update arrived: the far end freed `bytes` of `traffic_class`'s buffer.
+  void credits_returned(std::uint8_t traffic_class, std::int64_t bytes);
+  // This end freed `bytes` of `traffic_class`'s buffer that the far end had used:
+  // owed back, sent in a credit update once a batch is due.
+  void owe_credits(std::uint8_t traffic_class, std::int64_t bytes);
   // Whether a packet of `wire_bytes` in `traffic_class` may start now (PFC and credits).
   bool can_start(std::uint8_t traffic_class, std::int64_t wire_bytes) const {
     return !paused(traffic_class) && (!credit_based_ || credits_[traffic_class] >= wire_bytes);
@@ -173,6 +179,8 @@ class EgressPort final : public EventHandler {
   std::vector<ClassQueue> classes_;
   std::array<Time, kMaxTrafficClasses> paused_since_{};
   std::vector<std::int64_t> credits_;           // per class; empty unless credit-based
+  std::vector<std::int64_t> owed_;              // per class: freed, not yet returned
+  std::int64_t return_batch_ = 0;
   std::vector<Time> credit_wait_since_;         // per class; -1 when not waiting
   // Counted per packet: per class (the port's totals are their sums), and what has no class.
   std::vector<ClassCounters> class_counters_;

@@ -1,5 +1,6 @@
 #include "sim/network.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -47,8 +48,13 @@ std::pair<std::size_t, std::size_t> Network::connect(NodeRef a, NodeRef b, Bandw
   ab.attach(lab);
   ba.attach(lba);
   if (credit_bytes > 0) {
-    ab.set_credits(credit_bytes);
-    ba.set_credits(credit_bytes);
+    // Credit updates in batches of four packets where the credits leave that much slack
+    // (the default, round trip + eight packets, does), else as few as the credits allow.
+    const std::int64_t packet = static_cast<std::int64_t>(params_.nic.mtu) + params_.nic.header_bytes;
+    if (credit_bytes < packet) throw std::invalid_argument("link credits below one packet (mtu + header_bytes)");
+    const std::int64_t batch = std::min(4 * packet, credit_bytes - packet);
+    ab.set_credits(credit_bytes, batch);
+    ba.set_credits(credit_bytes, batch);
     if (a.kind == NodeRef::Kind::kHost) nics_[a.index].note_credit_port(pa);
     if (b.kind == NodeRef::Kind::kHost) nics_[b.index].note_credit_port(pb);
   }

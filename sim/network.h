@@ -65,7 +65,7 @@ class Network {
   // `queue_capacity_bytes` bounds each class queue on switch ports; endpoint ports
   // never drop (their data waits in the endpoint until the wire is free).
   // `credit_bytes` > 0 makes it credit-based: each end grants the other that much buffer
-  // per class.
+  // per class (at least one packet, mtu + header_bytes).
   std::pair<std::size_t, std::size_t> connect(NodeRef a, NodeRef b, Bandwidth bandwidth, Time latency,
                                               std::int64_t queue_capacity_bytes, std::int64_t credit_bytes = 0);
 

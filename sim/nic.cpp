@@ -213,7 +213,7 @@ void Nic::receive(Packet* p, PortIndex in_port) {
   // Link-level frames first: they belong to the port, not to a message.
   if (p->kind == PacketKind::kCredit || p->kind == PacketKind::kPause) {
     if (p->kind == PacketKind::kCredit) {
-      ports_[in_port]->return_credits(p->traffic_class, p->payload);
+      ports_[in_port]->credits_returned(p->traffic_class, p->payload);
     } else {
       ports_[in_port]->set_paused(p->traffic_class, p->payload != 0);
     }
@@ -222,12 +222,7 @@ void Nic::receive(Packet* p, PortIndex in_port) {
   }
   if ((credit_ports_ >> in_port) & 1u) {
     // An endpoint takes what arrives at once (into memory): its buffer is free again.
-    Packet* c = sim_->packets().allocate();
-    c->kind = PacketKind::kCredit;
-    c->traffic_class = p->traffic_class;
-    c->payload = p->wire_bytes;
-    c->wire_bytes = 8;
-    ports_[in_port]->send_control(c);
+    ports_[in_port]->owe_credits(p->traffic_class, p->wire_bytes);
   }
   const Message& named = (*messages_)[p->message];
   const HostId source = p->kind == PacketKind::kData ? p->src : p->dst;  // the message's source

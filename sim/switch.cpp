@@ -87,15 +87,6 @@ void Switch::send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff) {
   ports_[port]->send_control(f);
 }
 
-void Switch::return_credits(PortIndex port, std::uint8_t traffic_class, std::uint32_t bytes) {
-  Packet* f = sim_->packets().allocate();
-  f->kind = PacketKind::kCredit;
-  f->traffic_class = traffic_class;
-  f->payload = bytes;
-  f->wire_bytes = 8;
-  ports_[port]->send_control(f);
-}
-
 void Switch::receive(Packet* p, PortIndex in_port) {
   if (p->kind == PacketKind::kPause) {
     // PFC from the neighbour on this port: it governs our egress toward it.
@@ -104,7 +95,7 @@ void Switch::receive(Packet* p, PortIndex in_port) {
     return;
   }
   if (p->kind == PacketKind::kCredit) {
-    ports_[in_port]->return_credits(p->traffic_class, p->payload);
+    ports_[in_port]->credits_returned(p->traffic_class, p->payload);
     sim_->packets().release(p);
     return;
   }
@@ -117,7 +108,7 @@ void Switch::receive(Packet* p, PortIndex in_port) {
   if (count == 0) {
     // No route: the packet dies here. Compiled routing never leaves this case.
     ++counters_.unroutable;
-    if (credit_port(in_port)) return_credits(in_port, p->ingress_class, p->wire_bytes);
+    if (credit_port(in_port)) ports_[in_port]->owe_credits(p->ingress_class, p->wire_bytes);
     sim_->packets().release(p);
     return;
   }
@@ -151,7 +142,7 @@ void Switch::receive(Packet* p, PortIndex in_port) {
 
 void Switch::on_departure(const Packet& p) {
   if (credit_port(p.ingress_port)) {
-    return_credits(p.ingress_port, p.ingress_class, p.wire_bytes);
+    ports_[p.ingress_port]->owe_credits(p.ingress_class, p.wire_bytes);
     return;
   }
   if (mmu_ && mmu_->release(p.ingress_port, p.ingress_class, p.wire_bytes)) send_pfc(p.ingress_port, p.ingress_class, false);

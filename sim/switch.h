@@ -65,8 +65,6 @@ class Switch final : public PacketSink, public PortObserver {
   }
   PortIndex choose(const Packet& p, const PortIndex* candidates, std::uint32_t count);
   void send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff);
-  // Tells the neighbour on `port` that `bytes` of its class's buffer here are free again.
-  void return_credits(PortIndex port, std::uint8_t traffic_class, std::uint32_t bytes);
 
   // Fields the forwarding path reads come first; setup-only ones (ECN settings, which
   // ports point into) last.

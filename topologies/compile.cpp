@@ -33,7 +33,7 @@ std::int64_t credit_bytes_for(const TopologyLink& l, const NicConfig& nic) {
   // Line rate needs the credit loop's round trip (the packet's trip there, the credit's
   // trip back) covered, plus packets in serialization at either end.
   const double round_trip_bytes = static_cast<double>(l.bandwidth.bits_per_second) / 8 * to_seconds(2 * l.latency);
-  return static_cast<std::int64_t>(round_trip_bytes) + 4 * (static_cast<std::int64_t>(nic.mtu) + nic.header_bytes);
+  return static_cast<std::int64_t>(round_trip_bytes) + 8 * (static_cast<std::int64_t>(nic.mtu) + nic.header_bytes);
 }
 
 std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, const NetworkOptions& options,

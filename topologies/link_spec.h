@@ -17,7 +17,8 @@ struct LinkSpec {
   Time latency = ns(500);
   FlowControl flow_control = FlowControl::kNone;
   // Credit-based: buffer the far end grants per class (virtual lane), in bytes. 0: enough
-  // for line rate, the credit loop's bandwidth-delay product plus four packets.
+  // for line rate, the credit loop's bandwidth-delay product plus eight packets (four
+  // for packets in serialization, four for credit updates sent in batches of four).
   std::int64_t credit_bytes = 0;
 };
 
