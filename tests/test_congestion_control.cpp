@@ -12,27 +12,6 @@ using namespace fabricsim;
 
 namespace {
 
-// a and b each send one long flow to r through s; s -> r (100G) is the bottleneck.
-std::string two_flows(const std::string& congestion_control) {
-  return R"(
-topology:
-  kind: custom
-  hosts: [a, b, r]
-  switches: [s]
-  links:
-    - {a: a, b: s, bandwidth: 100Gbps, latency: 1us}
-    - {a: b, b: s, bandwidth: 100Gbps, latency: 1us}
-    - {a: s, b: r, bandwidth: 100Gbps, latency: 1us}
-network:
-  mtu: 4KiB
-  buffer: {size: 16MiB}
-  pfc: {}
-)" + congestion_control + R"(messages:
-  - {src: a, dst: r, bytes: 1GiB}
-  - {src: b, dst: r, bytes: 1GiB}
-)";
-}
-
 struct Share {
   double a_gbps, b_gbps, mean_queue_bytes;
 };
@@ -61,7 +40,7 @@ Share share(const std::string& yaml, Time from, Time until) {
 }  // namespace
 
 TEST_CASE("HPCC: two long flows on one 100G bottleneck converge to 50/50 and keep the queue near zero") {
-  const Share s = share(two_flows("  hpcc: {}\n"), ms(2), ms(4));
+  const Share s = share(two_flows_yaml("  hpcc: {}\n"), ms(2), ms(4));
   MESSAGE("HPCC: " << s.a_gbps << " and " << s.b_gbps << " Gb/s, mean queue " << s.mean_queue_bytes << " B");
   CHECK(s.a_gbps / (s.a_gbps + s.b_gbps) == within(0.5, 0.05));
   // HPCC aims at eta = 95% of the wire. Two paced flows that meet at the bottleneck in

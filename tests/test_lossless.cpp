@@ -128,25 +128,7 @@ TEST_CASE("ECN marking follows the RED line within 3 standard errors at three qu
 
 namespace {
 // Two senders into one 100G link to a receiver; ECN + DCQCN (+ PFC as a backstop).
-constexpr const char* kTwoFlows = R"(
-topology:
-  kind: custom
-  hosts: [a, b, r]
-  switches: [s]
-  links:
-    - {a: a, b: s, bandwidth: 100Gbps, latency: 1us}
-    - {a: b, b: s, bandwidth: 100Gbps, latency: 1us}
-    - {a: s, b: r, bandwidth: 100Gbps, latency: 1us}
-network:
-  mtu: 4KiB
-  buffer: {size: 16MiB}
-  pfc: {}
-  ecn: {}
-  dcqcn: {}
-messages:
-  - {src: a, dst: r, bytes: 1GiB}
-  - {src: b, dst: r, bytes: 1GiB}
-)";
+const std::string kTwoFlows = two_flows_yaml("  ecn: {}\n  dcqcn: {}\n");
 
 // Runs `until`, then returns each message's distinct packets received since `from`.
 std::vector<double> goodput_gbps(ScenarioRun& run, Time from, Time until, std::vector<std::int64_t>* queue = nullptr) {

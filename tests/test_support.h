@@ -1,8 +1,33 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <string>
+
 // A purely relative tolerance: doctest's Approx also adds epsilon * 1.0 absolute slack by
 // default, which makes "within 1%" of 0.5 really "within 3%".
 inline doctest::Approx within(double expected, double relative) {
   return doctest::Approx(expected).epsilon(relative).scale(0);
+}
+
+// Two senders, a and b, each with one 1 GiB flow into r through switch s, over 100G, 1 us
+// links: s -> r is the bottleneck. `network_keys` adds congestion control (indented two
+// spaces, under `network`) to a 16 MiB shared buffer with PFC as the backstop.
+inline std::string two_flows_yaml(const std::string& network_keys) {
+  return R"(
+topology:
+  kind: custom
+  hosts: [a, b, r]
+  switches: [s]
+  links:
+    - {a: a, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: b, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: s, b: r, bandwidth: 100Gbps, latency: 1us}
+network:
+  mtu: 4KiB
+  buffer: {size: 16MiB}
+  pfc: {}
+)" + network_keys + R"(messages:
+  - {src: a, dst: r, bytes: 1GiB}
+  - {src: b, dst: r, bytes: 1GiB}
+)";
 }
