@@ -56,8 +56,12 @@ class MessageObserver {
  public:
   virtual ~MessageObserver() = default;
   virtual void on_message_finished(MessageId id, Time now) = 0;
-  // Every packet of the message has reached the destination (before the last ack).
+  // Every packet of the message has reached the destination (before the last ack): told
+  // at the destination.
   virtual void on_message_delivered(MessageId /*id*/, Time /*now*/) {}
+  // Every packet of the message has left its source once (the data is handed off; the
+  // NIC still answers for resends): told at the source, by its own NIC.
+  virtual void on_message_sent(MessageId /*id*/, Time /*now*/) {}
 };
 
 // Messages by id. Ids are slots: a finished message's slot is reused for a later one

@@ -22,6 +22,9 @@ class MessageDispatcher final : public MessageObserver {
   void on_message_delivered(MessageId id, Time now) override {
     if (id < owners_.size() && owners_[id]) owners_[id]->on_message_delivered(id, now);
   }
+  void on_message_sent(MessageId id, Time now) override {
+    if (id < owners_.size() && owners_[id]) owners_[id]->on_message_sent(id, now);
+  }
 
  private:
   std::vector<MessageObserver*> owners_;

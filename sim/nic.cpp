@@ -28,7 +28,8 @@ Nic::Nic(Simulator& sim, HostId host, const NicConfig& config, MessageTable& mes
     telemetry_ = cc_->wants_telemetry();
     if (telemetry_) sim.packets().enable_telemetry();
   }
-  retransmit_timer_.nic = rate_timer_.nic = pacer_.nic = this;
+  retransmit_timer_.nic = rate_timer_.nic = pacer_.nic = sent_notifier_.nic = this;
+  sent_notifier_.fire = &Nic::on_sent_notifier;
   retransmit_timer_.fire = &Nic::on_retransmit_timer;
   rate_timer_.fire = &Nic::on_rate_timer;
   pacer_.fire = &Nic::on_pacer;
@@ -167,6 +168,10 @@ Packet* Nic::pull(PortIndex port) {
     if (m.cc.rate_bps < line) {
       m.next_send = now + static_cast<Time>(static_cast<double>(p->wire_bytes) * 8e12 / m.cc.rate_bps);
     }
+  }
+  if (m.next_seq + 1 == m.packets && m.sent_max < m.packets) {
+    just_sent_.push_back(id);
+    if (!sent_notifier_.scheduled()) sim_->schedule_at(sent_notifier_, now);
   }
   m.sent_max = std::max(m.sent_max, m.next_seq + 1);
   if (++m.next_seq == m.packets) {
@@ -416,5 +421,14 @@ void Nic::on_rate_timer() {
 }
 
 void Nic::on_pacer() { wake_ports(); }
+
+void Nic::on_sent_notifier() {
+  std::vector<MessageId> sent;
+  sent.swap(just_sent_);
+  MessageObserver* o = messages_->observer();
+  for (MessageId id : sent) {
+    if (o != nullptr) o->on_message_sent(id, sim_->now());
+  }
+}
 
 }  // namespace fabricsim

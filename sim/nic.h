@@ -121,6 +121,7 @@ class Nic final : public PacketSink, public PacketSource {
   void on_retransmit_timer();
   void on_rate_timer();
   void on_pacer();
+  void on_sent_notifier();
   void arm_retransmit_timer();
   void arm_rate_timer();
   void wake_ports();
@@ -144,6 +145,11 @@ class Nic final : public PacketSink, public PacketSource {
   Timer retransmit_timer_;
   Timer rate_timer_;
   Timer pacer_;
+  // Messages whose last packet has just left for the first time: their owners are told
+  // from an event of its own at the same time (not from inside a port's pull, where a
+  // new message posted by the owner would re-enter this NIC).
+  Timer sent_notifier_;
+  std::vector<MessageId> just_sent_;
   NicCounters counters_;
 };
 

@@ -84,6 +84,10 @@ void CollectiveExecutor::start_step(int rank, int step) {
       const MessageId id = network_->add_message(hosts_[static_cast<std::size_t>(rank)],
                                                  hosts_[static_cast<std::size_t>(s.peer)], bytes, options_.traffic_class);
       send_of_[id] = {rank, step};
+      {
+        const StepState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)];
+        recv_of_[id] = {st.match_rank, st.match_step};
+      }
       ++messages_unfinished_;
       network_->dispatcher().assign(id, this);
       if (data_) {
@@ -152,14 +156,22 @@ void CollectiveExecutor::finish_step(int rank, int step) {
   }
 }
 
-void CollectiveExecutor::on_message_delivered(MessageId id, Time) {
+void CollectiveExecutor::on_message_sent(MessageId id, Time) {
+  // At the sender, from its own NIC: the data has left, so the send step is done.
   const auto it = send_of_.find(id);
   if (it == send_of_.end()) return;
   const auto [rank, step] = it->second;
   send_of_.erase(it);
-  const StepState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)];
-  const int peer = st.match_rank, recv = st.match_step;
   finish_step(rank, step);
+}
+
+void CollectiveExecutor::on_message_delivered(MessageId id, Time) {
+  // At the receiver: the data is here, so the matching receive may run. Which receive
+  // step it is travels with the message (worked out from the program before the run).
+  const auto it = recv_of_.find(id);
+  if (it == recv_of_.end()) return;
+  const auto [peer, recv] = it->second;
+  recv_of_.erase(it);
   if (--state_[static_cast<std::size_t>(peer)][static_cast<std::size_t>(recv)].waiting == 0) ready(peer, recv);
 }
 

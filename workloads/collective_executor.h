@@ -1,8 +1,10 @@
 #pragma once
 // Runs a CollectiveProgram over the packet network: rank r is endpoint rank_hosts[r].
-// A send step becomes a message when its dependencies are done and completes when the
-// message is delivered; the matching receive then completes (after a reduce on the
+// A send step becomes a message when its dependencies are done and completes when its
+// own NIC says the data has left (the last packet's first transmission); the matching
+// receive completes when the message is delivered at the receiver (after a reduce on the
 // receiving GPU, costing bytes / reduce bandwidth, one reduce or copy at a time per GPU).
+// Which receive a message feeds is worked out from the program before the run.
 // With data checking on, contributions travel with the messages and the result is
 // verified when the last step finishes.
 #include <cstdint>
@@ -39,6 +41,7 @@ class CollectiveExecutor final : public MessageObserver {
   void set_on_done(std::function<void()> on_done) { on_done_ = std::move(on_done); }
   void on_message_finished(MessageId id, Time now) override;
   void on_message_delivered(MessageId id, Time now) override;
+  void on_message_sent(MessageId id, Time now) override;
 
   bool done() const { return steps_left_ == 0; }
   // Done, and every message it sent acknowledged: nothing will call it again.
@@ -77,7 +80,8 @@ class CollectiveExecutor final : public MessageObserver {
   CollectiveOptions options_;
   std::vector<std::vector<StepState>> state_;
   std::deque<ComputeEngine> engines_;  // handlers never move
-  std::map<MessageId, std::pair<int, int>> send_of_;  // message -> (rank, send step)
+  std::map<MessageId, std::pair<int, int>> send_of_;  // message -> (rank, send step), at the sender
+  std::map<MessageId, std::pair<int, int>> recv_of_;  // message -> (peer, receive step), at the receiver
   std::map<std::pair<int, int>, std::vector<ContributionSet>> payload_;  // receive -> data in flight
   std::optional<DataState> data_;
   std::optional<std::string> data_error_;

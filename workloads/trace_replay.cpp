@@ -66,6 +66,7 @@ void TraceReplay::ready(int rank, int i) {
                                                  std::max<std::int64_t>(1, op.bytes), options_.collective.traffic_class);
       network_->dispatcher().assign(id, this);
       message_of_[id] = {channel, {rank, i}};
+      send_of_[id] = {rank, i};
       network_->post(id);
       break;
     }
@@ -102,8 +103,16 @@ void TraceReplay::on_message_delivered(MessageId id, Time now) {
   message_of_.erase(it);
   const Time sent = state_[static_cast<std::size_t>(sender.first)][static_cast<std::size_t>(sender.second)].start;
   arrived_[channel].push_back({sent, now});
-  finish(sender.first, sender.second);
   match_p2p(channel);
+}
+
+void TraceReplay::on_message_sent(MessageId id, Time) {
+  // The sender's own NIC says the data has left: the send is done.
+  const auto it = send_of_.find(id);
+  if (it == send_of_.end()) return;
+  const auto [rank, op] = it->second;
+  send_of_.erase(it);
+  finish(rank, op);
 }
 
 void TraceReplay::launch_collective(const std::string& key) {

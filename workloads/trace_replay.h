@@ -53,6 +53,7 @@ class TraceReplay final : public MessageObserver {
 
   void on_message_finished(MessageId, Time) override {}
   void on_message_delivered(MessageId id, Time now) override;
+  void on_message_sent(MessageId id, Time now) override;
 
  private:
   struct OpState {
@@ -95,7 +96,8 @@ class TraceReplay final : public MessageObserver {
   std::map<std::tuple<int, int, int>, std::deque<int>> sends_ready_, recvs_ready_;
   // Delivered data waiting for its recv: when its send started, when it arrived.
   std::map<std::tuple<int, int, int>, std::deque<std::pair<Time, Time>>> arrived_;
-  std::map<MessageId, std::pair<std::tuple<int, int, int>, std::pair<int, int>>> message_of_;  // -> channel, (rank, send op)
+  std::map<MessageId, std::pair<std::tuple<int, int, int>, std::pair<int, int>>> message_of_;  // -> channel, (rank, send op): at the receiver
+  std::map<MessageId, std::pair<int, int>> send_of_;  // -> (rank, send op): at the sender
   std::int64_t left_ = 0;
   Time started_ = -1;
   Time finished_ = -1;
