@@ -65,7 +65,7 @@ void TraceReplay::ready(int rank, int i) {
       const MessageId id = network_->add_message(hosts_[static_cast<std::size_t>(rank)], hosts_[static_cast<std::size_t>(op.peer)],
                                                  std::max<std::int64_t>(1, op.bytes), options_.collective.traffic_class);
       network_->dispatcher().assign(id, this);
-      message_of_[id] = {channel, {rank, i}};
+      message_of_[id] = channel;
       send_of_[id] = {rank, i};
       network_->post(id);
       break;
@@ -99,9 +99,11 @@ void TraceReplay::match_p2p(const std::tuple<int, int, int>& channel) {
 void TraceReplay::on_message_delivered(MessageId id, Time now) {
   const auto it = message_of_.find(id);
   if (it == message_of_.end()) return;
-  const auto [channel, sender] = it->second;
+  const auto channel = it->second;
   message_of_.erase(it);
-  const Time sent = state_[static_cast<std::size_t>(sender.first)][static_cast<std::size_t>(sender.second)].start;
+  // When the data started moving travels with the message (posted by the sender's NIC
+  // when the send began); the receiver reads nothing of the sender's.
+  const Time sent = network_->messages()[id].posted;
   arrived_[channel].push_back({sent, now});
   match_p2p(channel);
 }

@@ -96,7 +96,7 @@ class TraceReplay final : public MessageObserver {
   std::map<std::tuple<int, int, int>, std::deque<int>> sends_ready_, recvs_ready_;
   // Delivered data waiting for its recv: when its send started, when it arrived.
   std::map<std::tuple<int, int, int>, std::deque<std::pair<Time, Time>>> arrived_;
-  std::map<MessageId, std::pair<std::tuple<int, int, int>, std::pair<int, int>>> message_of_;  // -> channel, (rank, send op): at the receiver
+  std::map<MessageId, std::tuple<int, int, int>> message_of_;  // -> channel (sender, receiver, tag): at the receiver
   std::map<MessageId, std::pair<int, int>> send_of_;  // -> (rank, send op): at the sender
   std::int64_t left_ = 0;
   Time started_ = -1;
