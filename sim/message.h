@@ -22,6 +22,8 @@ struct Message {
   std::int64_t bytes = 0;
   std::uint32_t packets = 0;  // ceil(bytes / mtu), at least 1
   std::uint8_t traffic_class = 0;
+  std::uint32_t tag = 0;      // the workload's word for the receiver (e.g. which receive it
+                              // feeds), set when the message is made: it travels with it
   Time posted = -1;     // handed to the source NIC
   Time delivered = -1;  // every packet arrived at the destination
   Time finished = -1;   // the acknowledgement covering every packet is back at the source

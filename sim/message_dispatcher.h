@@ -9,25 +9,33 @@ namespace fabricsim {
 
 class MessageDispatcher final : public MessageObserver {
  public:
-  void assign(MessageId id, MessageObserver* owner) {
-    if (id >= owners_.size()) owners_.resize(static_cast<std::size_t>(id) + 1, nullptr);
-    owners_[id] = owner;
+  // What happens at the source (sent, finished) goes to `sender`; what happens at the
+  // destination (delivered) to `receiver`: each side's agent hears only its own events.
+  void assign(MessageId id, MessageObserver* sender, MessageObserver* receiver) {
+    if (id >= senders_.size()) {
+      senders_.resize(static_cast<std::size_t>(id) + 1, nullptr);
+      receivers_.resize(static_cast<std::size_t>(id) + 1, nullptr);
+    }
+    senders_[id] = sender;
+    receivers_[id] = receiver;
   }
+  void assign(MessageId id, MessageObserver* owner) { assign(id, owner, owner); }
   void on_message_finished(MessageId id, Time now) override {
     if (tap_) tap_->on_message_finished(id, now);
-    if (id < owners_.size() && owners_[id]) owners_[id]->on_message_finished(id, now);
+    if (id < senders_.size() && senders_[id]) senders_[id]->on_message_finished(id, now);
   }
   // Told of every finished message before its owner (a recorder: it only reads).
   void set_tap(MessageObserver* tap) { tap_ = tap; }
   void on_message_delivered(MessageId id, Time now) override {
-    if (id < owners_.size() && owners_[id]) owners_[id]->on_message_delivered(id, now);
+    if (id < receivers_.size() && receivers_[id]) receivers_[id]->on_message_delivered(id, now);
   }
   void on_message_sent(MessageId id, Time now) override {
-    if (id < owners_.size() && owners_[id]) owners_[id]->on_message_sent(id, now);
+    if (id < senders_.size() && senders_[id]) senders_[id]->on_message_sent(id, now);
   }
 
  private:
-  std::vector<MessageObserver*> owners_;
+  std::vector<MessageObserver*> senders_;
+  std::vector<MessageObserver*> receivers_;
   MessageObserver* tap_ = nullptr;
 };
 

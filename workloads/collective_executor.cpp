@@ -9,25 +9,27 @@ namespace fabricsim {
 
 CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram program, std::vector<HostId> rank_hosts,
                                        const CollectiveOptions& options)
-    : network_(&network), program_(std::move(program)), hosts_(std::move(rank_hosts)), options_(options) {
-  if (static_cast<int>(hosts_.size()) != program_.ranks) throw std::invalid_argument("one endpoint per rank needed");
+    : network_(&network), program_(std::move(program)), options_(options) {
+  if (static_cast<int>(rank_hosts.size()) != program_.ranks) throw std::invalid_argument("one endpoint per rank needed");
   if (auto problem = check_program(program_, false)) throw std::invalid_argument(*problem);
   const int n = program_.ranks;
-  state_.resize(static_cast<std::size_t>(n));
-  engines_.resize(static_cast<std::size_t>(n));
-  // Match sends to receives in order per (sender, receiver, channel), as check_program does.
+  agents_.resize(static_cast<std::size_t>(n));
+  // Match sends to receives in order per (sender, receiver, channel), as check_program
+  // does: the connection set up before the run, so each send knows which receive it feeds.
   std::map<std::tuple<int, int, int>, std::deque<int>> pending_recvs;
   for (int r = 0; r < n; ++r) {
+    RankAgent& a = agents_[static_cast<std::size_t>(r)];
+    a.owner = this;
+    a.rank = r;
+    a.host = rank_hosts[static_cast<std::size_t>(r)];
+    a.engine.agent = &a;
     const auto& steps = program_.programs[static_cast<std::size_t>(r)].steps;
-    auto& st = state_[static_cast<std::size_t>(r)];
-    st.resize(steps.size());
-    engines_[static_cast<std::size_t>(r)].owner = this;
-    engines_[static_cast<std::size_t>(r)].rank = r;
+    a.steps.resize(steps.size());
     for (std::size_t i = 0; i < steps.size(); ++i) {
-      st[i].waiting = static_cast<int>(steps[i].deps.size());
-      for (int d : steps[i].deps) st[static_cast<std::size_t>(d)].children.push_back(static_cast<int>(i));
+      a.steps[i].waiting = static_cast<int>(steps[i].deps.size());
+      for (int d : steps[i].deps) a.steps[static_cast<std::size_t>(d)].children.push_back(static_cast<int>(i));
       if (steps[i].kind == StepKind::kRecv || steps[i].kind == StepKind::kRecvReduce) {
-        ++st[i].waiting;  // for the data
+        ++a.steps[i].waiting;  // for the data
         pending_recvs[{steps[i].peer, r, steps[i].channel}].push_back(static_cast<int>(i));
       }
     }
@@ -40,10 +42,12 @@ CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram progr
       auto& queue = pending_recvs[{r, steps[i].peer, steps[i].channel}];
       const int j = queue.front();
       queue.pop_front();
-      state_[static_cast<std::size_t>(r)][i].match_rank = steps[i].peer;
-      state_[static_cast<std::size_t>(r)][i].match_step = j;
-      state_[static_cast<std::size_t>(steps[i].peer)][static_cast<std::size_t>(j)].match_rank = r;
-      state_[static_cast<std::size_t>(steps[i].peer)][static_cast<std::size_t>(j)].match_step = static_cast<int>(i);
+      StepState& send = agents_[static_cast<std::size_t>(r)].steps[i];
+      send.match_rank = steps[i].peer;
+      send.match_step = j;
+      StepState& recv = agents_[static_cast<std::size_t>(steps[i].peer)].steps[static_cast<std::size_t>(j)];
+      recv.match_rank = r;
+      recv.match_step = static_cast<int>(i);
     }
   }
   if (options_.check_data) data_.emplace(program_);
@@ -56,9 +60,9 @@ void CollectiveExecutor::start() {
     if (on_done_) on_done_();
     return;
   }
-  for (int r = 0; r < program_.ranks; ++r) {
-    for (std::size_t i = 0; i < state_[static_cast<std::size_t>(r)].size(); ++i) {
-      if (state_[static_cast<std::size_t>(r)][i].waiting == 0) ready(r, static_cast<int>(i));
+  for (RankAgent& a : agents_) {
+    for (std::size_t i = 0; i < a.steps.size(); ++i) {
+      if (a.steps[i].waiting == 0) a.ready(static_cast<int>(i));
     }
   }
 }
@@ -69,86 +73,7 @@ Time CollectiveExecutor::compute_time(const Step& s) const {
   return static_cast<Time>(std::ceil(bytes / options_.reduce_bytes_per_second * 1e12));
 }
 
-void CollectiveExecutor::ready(int rank, int step) {
-  StepState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)];
-  if (st.started) return;
-  st.started = true;
-  start_step(rank, step);
-}
-
-void CollectiveExecutor::start_step(int rank, int step) {
-  const Step& s = program_.programs[static_cast<std::size_t>(rank)].steps[static_cast<std::size_t>(step)];
-  switch (s.kind) {
-    case StepKind::kSend: {
-      const std::int64_t bytes = static_cast<std::int64_t>(s.count) * program_.slot_bytes;
-      const MessageId id = network_->add_message(hosts_[static_cast<std::size_t>(rank)],
-                                                 hosts_[static_cast<std::size_t>(s.peer)], bytes, options_.traffic_class);
-      send_of_[id] = {rank, step};
-      {
-        const StepState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)];
-        recv_of_[id] = {st.match_rank, st.match_step};
-      }
-      ++messages_unfinished_;
-      network_->dispatcher().assign(id, this);
-      if (data_) {
-        const StepState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)];
-        payload_[{st.match_rank, st.match_step}] = data_->read(rank, s.src, s.count);
-      }
-      network_->post(id);
-      break;
-    }
-    case StepKind::kRecv:
-    case StepKind::kRecvReduce:
-      if (data_ && !data_error_) {
-        auto it = payload_.find({rank, step});
-        if (auto e = data_->write(rank, s.dst, it->second, s.kind == StepKind::kRecvReduce)) data_error_ = *e;
-        payload_.erase(it);
-      }
-      if (s.kind == StepKind::kRecvReduce && options_.reduce_bytes_per_second > 0) {
-        enqueue_compute(rank, step);
-      } else {
-        finish_step(rank, step);
-      }
-      break;
-    case StepKind::kCopy:
-    case StepKind::kReduce:
-      if (data_ && !data_error_) {
-        if (auto e = data_->local(rank, s)) data_error_ = *e;
-      }
-      if (options_.reduce_bytes_per_second > 0) {
-        enqueue_compute(rank, step);
-      } else {
-        finish_step(rank, step);
-      }
-      break;
-    case StepKind::kNop: finish_step(rank, step); break;
-  }
-}
-
-void CollectiveExecutor::enqueue_compute(int rank, int step) {
-  ComputeEngine& e = engines_[static_cast<std::size_t>(rank)];
-  e.queue.push_back(step);
-  if (!e.scheduled()) {
-    network_->sim().schedule_in(e, compute_time(program_.programs[static_cast<std::size_t>(rank)].steps[static_cast<std::size_t>(step)]));
-  }
-}
-
-void CollectiveExecutor::ComputeEngine::on_event() {
-  const int step = queue[head++];
-  if (head < queue.size()) {
-    owner->network_->sim().schedule_in(
-        *this, owner->compute_time(owner->program_.programs[static_cast<std::size_t>(rank)].steps[static_cast<std::size_t>(queue[head])]));
-  } else {
-    queue.clear();
-    head = 0;
-  }
-  owner->finish_step(rank, step);
-}
-
-void CollectiveExecutor::finish_step(int rank, int step) {
-  for (int c : state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)].children) {
-    if (--state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(c)].waiting == 0) ready(rank, c);
-  }
+void CollectiveExecutor::step_finished() {
   if (--steps_left_ == 0) {
     finished_ = network_->sim().now();
     if (data_ && !data_error_) data_error_ = data_->verify();
@@ -156,25 +81,101 @@ void CollectiveExecutor::finish_step(int rank, int step) {
   }
 }
 
-void CollectiveExecutor::on_message_sent(MessageId id, Time) {
-  // At the sender, from its own NIC: the data has left, so the send step is done.
-  const auto it = send_of_.find(id);
-  if (it == send_of_.end()) return;
-  const auto [rank, step] = it->second;
-  send_of_.erase(it);
-  finish_step(rank, step);
+void CollectiveExecutor::RankAgent::ready(int step) {
+  StepState& st = steps[static_cast<std::size_t>(step)];
+  if (st.started) return;
+  st.started = true;
+  start_step(step);
 }
 
-void CollectiveExecutor::on_message_delivered(MessageId id, Time) {
-  // At the receiver: the data is here, so the matching receive may run. Which receive
-  // step it is travels with the message (worked out from the program before the run).
-  const auto it = recv_of_.find(id);
-  if (it == recv_of_.end()) return;
-  const auto [peer, recv] = it->second;
-  recv_of_.erase(it);
-  if (--state_[static_cast<std::size_t>(peer)][static_cast<std::size_t>(recv)].waiting == 0) ready(peer, recv);
+void CollectiveExecutor::RankAgent::start_step(int step) {
+  CollectiveExecutor& x = *owner;
+  const Step& s = x.program_.programs[static_cast<std::size_t>(rank)].steps[static_cast<std::size_t>(step)];
+  switch (s.kind) {
+    case StepKind::kSend: {
+      const StepState& st = steps[static_cast<std::size_t>(step)];
+      RankAgent& peer = x.agents_[static_cast<std::size_t>(s.peer)];
+      const std::int64_t bytes = static_cast<std::int64_t>(s.count) * x.program_.slot_bytes;
+      const MessageId id = x.network_->add_message(host, peer.host, bytes, x.options_.traffic_class);
+      x.network_->messages()[id].tag = static_cast<std::uint32_t>(st.match_step);  // the receive it feeds
+      sends[id] = step;
+      ++x.messages_unfinished_;
+      x.network_->dispatcher().assign(id, this, &peer);
+      if (x.data_) x.payload_[{st.match_rank, st.match_step}] = x.data_->read(rank, s.src, s.count);
+      x.network_->post(id);
+      break;
+    }
+    case StepKind::kRecv:
+    case StepKind::kRecvReduce:
+      if (x.data_ && !x.data_error_) {
+        auto it = x.payload_.find({rank, step});
+        if (auto e = x.data_->write(rank, s.dst, it->second, s.kind == StepKind::kRecvReduce)) x.data_error_ = *e;
+        x.payload_.erase(it);
+      }
+      if (s.kind == StepKind::kRecvReduce && x.options_.reduce_bytes_per_second > 0) {
+        enqueue_compute(step);
+      } else {
+        finish_step(step);
+      }
+      break;
+    case StepKind::kCopy:
+    case StepKind::kReduce:
+      if (x.data_ && !x.data_error_) {
+        if (auto e = x.data_->local(rank, s)) x.data_error_ = *e;
+      }
+      if (x.options_.reduce_bytes_per_second > 0) {
+        enqueue_compute(step);
+      } else {
+        finish_step(step);
+      }
+      break;
+    case StepKind::kNop: finish_step(step); break;
+  }
 }
 
-void CollectiveExecutor::on_message_finished(MessageId, Time) { --messages_unfinished_; }
+void CollectiveExecutor::RankAgent::enqueue_compute(int step) {
+  engine.queue.push_back(step);
+  if (!engine.scheduled()) {
+    owner->network_->sim().schedule_in(
+        engine, owner->compute_time(owner->program_.programs[static_cast<std::size_t>(rank)].steps[static_cast<std::size_t>(step)]));
+  }
+}
+
+void CollectiveExecutor::ComputeEngine::on_event() {
+  const int step = queue[head++];
+  CollectiveExecutor& x = *agent->owner;
+  if (head < queue.size()) {
+    x.network_->sim().schedule_in(
+        *this, x.compute_time(x.program_.programs[static_cast<std::size_t>(agent->rank)].steps[static_cast<std::size_t>(queue[head])]));
+  } else {
+    queue.clear();
+    head = 0;
+  }
+  agent->finish_step(step);
+}
+
+void CollectiveExecutor::RankAgent::finish_step(int step) {
+  for (int c : steps[static_cast<std::size_t>(step)].children) {
+    if (--steps[static_cast<std::size_t>(c)].waiting == 0) ready(c);
+  }
+  owner->step_finished();
+}
+
+void CollectiveExecutor::RankAgent::on_message_sent(MessageId id, Time) {
+  // From my own NIC: the data has left, so my send step is done.
+  const auto it = sends.find(id);
+  if (it == sends.end()) return;
+  const int step = it->second;
+  sends.erase(it);
+  finish_step(step);
+}
+
+void CollectiveExecutor::RankAgent::on_message_delivered(MessageId id, Time) {
+  // From my own NIC: data for one of my receives is here; the message's tag says which.
+  const int recv = static_cast<int>(owner->network_->messages()[id].tag);
+  if (--steps[static_cast<std::size_t>(recv)].waiting == 0) ready(recv);
+}
+
+void CollectiveExecutor::RankAgent::on_message_finished(MessageId, Time) { --owner->messages_unfinished_; }
 
 }  // namespace fabricsim

@@ -28,7 +28,11 @@ struct CollectiveOptions {
   std::uint8_t traffic_class = 0;
 };
 
-class CollectiveExecutor final : public MessageObserver {
+// The collective as one agent per rank, each running its rank's program at its endpoint:
+// an agent hears from its own NIC that its sends have left and that data for its
+// receives has arrived (which receive travels with the message as its tag). The
+// executor around them builds the agents, checks data and sees the end of the run.
+class CollectiveExecutor final {
  public:
   // Throws std::invalid_argument if check_program finds a problem.
   CollectiveExecutor(Network& network, CollectiveProgram program, std::vector<HostId> rank_hosts,
@@ -39,9 +43,6 @@ class CollectiveExecutor final : public MessageObserver {
   void start();  // at the simulator's current time
   // Called once when the last step finishes (after data checking).
   void set_on_done(std::function<void()> on_done) { on_done_ = std::move(on_done); }
-  void on_message_finished(MessageId id, Time now) override;
-  void on_message_delivered(MessageId id, Time now) override;
-  void on_message_sent(MessageId id, Time now) override;
 
   bool done() const { return steps_left_ == 0; }
   // Done, and every message it sent acknowledged: nothing will call it again.
@@ -57,32 +58,42 @@ class CollectiveExecutor final : public MessageObserver {
     int waiting = 0;          // unfinished dependencies (+1 for a receive until its data arrives)
     bool started = false;
     std::vector<int> children;
-    int match_rank = -1;      // send <-> receive
+    int match_rank = -1;      // send <-> receive (worked out from the program before the run)
     int match_step = -1;
   };
+  class RankAgent;
   // One reduce/copy at a time per GPU, in order.
   struct ComputeEngine final : EventHandler {
-    CollectiveExecutor* owner = nullptr;
-    int rank = 0;
+    RankAgent* agent = nullptr;
     std::vector<int> queue;  // steps
     std::size_t head = 0;
     void on_event() override;
   };
-  void ready(int rank, int step);
-  void start_step(int rank, int step);
-  void finish_step(int rank, int step);
-  void enqueue_compute(int rank, int step);
+  class RankAgent final : public MessageObserver {
+   public:
+    CollectiveExecutor* owner = nullptr;
+    int rank = 0;
+    HostId host = 0;
+    std::vector<StepState> steps;
+    ComputeEngine engine;
+    std::map<MessageId, int> sends;  // my messages in flight -> my send step
+
+    void ready(int step);
+    void start_step(int step);
+    void finish_step(int step);
+    void enqueue_compute(int step);
+    void on_message_sent(MessageId id, Time now) override;
+    void on_message_delivered(MessageId id, Time now) override;
+    void on_message_finished(MessageId id, Time now) override;
+  };
   Time compute_time(const Step& s) const;
+  void step_finished();  // one step of some rank: the collective is done after the last
 
   Network* network_;
   CollectiveProgram program_;
-  std::vector<HostId> hosts_;
   CollectiveOptions options_;
-  std::vector<std::vector<StepState>> state_;
-  std::deque<ComputeEngine> engines_;  // handlers never move
-  std::map<MessageId, std::pair<int, int>> send_of_;  // message -> (rank, send step), at the sender
-  std::map<MessageId, std::pair<int, int>> recv_of_;  // message -> (peer, receive step), at the receiver
-  std::map<std::pair<int, int>, std::vector<ContributionSet>> payload_;  // receive -> data in flight
+  std::deque<RankAgent> agents_;  // handlers and observers never move
+  std::map<std::pair<int, int>, std::vector<ContributionSet>> payload_;  // receive -> data in flight (checking only)
   std::optional<DataState> data_;
   std::optional<std::string> data_error_;
   std::int64_t steps_left_ = 0;
