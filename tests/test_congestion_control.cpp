@@ -54,20 +54,7 @@ TEST_CASE("HPCC: two long flows on one 100G bottleneck converge to 50/50 and kee
 
 TEST_CASE("HPCC: incast 16 to 1 completes with no PFC pause where rate-less RoCE pauses") {
   const auto incast = [](const std::string& congestion_control) {
-    return R"(
-topology:
-  kind: leaf_spine
-  leaves: 1
-  spines: 1
-  hosts_per_leaf: 17
-  host_link: {bandwidth: 100Gbps, latency: 1us}
-  fabric_link: {bandwidth: 100Gbps, latency: 1us}
-network:
-  mtu: 4KiB
-  buffer: {size: 4MiB, alpha: 0.125}
-  pfc: {}
-)" + congestion_control + R"(workload: {kind: incast, receiver: h16, senders: 16, bytes: 1MiB}
-)";
+    return incast_yaml("  buffer: {size: 4MiB, alpha: 0.125}\n  pfc: {}\n" + congestion_control);
   };
   const auto pauses_of = [](const ScenarioRun& run) {
     std::uint64_t n = 0;

@@ -61,18 +61,7 @@ messages:
 TEST_CASE("incast 16 to 1 over InfiniBand: no drops, no PAUSE frames, finished at the line-rate bound") {
   // 17 hosts on one switch, 100 Gb/s InfiniBand, 1 us links, no shared buffer, no PFC.
   // The switch's egress queue toward the receiver holds whatever the credits let in.
-  ScenarioRun run(load_config_text(R"(
-topology:
-  kind: leaf_spine
-  leaves: 1
-  spines: 1
-  hosts_per_leaf: 17
-  host_link: {bandwidth: 100Gbps, latency: 1us, kind: infiniband}
-  fabric_link: {bandwidth: 100Gbps, latency: 1us, kind: infiniband}
-network: {mtu: 4KiB, header_bytes: 64, queue_capacity: 64KiB}
-workload: {kind: incast, receiver: h16, senders: 16, bytes: 1MiB}
-)",
-                                   "ib-incast"));
+  ScenarioRun run(load_config_text(incast_yaml("  queue_capacity: 64KiB\n", ", kind: infiniband"), "ib-incast"));
   run.run();
   REQUIRE(run.complete());
   const Totals t = totals(run);

@@ -14,25 +14,6 @@ using namespace fabricsim;
 
 namespace {
 
-// 17 hosts on one switch (a one-leaf leaf/spine), 100G, 1 us links; hosts 0..15 send
-// 1 MiB each to host 16.
-std::string incast(const std::string& network) {
-  return R"(
-topology:
-  kind: leaf_spine
-  leaves: 1
-  spines: 1
-  hosts_per_leaf: 17
-  host_link: {bandwidth: 100Gbps, latency: 1us}
-  fabric_link: {bandwidth: 100Gbps, latency: 1us}
-network:
-  mtu: 4KiB
-  header_bytes: 64
-)" + network + R"(
-workload: {kind: incast, receiver: h16, senders: 16, bytes: 1MiB}
-)";
-}
-
 struct RunFacts {
   Time last_finish = 0;
   std::uint64_t drops = 0, pauses = 0, retransmits = 0, distinct_payload = 0, messages = 0;
@@ -60,7 +41,7 @@ RunFacts run_facts(const std::string& yaml) {
 }  // namespace
 
 TEST_CASE("incast 16 to 1 with PFC: no drops, pauses, and completion at the bottleneck bound") {
-  const RunFacts f = run_facts(incast(R"(  buffer: {size: 4MiB, alpha: 0.125}
+  const RunFacts f = run_facts(incast_yaml(R"(  buffer: {size: 4MiB, alpha: 0.125}
   pfc: {}
 )"));
   CHECK(f.complete);
@@ -75,8 +56,8 @@ TEST_CASE("incast 16 to 1 with PFC: no drops, pauses, and completion at the bott
 }
 
 TEST_CASE("incast 16 to 1 without PFC and a 1 MiB buffer: drops, resends, every byte exactly once, later") {
-  const RunFacts lossy = run_facts(incast("  buffer: {size: 1MiB}\n"));
-  const RunFacts lossless = run_facts(incast(R"(  buffer: {size: 4MiB, alpha: 0.125}
+  const RunFacts lossy = run_facts(incast_yaml("  buffer: {size: 1MiB}\n"));
+  const RunFacts lossless = run_facts(incast_yaml(R"(  buffer: {size: 4MiB, alpha: 0.125}
   pfc: {}
 )"));
   MESSAGE("incast without PFC: " << to_us(lossy.last_finish) << " us, drops " << lossy.drops << ", resent "

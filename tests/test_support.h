@@ -31,3 +31,22 @@ network:
   - {src: b, dst: r, bytes: 1GiB}
 )";
 }
+
+// 17 hosts on one switch (a one-leaf leaf/spine), 100G, 1 us links; hosts 0..15 send
+// 1 MiB each to host 16. `network_keys` go under `network` (indented two spaces) after
+// a 4 KiB MTU and 64 B headers; `link_keys` are added to both link maps.
+inline std::string incast_yaml(const std::string& network_keys, const std::string& link_keys = "") {
+  return R"(
+topology:
+  kind: leaf_spine
+  leaves: 1
+  spines: 1
+  hosts_per_leaf: 17
+  host_link: {bandwidth: 100Gbps, latency: 1us)" + link_keys + R"(}
+  fabric_link: {bandwidth: 100Gbps, latency: 1us)" + link_keys + R"(}
+network:
+  mtu: 4KiB
+  header_bytes: 64
+)" + network_keys + R"(workload: {kind: incast, receiver: h16, senders: 16, bytes: 1MiB}
+)";
+}
