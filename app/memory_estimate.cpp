@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "sim/network.h"
+#include "topologies/compile.h"
 #include "topologies/routing.h"
 
 namespace fabricsim {
@@ -59,10 +60,25 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
     const Time ser = std::max<Time>(1, serialization(packet_bytes, l.bandwidth));
     wire += 2 * (static_cast<std::uint64_t>(l.latency / ser) + 2);
   }
+  // A switch holds what its Ethernet ports queue (or its shared buffer), and from each
+  // credit-based link at most the credits it granted (an endpoint holds none: it takes
+  // what arrives at once).
+  std::uint64_t ethernet_ports = 0, credited = 0;
+  NicConfig nic;
+  nic.mtu = static_cast<std::uint32_t>(n.mtu);
+  nic.header_bytes = static_cast<std::uint32_t>(n.header_bytes);
+  for (const TopologyLink& l : t.links()) {
+    const int switch_ends = (t.node(l.a).kind == NodeKind::kSwitch) + (t.node(l.b).kind == NodeKind::kSwitch);
+    if (l.flow_control == FlowControl::kCredit) {
+      credited += static_cast<std::uint64_t>(switch_ends) * classes * static_cast<std::uint64_t>(credit_bytes_for(l, nic) / packet_bytes + 1);
+    } else {
+      ethernet_ports += static_cast<std::uint64_t>(switch_ends);
+    }
+  }
   const std::uint64_t queue_room =
-      n.lossless.shared_buffer
-          ? switches * static_cast<std::uint64_t>(n.lossless.buffer.size_bytes / packet_bytes)
-          : switch_ports * classes * static_cast<std::uint64_t>(std::min<std::int64_t>(n.queue_capacity, INT64_MAX / 2) / packet_bytes);
+      credited + (n.lossless.shared_buffer
+                      ? switches * static_cast<std::uint64_t>(n.lossless.buffer.size_bytes / packet_bytes)
+                      : ethernet_ports * classes * static_cast<std::uint64_t>(std::min<std::int64_t>(n.queue_capacity, INT64_MAX / 2) / packet_bytes));
   const auto packets_of = [&](std::int64_t bytes) { return static_cast<std::uint64_t>(std::max<std::int64_t>(1, (bytes + n.mtu - 1) / n.mtu)); };
   std::uint64_t workload = 0;
   std::uint64_t prebuilt_messages = config.messages.size();
