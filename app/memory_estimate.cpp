@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "sim/network.h"
+#include "sim/transport_state.h"
 #include "topologies/compile.h"
 #include "topologies/routing.h"
 
@@ -146,7 +147,9 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
   }
   e.packets_in_flight = std::min(workload, wire + queue_room);
   e.packets = e.packets_in_flight * kPerPacket;
-  e.messages += prebuilt_messages * (sizeof(Message) + 3 * sizeof(Time)) + hosts * 8 * sizeof(Message);
+  // A message is a record, a receive slot at its destination and a send slot at its source.
+  const std::uint64_t per_message = sizeof(Message) + sizeof(RecvState) + sizeof(SendState);
+  e.messages += prebuilt_messages * (per_message + 3 * sizeof(Time)) + hosts * 8 * per_message;
   // results.json: a record per link direction and per switch, written once, held twice.
   e.results = 2 * (directions * 420 + switches * 160 + hosts * 64);
   return e;

@@ -1,17 +1,17 @@
 #pragma once
 // A message: `bytes` from one host to another, sent as a reliable stream of MTU-sized
-// packets. The table is flat and indexed by id; the source NIC touches only the send
-// fields and the destination NIC only the receive fields.
+// packets. The table holds each message's description and record, indexed by id.
 #include <cstdint>
 #include <deque>
 #include <vector>
 
-#include "sim/congestion_control.h"
 #include "sim/packet.h"
 #include "sim/time.h"
 
 namespace fabricsim {
 
+// A message's description and record. The transport state is not here: the source NIC
+// and the destination NIC keep their sides in slots of their own (sim/transport_state.h).
 struct Message {
   std::uint64_t serial = 0;    // creation number across the network: the message's id in records
   std::uint32_t sequence = 0;  // the n-th message from its source: (src, sequence) names it on
@@ -24,32 +24,11 @@ struct Message {
   std::uint8_t traffic_class = 0;
   std::uint32_t tag = 0;      // the workload's word for the receiver (e.g. which receive it
                               // feeds), set when the message is made: it travels with it
+  std::uint32_t recv_slot = 0;  // where the destination NIC keeps its receive state
+  // The record, written as the NICs report (by the network's dispatcher).
   Time posted = -1;     // handed to the source NIC
   Time delivered = -1;  // every packet arrived at the destination
   Time finished = -1;   // the acknowledgement covering every packet is back at the source
-
-  // Source side (go-back-N).
-  std::uint32_t next_seq = 0;  // next packet to send
-  std::uint32_t acked = 0;     // packets acknowledged in order
-  std::uint32_t sent_max = 0;  // one past the highest packet ever sent
-  bool sending = false;        // in the NIC's rotation
-  Time last_progress = 0;      // last acknowledgement progress (for the retransmission timer)
-  Time next_send = 0;          // pacing by the congestion control's rate
-  std::uint32_t retransmitted = 0;
-  std::uint8_t timeouts = 0;   // each doubles the message's timer (capped): see Nic
-
-  // Destination side.
-  std::uint32_t expected = 0;  // packets received in order
-  std::uint32_t received = 0;  // distinct packets received
-  std::uint32_t unacked = 0;   // received since the last acknowledgement
-  std::uint32_t duplicates = 0;
-  Time last_cnp = -1;
-  Time last_nack = -1;
-  std::uint32_t last_nack_seq = UINT32_MAX;
-  std::vector<std::uint64_t> out_of_order;  // bit s: packet s (>= expected) already here
-
-  // Sender side, last: large, and read only when a congestion control is on.
-  CcFlow cc;  // the congestion control's state for this flow
 };
 
 // Told when a message completes (its last byte is acknowledged), e.g. to release the
@@ -104,8 +83,6 @@ class MessageTable {
   std::uint64_t created() const { return created_; }     // messages ever added
   const std::deque<Message>& all() const { return messages_; }
 
-  void set_observer(MessageObserver* o) { observer_ = o; }
-  MessageObserver* observer() const { return observer_; }
 
  private:
   std::deque<Message> messages_;
@@ -113,7 +90,6 @@ class MessageTable {
   MessageId recycle_from_ = UINT32_MAX;
   std::uint64_t created_ = 0;
   std::vector<std::uint32_t> sent_by_;  // per source endpoint: messages created
-  MessageObserver* observer_ = nullptr;
 };
 
 }  // namespace fabricsim

@@ -1,6 +1,8 @@
 #pragma once
-// Routes message completions to whoever created each message, so several collectives
-// and point-to-point transfers can share one network. Ids are dense: a flat table.
+// Routes what NICs report about messages to whoever made each message (the sender's and
+// the receiver's agents), so several collectives and transfers share one network; and
+// records the times in the message table (records are kept here, not by the NICs). A
+// finished message's record slot is then free for a later message. Ids are dense.
 #include <vector>
 
 #include "sim/message.h"
@@ -9,6 +11,7 @@ namespace fabricsim {
 
 class MessageDispatcher final : public MessageObserver {
  public:
+  explicit MessageDispatcher(MessageTable* records) : records_(records) {}
   // What happens at the source (sent, finished) goes to `sender`; what happens at the
   // destination (delivered) to `receiver`: each side's agent hears only its own events.
   void assign(MessageId id, MessageObserver* sender, MessageObserver* receiver) {
@@ -21,12 +24,15 @@ class MessageDispatcher final : public MessageObserver {
   }
   void assign(MessageId id, MessageObserver* owner) { assign(id, owner, owner); }
   void on_message_finished(MessageId id, Time now) override {
+    (*records_)[id].finished = now;
     if (tap_) tap_->on_message_finished(id, now);
     if (id < senders_.size() && senders_[id]) senders_[id]->on_message_finished(id, now);
+    records_->release(id);
   }
   // Told of every finished message before its owner (a recorder: it only reads).
   void set_tap(MessageObserver* tap) { tap_ = tap; }
   void on_message_delivered(MessageId id, Time now) override {
+    (*records_)[id].delivered = now;
     if (id < receivers_.size() && receivers_[id]) receivers_[id]->on_message_delivered(id, now);
   }
   void on_message_sent(MessageId id, Time now) override {
@@ -37,6 +43,7 @@ class MessageDispatcher final : public MessageObserver {
   std::vector<MessageObserver*> senders_;
   std::vector<MessageObserver*> receivers_;
   MessageObserver* tap_ = nullptr;
+  MessageTable* records_;
 };
 
 }  // namespace fabricsim

@@ -10,7 +10,7 @@ namespace fabricsim {
 
 HostId Network::add_host() {
   const auto id = static_cast<HostId>(nics_.size());
-  nics_.emplace_back(*sim_, id, params_.nic, messages_);
+  nics_.emplace_back(*sim_, id, params_.nic, &dispatcher_);
   return id;
 }
 
@@ -97,7 +97,12 @@ MessageId Network::add_message(HostId src, HostId dst, std::int64_t bytes, std::
   if (src >= nics_.size() || dst >= nics_.size()) throw std::invalid_argument("message endpoint out of range");
   if (src == dst) throw std::invalid_argument("a message needs two different hosts");
   if (traffic_class >= params_.traffic_classes) throw std::invalid_argument("traffic class out of range");
-  return messages_.add(src, dst, bytes, traffic_class, packets_for(bytes, params_.nic.mtu));
+  const MessageId id = messages_.add(src, dst, bytes, traffic_class, packets_for(bytes, params_.nic.mtu));
+  Message& m = messages_[id];
+  // The destination opens its receive before the first packet can leave (as an RDMA
+  // receiver posts its buffer): the packets name the slot.
+  m.recv_slot = nics_[dst].open_receive(id, src, m.sequence, m.packets);
+  return id;
 }
 
 }  // namespace fabricsim

@@ -53,9 +53,7 @@ struct LinkDirection {
 
 class Network {
  public:
-  Network(Simulator& sim, const NetworkParams& params) : sim_(&sim), params_(params) {
-    messages_.set_observer(&dispatcher_);
-  }
+  Network(Simulator& sim, const NetworkParams& params) : sim_(&sim), params_(params), dispatcher_(&messages_) {}
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
@@ -74,7 +72,17 @@ class Network {
 
   // Registers a message; it is sent once post() hands it to its source NIC.
   MessageId add_message(HostId src, HostId dst, std::int64_t bytes, std::uint8_t traffic_class = 0);
-  void post(MessageId id) { nics_[messages_[id].src].post(id); }
+  void post(MessageId id) {
+    Message& m = messages_[id];
+    m.posted = sim_->now();
+    nics_[m.src].post(id, m);
+  }
+  // For observers and tests: distinct packets of message `id` its destination has (the
+  // receive state is the destination NIC's).
+  std::uint32_t received_packets(MessageId id) const {
+    const Message& m = messages_[id];
+    return nics_[m.dst].received_packets(m.recv_slot, id, m.packets);
+  }
 
   Simulator& sim() { return *sim_; }
   const NetworkParams& params() const { return params_; }

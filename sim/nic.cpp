@@ -10,19 +10,17 @@
 
 namespace fabricsim {
 namespace {
-// Flow hashes are fixed per message and differ between a message and its acks. Both
-// hash the message's name, (source endpoint, sequence), which packets carry.
-std::uint64_t flow_name(HostId src, std::uint32_t sequence) { return (std::uint64_t{src} << 32) | sequence; }
-std::uint32_t data_flow_hash(HostId src, std::uint32_t sequence) { return static_cast<std::uint32_t>(mix64(flow_name(src, sequence))); }
-std::uint32_t ack_flow_hash(HostId src, std::uint32_t sequence) { return static_cast<std::uint32_t>(mix64(flow_name(src, sequence)) >> 32); }
+// An acknowledgement's `seq` for "every packet is here" (the sender takes the smaller of
+// it and the message's length): the answer to a late copy of a message already received.
+constexpr std::uint32_t kAllPackets = UINT32_MAX;
 
 bool bit(const std::vector<std::uint64_t>& bits, std::uint32_t i) {
   return i / 64 < bits.size() && ((bits[i / 64] >> (i % 64)) & 1u);
 }
 }  // namespace
 
-Nic::Nic(Simulator& sim, HostId host, const NicConfig& config, MessageTable& messages)
-    : sim_(&sim), host_(host), config_(config), messages_(&messages), cc_(config.congestion_control.get()) {
+Nic::Nic(Simulator& sim, HostId host, const NicConfig& config, MessageObserver* observer)
+    : sim_(&sim), host_(host), config_(config), observer_(observer), cc_(config.congestion_control.get()) {
   if (cc_ != nullptr) {
     cnp_interval_ = cc_->cnp_interval();
     telemetry_ = cc_->wants_telemetry();
@@ -53,7 +51,7 @@ void Nic::set_routes(RouteTable table, const std::vector<std::uint32_t>* host_gr
   }
 }
 
-std::uint32_t Nic::wire_bytes_of(const Message& m, std::uint32_t seq) const {
+std::uint32_t Nic::wire_bytes_of(const SendState& m, std::uint32_t seq) const {
   const std::int64_t offset = static_cast<std::int64_t>(seq) * config_.mtu;
   return static_cast<std::uint32_t>(std::max<std::int64_t>(0, std::min<std::int64_t>(config_.mtu, m.bytes - offset))) + config_.header_bytes;
 }
@@ -75,30 +73,49 @@ void Nic::wake_ports() {
   for (EgressPort* p : ports_) p->wake();
 }
 
-void Nic::enter_rotation(MessageId id) {
-  Message& m = (*messages_)[id];
+void Nic::enter_rotation(std::uint32_t slot) {
+  SendState& m = sends_[slot];
   if (m.sending) return;
   m.sending = true;
   const std::uint64_t ports = ports_toward(m.dst);
-  sending_.push_back({id, ports});
+  sending_.push_back({slot, ports});
   for (std::uint64_t rest = ports; rest != 0; rest &= rest - 1) ports_[static_cast<std::size_t>(std::countr_zero(rest))]->wake();
 }
 
-void Nic::post(MessageId id) {
-  Message& m = (*messages_)[id];
-  assert(m.src == host_);
+std::uint32_t Nic::open_receive(MessageId id, HostId src, std::uint32_t sequence, std::uint32_t packets) {
+  const std::uint32_t slot = recvs_.allocate();
+  RecvState& r = recvs_[slot];
+  r.id = id;
+  r.src = src;
+  r.sequence = sequence;
+  r.packets = packets;
+  r.active = true;
+  return slot;
+}
+
+void Nic::post(MessageId id, const Message& d) {
+  assert(d.src == host_);
   const Time now = sim_->now();
-  m.posted = now;
-  m.last_progress = now;
-  const std::uint64_t ports = ports_toward(m.dst);
+  const std::uint64_t ports = ports_toward(d.dst);
   if (ports == 0) throw std::logic_error("message posted toward an unreachable host");
-  unfinished_.push_back(id);
+  const std::uint32_t slot = sends_.allocate();
+  SendState& m = sends_[slot];
+  m.id = id;
+  m.dst = d.dst;
+  m.sequence = d.sequence;
+  m.recv_slot = d.recv_slot;
+  m.packets = d.packets;
+  m.bytes = d.bytes;
+  m.traffic_class = d.traffic_class;
+  m.active = true;
+  m.last_progress = now;
+  unfinished_.push_back(slot);
   if (cc_ != nullptr) {
     cc_->start(m.cc, line_rate(ports), config_.network_rtt, now);
     arm_rate_timer();
   }
   arm_retransmit_timer();
-  enter_rotation(id);
+  enter_rotation(slot);
 }
 
 Packet* Nic::pull(PortIndex port) {
@@ -113,7 +130,7 @@ Packet* Nic::pull(PortIndex port) {
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t k = (next_ + i) % n;
     if (((sending_[k].ports >> port) & 1u) == 0) continue;
-    const Message& m = (*messages_)[sending_[k].id];
+    const SendState& m = sends_[sending_[k].slot];
     if (out.paused(m.traffic_class)) continue;
     if (out.credit_based() && !out.can_start(m.traffic_class, wire_bytes_of(m, m.next_seq))) {
       // The far end has no room for it yet; its credit update wakes the port.
@@ -137,19 +154,19 @@ Packet* Nic::pull(PortIndex port) {
     }
     return nullptr;
   }
-  const MessageId id = sending_[pick].id;
-  Message& m = (*messages_)[id];
+  const std::uint32_t slot = sending_[pick].slot;
+  SendState& m = sends_[slot];
 
   Packet* p = sim_->packets().allocate();
   const std::uint32_t payload = wire_bytes_of(m, m.next_seq) - config_.header_bytes;
   p->sent_at = now;
-  p->message = id;
+  p->message = slot;
+  p->recv_slot = m.recv_slot;
   p->src = host_;
   p->dst = m.dst;
   p->seq = m.next_seq;
   p->payload = payload;
   p->wire_bytes = payload + config_.header_bytes;
-  p->flow_hash = data_flow_hash(host_, m.sequence);
   p->sequence = m.sequence;
   p->src_group = group_of(host_);
   p->dst_group = group_of(m.dst);
@@ -170,7 +187,7 @@ Packet* Nic::pull(PortIndex port) {
     }
   }
   if (m.next_seq + 1 == m.packets && m.sent_max < m.packets) {
-    just_sent_.push_back(id);
+    just_sent_.push_back(m.id);
     if (!sent_notifier_.scheduled()) sim_->schedule_at(sent_notifier_, now);
   }
   m.sent_max = std::max(m.sent_max, m.next_seq + 1);
@@ -193,7 +210,6 @@ Packet* Nic::control_packet(PacketKind kind, const Packet& about, std::uint32_t 
   c->dst = about.src;
   c->seq = seq;
   c->wire_bytes = config_.ack_bytes;
-  c->flow_hash = ack_flow_hash(about.src, about.sequence);  // from the packet: the receiver reads no sender state
   c->sequence = about.sequence;
   c->src_group = about.dst_group;
   c->dst_group = about.src_group;
@@ -229,14 +245,24 @@ void Nic::receive(Packet* p, PortIndex in_port) {
     // An endpoint takes what arrives at once (into memory): its buffer is free again.
     ports_[in_port]->owe_credits(p->traffic_class, p->wire_bytes);
   }
-  const Message& named = (*messages_)[p->message];
-  const HostId source = p->kind == PacketKind::kData ? p->src : p->dst;  // the message's source
-  if (named.src != source || named.sequence != p->sequence) {
-    // A late copy for a message that finished, whose slot now holds another (sequences
-    // count per source, so the source is part of the name): drop it.
-    if (p->kind == PacketKind::kData) ++counters_.duplicate_packets_received;
-    sim_->packets().release(p);
-    return;
+  if (p->kind == PacketKind::kData) {
+    const RecvState& r = recvs_[p->recv_slot];
+    if (!r.active || r.src != p->src || r.sequence != p->sequence) {
+      // A late copy of a message received whole, whose slot was let go (receive slots
+      // open before a message's first packet, so nothing else leaves it unmatched):
+      // say again that all of it is here, in case the last ack was lost.
+      ++counters_.duplicate_packets_received;
+      send_full_ack(*p);
+      sim_->packets().release(p);
+      return;
+    }
+  } else {
+    const SendState& m = sends_[p->message];
+    if (!m.active || m.sequence != p->sequence) {
+      // An answer about a message that has finished (its slot may hold another): drop it.
+      sim_->packets().release(p);
+      return;
+    }
   }
   switch (p->kind) {
     case PacketKind::kData: on_data(p); break;
@@ -248,10 +274,16 @@ void Nic::receive(Packet* p, PortIndex in_port) {
   }
 }
 
+void Nic::send_full_ack(const Packet& late) {
+  ++counters_.acks_sent;
+  send_control(control_packet(PacketKind::kAck, late, kAllPackets));
+}
+
 void Nic::on_data(Packet* p) {
-  const MessageId id = p->message;
+  const std::uint32_t slot = p->recv_slot;
   bool just_delivered = false;
-  Message& m = (*messages_)[id];
+  RecvState& m = recvs_[slot];
+  const MessageId id = m.id;
   const Time now = sim_->now();
   const std::uint32_t s = p->seq;
   if (p->ecn == kEcnCongested && cnp_interval_ > 0 && (m.last_cnp < 0 || now - m.last_cnp >= cnp_interval_)) {
@@ -285,11 +317,7 @@ void Nic::on_data(Packet* p) {
         send_control(control_packet(PacketKind::kNack, *p, m.expected));
       }
     }
-    if (m.received == m.packets) {
-      m.delivered = now;
-      m.out_of_order = {};
-      just_delivered = true;
-    }
+    if (m.received == m.packets) just_delivered = true;
   }
   if (ack_now) {
     m.unacked = 0;
@@ -299,17 +327,19 @@ void Nic::on_data(Packet* p) {
     send_control(ack);
   }
   sim_->packets().release(p);
-  // Last: the observer may add messages, which can move the table `m` points into.
   if (just_delivered) {
-    if (MessageObserver* o = messages_->observer()) o->on_message_delivered(id, now);
+    // All here: the receive slot is let go (a late copy is answered without it), and
+    // last, the owner told (it may open new receives here).
+    recvs_.release(slot);
+    if (observer_ != nullptr) observer_->on_message_delivered(id, now);
   }
 }
 
 void Nic::on_ack(Packet* p) {
-  const MessageId id = p->message;
-  Message& m = (*messages_)[id];
-  const std::uint32_t upto = p->seq;
-  if (cc_ != nullptr && m.finished < 0) {
+  const std::uint32_t slot = p->message;
+  SendState& m = sends_[slot];
+  const std::uint32_t upto = std::min(p->seq, m.packets);
+  if (cc_ != nullptr) {
     const AckFeedback feedback{upto, m.next_seq, sim_->now() - p->sent_at, telemetry_ ? &sim_->packets().telemetry(p) : nullptr};
     cc_->on_ack(m.cc, feedback, line_rate(ports_toward(m.dst)), sim_->now());
   }
@@ -325,45 +355,45 @@ void Nic::on_ack(Packet* p) {
   if (m.sending && m.next_seq == m.packets) {
     // A rewind was overtaken by acknowledgements: nothing left to resend.
     m.sending = false;
-    const auto it = std::find_if(sending_.begin(), sending_.end(), [&](const Sending& e) { return e.id == id; });
+    const auto it = std::find_if(sending_.begin(), sending_.end(), [&](const Sending& e) { return e.slot == slot; });
     const auto k = static_cast<std::size_t>(it - sending_.begin());
     sending_.erase(it);
     if (next_ > k) --next_;
   }
-  if (m.acked == m.packets && m.finished < 0) {
-    m.finished = sim_->now();
+  if (m.acked == m.packets) {
+    const MessageId id = m.id;
+    sends_.release(slot);
     ++counters_.messages_finished;
-    std::erase(unfinished_, id);
+    std::erase(unfinished_, slot);
     if (unfinished_.empty()) {
       // Nothing outstanding: no timer should outlive the traffic (it would stretch the run).
       sim_->cancel(retransmit_timer_);
       sim_->cancel(rate_timer_);
       sim_->cancel(pacer_);
     }
-    if (MessageObserver* o = messages_->observer()) o->on_message_finished(id, sim_->now());
-    messages_->release(id);
+    if (observer_ != nullptr) observer_->on_message_finished(id, sim_->now());
   }
 }
 
 void Nic::on_nack(Packet* p) {
-  const MessageId id = p->message;
-  Message& m = (*messages_)[id];
+  const std::uint32_t slot = p->message;
+  SendState& m = sends_[slot];
   const std::uint32_t from = p->seq;
   ++counters_.nacks_received;
   sim_->packets().release(p);
-  if (m.finished >= 0 || from < m.acked) return;
+  if (from < m.acked) return;
   // Everything before the gap arrived; go back to it.
   m.acked = from;
   m.last_progress = sim_->now();
   m.next_seq = from;
-  enter_rotation(id);
+  enter_rotation(slot);
 }
 
 void Nic::on_cnp(Packet* p) {
-  Message& m = (*messages_)[p->message];
+  SendState& m = sends_[p->message];
   ++counters_.cnps_received;
   sim_->packets().release(p);
-  if (cc_ == nullptr || m.finished >= 0) return;
+  if (cc_ == nullptr) return;
   cc_->on_cnp(m.cc, sim_->now());
 }
 
@@ -373,7 +403,7 @@ void Nic::arm_retransmit_timer() {
   }
 }
 
-Time Nic::timeout_of(const Message& m) const {
+Time Nic::timeout_of(const SendState& m) const {
   // Exponential backoff that progress does not undo: a timer shorter than the path's
   // round trip, or than a packet's serialization, doubles until it is not, so it costs a
   // few resends instead of resending forever (a run could otherwise never finish).
@@ -385,15 +415,15 @@ Time Nic::timeout_of(const Message& m) const {
 void Nic::on_retransmit_timer() {
   const Time now = sim_->now();
   Time next = kTimeMax;
-  for (MessageId id : unfinished_) {
-    Message& m = (*messages_)[id];
+  for (std::uint32_t slot : unfinished_) {
+    SendState& m = sends_[slot];
     if (now - m.last_progress >= timeout_of(m) && m.next_seq > m.acked) {
       // Nothing acknowledged for a whole timeout with packets outstanding: resend them.
       ++counters_.timeouts;
       if (m.timeouts < kMaxBackoff) ++m.timeouts;
       m.next_seq = m.acked;
       m.last_progress = now;
-      enter_rotation(id);
+      enter_rotation(slot);
     }
     next = std::min(next, m.last_progress + timeout_of(m));
   }
@@ -403,17 +433,15 @@ void Nic::on_retransmit_timer() {
 void Nic::arm_rate_timer() {
   if (cc_ == nullptr) return;
   Time next = kTimeMax;
-  for (MessageId id : unfinished_) {
-    next = std::min(next, cc_->next_timer((*messages_)[id].cc));
-  }
+  for (std::uint32_t slot : unfinished_) next = std::min(next, cc_->next_timer(sends_[slot].cc));
   if (next == kTimeMax) return;
   if (!rate_timer_.scheduled() || rate_timer_.event_time() > next) sim_->schedule_at(rate_timer_, std::max(next, sim_->now()));
 }
 
 void Nic::on_rate_timer() {
   const Time now = sim_->now();
-  for (MessageId id : unfinished_) {
-    Message& m = (*messages_)[id];
+  for (std::uint32_t slot : unfinished_) {
+    SendState& m = sends_[slot];
     if (cc_->next_timer(m.cc) <= now) cc_->on_timer(m.cc, line_rate(ports_toward(m.dst)), now);
   }
   arm_rate_timer();
@@ -425,9 +453,8 @@ void Nic::on_pacer() { wake_ports(); }
 void Nic::on_sent_notifier() {
   std::vector<MessageId> sent;
   sent.swap(just_sent_);
-  MessageObserver* o = messages_->observer();
   for (MessageId id : sent) {
-    if (o != nullptr) o->on_message_sent(id, sim_->now());
+    if (observer_ != nullptr) observer_->on_message_sent(id, sim_->now());
   }
 }
 

@@ -23,6 +23,7 @@
 #include "sim/congestion_control.h"
 #include "sim/egress_port.h"
 #include "sim/message.h"
+#include "sim/transport_state.h"
 #include "sim/packet_sink.h"
 #include "sim/route_table.h"
 
@@ -70,7 +71,9 @@ class Nic final : public PacketSink, public PacketSource {
  public:
   static constexpr std::size_t kMaxPorts = 64;
 
-  Nic(Simulator& sim, HostId host, const NicConfig& config, MessageTable& messages);
+  // `observer` hears of every message's sending, delivery and completion (the network's
+  // dispatcher, which routes them to the message's owners).
+  Nic(Simulator& sim, HostId host, const NicConfig& config, MessageObserver* observer);
 
   PortIndex add_port(EgressPort& port);
   // Port `i`'s link is credit-based: what arrives on it is answered with credit updates.
@@ -85,8 +88,17 @@ class Nic final : public PacketSink, public PacketSource {
   const RouteTable& routes() const { return routes_; }
   std::uint32_t group_of(HostId h) const { return host_group_ ? (*host_group_)[h] : 0; }
 
-  // Starts sending message `id` (its src must be this host) from now on.
-  void post(MessageId id);
+  // Opens a receive slot for a message from `src` (before its first packet can arrive):
+  // its number travels in the message's data packets.
+  std::uint32_t open_receive(MessageId id, HostId src, std::uint32_t sequence, std::uint32_t packets);
+  // Starts sending message `id`, described by `m` (its src must be this host), from now on.
+  void post(MessageId id, const Message& m);
+  // For observers: distinct packets received so far of the message in receive slot
+  // `slot` (all of them once it is complete and the slot let go).
+  std::uint32_t received_packets(std::uint32_t slot, MessageId id, std::uint32_t packets) const {
+    const RecvState& r = recvs_[slot];
+    return r.active && r.id == id ? r.received : packets;
+  }
 
   void receive(Packet* p, PortIndex in_port) override;
   Packet* pull(PortIndex port) override;
@@ -103,15 +115,16 @@ class Nic final : public PacketSink, public PacketSource {
     void on_event() override { (nic->*fire)(); }
   };
   struct Sending {
-    MessageId id;
+    std::uint32_t slot;   // send slot
     std::uint64_t ports;  // bit p: port p may carry it
   };
   static constexpr int kMaxBackoff = 30;  // the timer grows to at most 2^30 times its setting
-  Time timeout_of(const Message& m) const;
+  Time timeout_of(const SendState& m) const;
   std::uint64_t ports_toward(HostId dst) const;
-  std::uint32_t wire_bytes_of(const Message& m, std::uint32_t seq) const;  // data packet seq's size
+  std::uint32_t wire_bytes_of(const SendState& m, std::uint32_t seq) const;  // data packet seq's size
   double line_rate(std::uint64_t ports) const;
-  void enter_rotation(MessageId id);
+  void enter_rotation(std::uint32_t slot);
+  void send_full_ack(const Packet& late);
   Packet* control_packet(PacketKind kind, const Packet& about, std::uint32_t seq);
   void send_control(Packet* p);
   void on_data(Packet* p);
@@ -129,7 +142,9 @@ class Nic final : public PacketSink, public PacketSource {
   Simulator* sim_;
   HostId host_;
   NicConfig config_;
-  MessageTable* messages_;
+  MessageObserver* observer_;
+  SlotTable<SendState> sends_;
+  SlotTable<RecvState> recvs_;
   const CongestionControl* cc_;  // null: rate-less
   Time cnp_interval_ = 0;        // 0: no CNPs
   std::uint64_t credit_ports_ = 0;  // bit p: port p is credit-based
@@ -141,7 +156,7 @@ class Nic final : public PacketSink, public PacketSource {
   const std::vector<std::uint32_t>* host_group_ = nullptr;
   std::vector<Sending> sending_;           // messages with packets to send, served round-robin
   std::size_t next_ = 0;                   // round-robin position in sending_
-  std::vector<MessageId> unfinished_;      // sent from here, not yet fully acknowledged
+  std::vector<std::uint32_t> unfinished_;  // send slots not yet fully acknowledged
   Timer retransmit_timer_;
   Timer rate_timer_;
   Timer pacer_;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "sim/rng.h"
 #include "sim/time.h"
 
 namespace fabricsim {
@@ -29,13 +30,13 @@ inline constexpr std::uint8_t kEcnCongested = 3;
 struct Packet {
   Time sent_at;           // data: when it left its source; ack, NACK, CNP: that of the
                           // data packet it answers (the sender's RTT sample)
-  MessageId message;      // the message (flow) it belongs to
+  std::uint32_t message;  // the message's send slot at its source (acks bring it back)
   HostId src;             // source endpoint
   HostId dst;             // destination endpoint
   std::uint32_t seq;      // data: packet number within the message; ack: the one acknowledged
   std::uint32_t wire_bytes;   // bytes on the wire, headers included
   std::uint32_t payload;  // data: payload bytes; ack: packets this ack covers
-  std::uint32_t flow_hash;  // per-flow hash input for ECMP (stable for the whole message)
+  std::uint32_t recv_slot;  // data: the message's receive slot at its destination
   std::uint32_t src_group;  // routing groups of src and dst (like an address prefix): switch
   std::uint32_t dst_group;  // tables are keyed by group, with per-host entries near the host
   std::uint32_t sequence;   // the message's sequence at its source: with src, its name; a late
@@ -51,6 +52,15 @@ struct Packet {
 };
 
 static_assert(std::is_trivially_copyable_v<Packet>);
+
+// ECMP's per-flow input, from the message's name (source endpoint, sequence), which every
+// packet of it carries: fixed for the whole message, and different for its answers (an
+// ack travels the other way, named by its destination, the message's source).
+inline std::uint32_t flow_hash(const Packet& p) {
+  const bool data = p.kind == PacketKind::kData;
+  const std::uint64_t z = mix64((std::uint64_t{data ? p.src : p.dst} << 32) | p.sequence);
+  return data ? static_cast<std::uint32_t>(z) : static_cast<std::uint32_t>(z >> 32);
+}
 static_assert(sizeof(Packet) <= 64, "a packet must fit one cache line");
 
 }  // namespace fabricsim

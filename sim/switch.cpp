@@ -67,7 +67,7 @@ PortIndex Switch::choose(const Packet& p, const PortIndex* candidates, std::uint
   }
   std::uint64_t h;
   if (lb_ == LoadBalancing::kEcmp) {
-    h = mix64(p.flow_hash ^ salt_);
+    h = mix64(flow_hash(p) ^ salt_);
   } else {
     // A counter through a mixer: deterministic, independent of other switches (so a
     // run split over partitions draws the same choices), and spread like random.

@@ -22,9 +22,8 @@ Share share(const std::string& yaml, Time from, Time until) {
   ScenarioRun run(load_config_text(yaml, "two_flows"));
   Simulator& sim = const_cast<Simulator&>(run.sim());
   sim.run(from);
-  const Message& a = run.network().messages()[0];
-  const Message& b = run.network().messages()[1];
-  const std::uint32_t a0 = a.received, b0 = b.received;
+  const Network& net = run.network();
+  const std::uint32_t a0 = net.received_packets(0), b0 = net.received_packets(1);
   const EgressPort& bottleneck = *run.network().directions()[4].port;  // s -> r
   double queue_sum = 0;
   int samples = 0;
@@ -34,7 +33,8 @@ Share share(const std::string& yaml, Time from, Time until) {
     ++samples;
   }
   const double seconds = to_seconds(until - from);
-  return {(a.received - a0) * 4096.0 * 8 / seconds * 1e-9, (b.received - b0) * 4096.0 * 8 / seconds * 1e-9, queue_sum / samples};
+  return {(net.received_packets(0) - a0) * 4096.0 * 8 / seconds * 1e-9, (net.received_packets(1) - b0) * 4096.0 * 8 / seconds * 1e-9,
+          queue_sum / samples};
 }
 
 }  // namespace

@@ -167,10 +167,11 @@ TEST_CASE("a retransmission timer shorter than the round trip backs off instead 
   }
 }
 
-TEST_CASE("a late ack for a reused slot is told apart by its source, not just its sequence") {
-  // Sequences count per source: a's first message and b's first message both have
-  // sequence 0. An ack that a's NIC receives for slot 1 (b's message) with sequence 0 is
-  // a late ack of a's own old message whose slot b's message took: it must change nothing.
+TEST_CASE("a late ack for a reused send slot is told apart by its sequence, and a late data packet is answered") {
+  // a sends two messages to c in turn: the second reuses the first's send slot at a. An
+  // ack carrying the first's sequence for that slot is a late answer to the finished one:
+  // it must change nothing. And a data packet of a message c received whole (its receive
+  // slot let go) is answered with an ack for all of it, so its sender can always finish.
   ScenarioRun run(load_config_text(R"(
 topology:
   kind: custom
@@ -182,24 +183,40 @@ topology:
     - {a: c, b: s, bandwidth: 100Gbps, latency: 1us}
 messages:
   - {src: a, dst: c, bytes: 40KiB}
-  - {src: b, dst: c, bytes: 40KiB}
+  - {src: a, dst: c, bytes: 40KiB, start: 100us}
 )",
                                    "late-ack"));
   Network& net = const_cast<Network&>(run.network());
+  Simulator& sim = const_cast<Simulator&>(run.sim());
   REQUIRE(net.messages()[0].sequence == 0);
-  REQUIRE(net.messages()[1].sequence == 0);
-  Packet* ack = const_cast<Simulator&>(run.sim()).packets().allocate();
+  REQUIRE(net.messages()[1].sequence == 1);
+  sim.run(us(101));  // the first finished; the second is under way in the same send slot
+  REQUIRE(net.messages()[0].finished > 0);
+  REQUIRE(net.messages()[1].finished < 0);
+  Packet* ack = sim.packets().allocate();
   ack->kind = PacketKind::kAck;
-  ack->message = 1;
-  ack->sequence = 0;
-  ack->src = 2;  // from c
-  ack->dst = 0;  // to a: so it answers a message of a's
-  ack->seq = 10;
+  ack->message = 0;   // a's send slot 0, now the second message's
+  ack->sequence = 0;  // but the first's name
+  ack->src = 2;
+  ack->dst = 0;
+  ack->seq = 10;      // "all ten packets": for the second, a lie
   ack->wire_bytes = 64;
   net.nic(0).receive(ack, 0);
-  CHECK(net.messages()[1].acked == 0);
+  Packet* late = sim.packets().allocate();
+  late->kind = PacketKind::kData;
+  late->message = 0;
+  late->recv_slot = net.messages()[0].recv_slot;
+  late->sequence = 0;
+  late->src = 0;
+  late->dst = 2;
+  late->seq = 3;
+  late->payload = 4096;
+  late->wire_bytes = 4160;
+  const std::uint64_t acks_before = net.nic(2).counters().acks_sent;
+  net.nic(2).receive(late, 0);
+  CHECK(net.nic(2).counters().acks_sent == acks_before + 1);  // answered: all of it is here
   run.run();
   REQUIRE(run.complete());
-  CHECK(net.nic(1).counters().retransmitted_packets == 0);
-  CHECK(net.nic(2).counters().payload_bytes_received == 2 * 40960);
+  CHECK(net.nic(0).counters().retransmitted_packets == 0);
+  CHECK(net.nic(2).counters().payload_bytes_received == 2 * 40960);  // the lie changed nothing
 }

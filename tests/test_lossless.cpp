@@ -116,7 +116,7 @@ std::vector<double> goodput_gbps(ScenarioRun& run, Time from, Time until, std::v
   Simulator& sim = const_cast<Simulator&>(run.sim());
   sim.run(from);
   std::vector<std::uint32_t> at_from;
-  for (const Message& m : run.network().messages().all()) at_from.push_back(m.received);
+  for (MessageId i = 0; i < run.network().messages().size(); ++i) at_from.push_back(run.network().received_packets(i));
   // Step through the window, sampling the bottleneck queue every 10 us.
   const EgressPort& bottleneck = *run.network().directions()[4].port;
   for (Time t = from + us(10); t <= until; t += us(10)) {
@@ -126,7 +126,7 @@ std::vector<double> goodput_gbps(ScenarioRun& run, Time from, Time until, std::v
   std::vector<double> out;
   const auto& msgs = run.network().messages().all();
   for (std::size_t i = 0; i < msgs.size(); ++i) {
-    out.push_back(static_cast<double>(msgs[i].received - at_from[i]) * 4096 * 8 / to_seconds(until - from) * 1e-9);
+    out.push_back(static_cast<double>(run.network().received_packets(static_cast<MessageId>(i)) - at_from[i]) * 4096 * 8 / to_seconds(until - from) * 1e-9);
   }
   return out;
 }
@@ -182,13 +182,12 @@ network:
 double victim_share(const std::string& congestion_control, std::uint64_t* pauses) {
   ScenarioRun run(load_config_text(spreading(congestion_control), "spreading"));
   Simulator& sim = const_cast<Simulator&>(run.sim());
-  const Message& victim = run.network().messages()[8];
   sim.run(ms(5));
-  const std::uint32_t at5 = victim.received;
+  const std::uint32_t at5 = run.network().received_packets(8);
   sim.run(ms(10));
   *pauses = 0;
   for (const LinkDirection& d : run.network().directions()) *pauses += d.port->counters().pauses_sent;
-  const double gbps = static_cast<double>(victim.received - at5) * 4096 * 8 / 5e-3 * 1e-9;
+  const double gbps = static_cast<double>(run.network().received_packets(8) - at5) * 4096 * 8 / 5e-3 * 1e-9;
   return gbps / (100 * 4096.0 / 4160);
 }
 }  // namespace
