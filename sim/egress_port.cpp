@@ -61,7 +61,7 @@ void EgressPort::start_next() {
       ClassQueue& q = class_queues_[c];
       if (q.packets.empty() || paused(static_cast<std::uint8_t>(c))) continue;
       const Queued next = q.packets.front();
-      if (credit_based_ && credits_[static_cast<std::size_t>(c)] < next.wire_bytes) {
+      if (credit_based_ && credit_[static_cast<std::size_t>(c)].available < next.wire_bytes) {
         note_credit_wait(static_cast<std::uint8_t>(c));
         continue;
       }
@@ -81,7 +81,7 @@ void EgressPort::start_next() {
 
 void EgressPort::begin_service(Packet* p, std::int64_t wire_bytes) {
   if (credit_based_) {
-    credits_[p->traffic_class] -= wire_bytes;
+    credit_[p->traffic_class].available -= wire_bytes;
     end_credit_wait(p->traffic_class);
   }
   in_service_ = p;
@@ -125,15 +125,14 @@ void EgressPort::stamp(Packet* p) {
 }
 
 void EgressPort::set_credits(std::int64_t bytes, std::int64_t return_batch) {
-  credits_.assign(class_count_, bytes);
+  credit_.assign(class_count_, ClassCredit{bytes, -1});
   owed_.assign(class_count_, 0);
-  credit_wait_since_.assign(class_count_, -1);
   return_batch_ = std::max<std::int64_t>(1, return_batch);
   credit_based_ = true;
 }
 
 void EgressPort::credits_returned(std::uint8_t c, std::int64_t bytes) {
-  credits_[c] += bytes;
+  credit_[c].available += bytes;
   if (in_service_ == nullptr) start_next();
 }
 
@@ -150,13 +149,13 @@ void EgressPort::owe_credits(std::uint8_t c, std::int64_t bytes) {
 }
 
 void EgressPort::note_credit_wait(std::uint8_t c) {
-  if (credit_wait_since_[c] < 0) credit_wait_since_[c] = sim_->now();
+  if (credit_[c].wait_since < 0) credit_[c].wait_since = sim_->now();
 }
 
 void EgressPort::end_credit_wait(std::uint8_t c) {
-  if (credit_wait_since_[c] >= 0) {
-    class_counters_[c].credit_wait_time += sim_->now() - credit_wait_since_[c];
-    credit_wait_since_[c] = -1;
+  if (credit_[c].wait_since >= 0) {
+    class_counters_[c].credit_wait_time += sim_->now() - credit_[c].wait_since;
+    credit_[c].wait_since = -1;
   }
 }
 

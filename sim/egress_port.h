@@ -101,7 +101,7 @@ class EgressPort final : public EventHandler {
   // deadlock: a sender short of credits has that much owed to it or in flight.
   void set_credits(std::int64_t bytes, std::int64_t return_batch);
   bool credit_based() const { return credit_based_; }
-  std::int64_t credits(std::uint8_t traffic_class) const { return credits_[traffic_class]; }
+  std::int64_t credits(std::uint8_t traffic_class) const { return credit_[traffic_class].available; }
   // A credit update arrived: the far end freed `bytes` of `traffic_class`'s buffer.
   void credits_returned(std::uint8_t traffic_class, std::int64_t bytes);
   // This end freed `bytes` of `traffic_class`'s buffer that the far end had used:
@@ -109,7 +109,7 @@ class EgressPort final : public EventHandler {
   void owe_credits(std::uint8_t traffic_class, std::int64_t bytes);
   // Whether a packet of `wire_bytes` in `traffic_class` may start now (PFC and credits).
   bool can_start(std::uint8_t traffic_class, std::int64_t wire_bytes) const {
-    return !paused(traffic_class) && (!credit_based_ || credits_[traffic_class] >= wire_bytes);
+    return !paused(traffic_class) && (!credit_based_ || credit_[traffic_class].available >= wire_bytes);
   }
   // A source (endpoint) had a packet of `traffic_class` ready but no credits for it.
   void note_credit_wait(std::uint8_t traffic_class);
@@ -173,15 +173,21 @@ class EgressPort final : public EventHandler {
   PortIndex source_port_ = 0;
   std::uint8_t paused_mask_ = 0;
   std::uint8_t class_count_ = 0;
-  bool credit_based_ = false;  // here, not credits_.empty(): every packet asks, and this line is hot
+  bool credit_based_ = false;  // here, not credit_.empty(): every packet asks, and this line is hot
   bool telemetry_ = false;
   std::uint64_t tx_bytes_ = 0;  // all classes (for telemetry)
   std::vector<ClassQueue> classes_;
   std::array<Time, kMaxTrafficClasses> paused_since_{};
-  std::vector<std::int64_t> credits_;           // per class; empty unless credit-based
+  // Per class, empty unless credit-based: what the far end granted and not yet used, and
+  // since when a ready packet has waited for more (-1: not waiting); together, so a
+  // packet's start touches one line.
+  struct ClassCredit {
+    std::int64_t available = 0;
+    Time wait_since = -1;
+  };
+  std::vector<ClassCredit> credit_;
   std::vector<std::int64_t> owed_;              // per class: freed, not yet returned
   std::int64_t return_batch_ = 0;
-  std::vector<Time> credit_wait_since_;         // per class; -1 when not waiting
   // Counted per packet: per class (the port's totals are their sums), and what has no class.
   std::vector<ClassCounters> class_counters_;
   std::int64_t max_queue_bytes_ = 0;
