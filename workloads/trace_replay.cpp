@@ -13,11 +13,15 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
   state_.resize(n);
   index_of_.resize(n);
   streams_.resize(n);
+  agents_.resize(n);
   for (std::size_t r = 0; r < n; ++r) {
     const auto& ops = trace_.ops[r];
     state_[r].resize(ops.size());
     streams_[r].owner = this;
     streams_[r].rank = static_cast<int>(r);
+    agents_[r].owner = this;
+    agents_[r].rank = static_cast<int>(r);
+    rank_of_host_[hosts_[r]] = static_cast<int>(r);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       index_of_[r][ops[i].id] = static_cast<int>(i);
       if (ops[i].kind == TraceOpKind::kCompute) streams_[r].order.push_back(static_cast<int>(i));
@@ -55,66 +59,64 @@ void TraceReplay::ready(int rank, int i) {
     }
     case TraceOpKind::kSend: {
       st.start = now;
-      const std::tuple<int, int, int> channel{rank, op.peer, op.tag};
+      RankAgent& peer = agents_[static_cast<std::size_t>(op.peer)];
       if (options_.ideal_network) {
-        arrived_[channel].push_back({now, now});
+        peer.arrived[{rank, op.tag}].push_back({now, now});
         finish(rank, i);
-        match_p2p(channel);
+        peer.match({rank, op.tag});
         break;
       }
       const MessageId id = network_->add_message(hosts_[static_cast<std::size_t>(rank)], hosts_[static_cast<std::size_t>(op.peer)],
                                                  std::max<std::int64_t>(1, op.bytes), options_.collective.traffic_class);
-      network_->dispatcher().assign(id, this);
-      message_of_[id] = channel;
-      send_of_[id] = {rank, i};
+      network_->messages()[id].tag = static_cast<std::uint32_t>(op.tag);  // travels with the data
+      RankAgent& self = agents_[static_cast<std::size_t>(rank)];
+      self.sends[id] = i;
+      network_->dispatcher().assign(id, &self, &peer);
       network_->post(id);
       break;
     }
     case TraceOpKind::kRecv: {
       st.start = now;
-      const std::tuple<int, int, int> channel{op.peer, rank, op.tag};
-      recvs_ready_[channel].push_back(i);
-      match_p2p(channel);
+      RankAgent& self = agents_[static_cast<std::size_t>(rank)];
+      self.recvs_ready[{op.peer, op.tag}].push_back(i);
+      self.match({op.peer, op.tag});
       break;
     }
   }
 }
 
-void TraceReplay::match_p2p(const std::tuple<int, int, int>& channel) {
-  auto& arrived = arrived_[channel];
-  auto& recvs = recvs_ready_[channel];
-  while (!arrived.empty() && !recvs.empty()) {
+void TraceReplay::RankAgent::match(const std::pair<int, int>& from) {
+  auto& data = arrived[from];
+  auto& recvs = recvs_ready[from];
+  while (!data.empty() && !recvs.empty()) {
     // A receive communicates from when its data started moving, not from when it was
     // posted: waiting for the sender (a pipeline bubble) is idle time, not transfer.
-    const Time sent = arrived.front().first;
-    arrived.pop_front();
+    const Time sent = data.front().first;
+    data.pop_front();
     const int op = recvs.front();
     recvs.pop_front();
-    OpState& st = state_[static_cast<std::size_t>(std::get<1>(channel))][static_cast<std::size_t>(op)];
+    OpState& st = owner->state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)];
     st.start = std::max(st.start, sent);
-    finish(std::get<1>(channel), op);
+    owner->finish(rank, op);
   }
 }
 
-void TraceReplay::on_message_delivered(MessageId id, Time now) {
-  const auto it = message_of_.find(id);
-  if (it == message_of_.end()) return;
-  const auto channel = it->second;
-  message_of_.erase(it);
-  // When the data started moving travels with the message (posted by the sender's NIC
-  // when the send began); the receiver reads nothing of the sender's.
-  const Time sent = network_->messages()[id].posted;
-  arrived_[channel].push_back({sent, now});
-  match_p2p(channel);
+void TraceReplay::RankAgent::on_message_delivered(MessageId id, Time now) {
+  // From my own NIC: data from a peer. Who sent it, its tag and when its send started
+  // travel with the message; I read nothing of the sender's.
+  const Message& m = owner->network_->messages()[id];
+  const std::pair<int, int> from{owner->rank_of_host_.at(m.src), static_cast<int>(m.tag)};
+  arrived[from].push_back({m.posted, now});
+  match(from);
 }
 
-void TraceReplay::on_message_sent(MessageId id, Time) {
-  // The sender's own NIC says the data has left: the send is done.
-  const auto it = send_of_.find(id);
-  if (it == send_of_.end()) return;
-  const auto [rank, op] = it->second;
-  send_of_.erase(it);
-  finish(rank, op);
+void TraceReplay::RankAgent::on_message_sent(MessageId id, Time) {
+  // From my own NIC: the data has left, so the send is done.
+  const auto it = sends.find(id);
+  if (it == sends.end()) return;
+  const int op = it->second;
+  sends.erase(it);
+  owner->finish(rank, op);
 }
 
 void TraceReplay::launch_collective(const std::string& key) {

@@ -37,7 +37,7 @@ struct RankBreakdown {
   std::map<std::string, Time> exposed_by_label;
 };
 
-class TraceReplay final : public MessageObserver {
+class TraceReplay final {
  public:
   // Throws std::invalid_argument when check_trace finds a problem.
   TraceReplay(Network& network, Trace trace, std::vector<HostId> rank_hosts, ReplayOptions options);
@@ -51,9 +51,6 @@ class TraceReplay final : public MessageObserver {
   std::vector<RankBreakdown> breakdown() const;
   const Trace& trace() const { return trace_; }
 
-  void on_message_finished(MessageId, Time) override {}
-  void on_message_delivered(MessageId id, Time now) override;
-  void on_message_sent(MessageId id, Time now) override;
 
  private:
   struct OpState {
@@ -80,7 +77,23 @@ class TraceReplay final : public MessageObserver {
   void launch_collective(const std::string& key);
   // Finished collectives hold their programs until the next compute event frees them.
   void reap_collectives();
-  void match_p2p(const std::tuple<int, int, int>& channel);
+  // What each rank hears from its own NIC: its sends leaving, and data for its receives
+  // arriving (matched to them in order per sender and tag, which travel with the message).
+  class RankAgent final : public MessageObserver {
+   public:
+    TraceReplay* owner = nullptr;
+    int rank = 0;
+    std::map<MessageId, int> sends;  // my send ops in flight
+    // Per (sender rank, tag): data arrived (when its send started, when it arrived), and
+    // my receives ready for it.
+    std::map<std::pair<int, int>, std::deque<std::pair<Time, Time>>> arrived;
+    std::map<std::pair<int, int>, std::deque<int>> recvs_ready;
+
+    void match(const std::pair<int, int>& from);
+    void on_message_sent(MessageId id, Time now) override;
+    void on_message_delivered(MessageId id, Time now) override;
+    void on_message_finished(MessageId, Time) override {}
+  };
 
   Network* network_;
   Trace trace_;
@@ -92,12 +105,8 @@ class TraceReplay final : public MessageObserver {
   std::map<std::string, PendingCollective> collectives_;
   std::vector<std::unique_ptr<CollectiveExecutor>> executors_;  // running ones (and just-finished)
   std::size_t finished_collectives_ = 0;
-  // Point to point: per (sender, receiver, tag), sends and receives in order.
-  std::map<std::tuple<int, int, int>, std::deque<int>> sends_ready_, recvs_ready_;
-  // Delivered data waiting for its recv: when its send started, when it arrived.
-  std::map<std::tuple<int, int, int>, std::deque<std::pair<Time, Time>>> arrived_;
-  std::map<MessageId, std::tuple<int, int, int>> message_of_;  // -> channel (sender, receiver, tag): at the receiver
-  std::map<MessageId, std::pair<int, int>> send_of_;  // -> (rank, send op): at the sender
+  std::deque<RankAgent> agents_;      // observers never move
+  std::map<HostId, int> rank_of_host_;
   std::int64_t left_ = 0;
   Time started_ = -1;
   Time finished_ = -1;
