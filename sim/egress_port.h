@@ -101,7 +101,6 @@ class EgressPort final : public EventHandler {
   // deadlock: a sender short of credits has that much owed to it or in flight.
   void set_credits(std::int64_t bytes, std::int64_t return_batch);
   bool credit_based() const { return credit_based_; }
-  std::int64_t credits(std::uint8_t traffic_class) const { return credit_[traffic_class].available; }
   // A credit update arrived: the far end freed `bytes` of `traffic_class`'s buffer.
   void credits_returned(std::uint8_t traffic_class, std::int64_t bytes);
   // This end freed `bytes` of `traffic_class`'s buffer that the far end had used:

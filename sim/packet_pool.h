@@ -35,7 +35,6 @@ class PacketPool {
 
   // Gives every packet an INT stack (for congestion control that reads telemetry).
   void enable_telemetry();
-  bool telemetry_enabled() const { return telemetry_wanted_; }
   IntStack& telemetry(const Packet* p) {
     return telemetry_[p->pool_index / kBlockPackets][p->pool_index % kBlockPackets];
   }
