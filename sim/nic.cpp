@@ -175,10 +175,7 @@ Packet* Nic::pull(PortIndex port) {
   p->ecn = config_.ecn_capable ? kEcnCapable : 0;
   p->torus_dim = 0xff;
   ++counters_.data_packets_sent;
-  if (m.next_seq < m.sent_max) {
-    ++counters_.retransmitted_packets;
-    ++m.retransmitted;
-  }
+  if (m.next_seq < m.sent_max) ++counters_.retransmitted_packets;
   if (cc_ != nullptr) {
     const double line = line_rate(sending_[pick].ports);
     cc_->on_sent(m.cc, p->wire_bytes, line, now);
@@ -293,7 +290,6 @@ void Nic::on_data(Packet* p) {
   }
   bool ack_now = false;
   if (s < m.expected || bit(m.out_of_order, s)) {
-    ++m.duplicates;
     ++counters_.duplicate_packets_received;
     ack_now = true;  // tell the sender where we are
   } else {

@@ -28,7 +28,6 @@ struct SendState {
   std::uint32_t next_seq = 0;  // next packet to send
   std::uint32_t acked = 0;     // packets acknowledged in order
   std::uint32_t sent_max = 0;  // one past the highest packet ever sent
-  std::uint32_t retransmitted = 0;
   Time last_progress = 0;      // last acknowledgement progress (for the retransmission timer)
   Time next_send = 0;          // pacing by the congestion control's rate
   CcFlow cc;                   // the congestion control's state for this flow
@@ -43,7 +42,6 @@ struct RecvState {
   std::uint32_t expected = 0;  // packets received in order
   std::uint32_t received = 0;  // distinct packets received
   std::uint32_t unacked = 0;   // received since the last acknowledgement
-  std::uint32_t duplicates = 0;
   Time last_cnp = -1;
   Time last_nack = -1;
   std::uint32_t last_nack_seq = UINT32_MAX;
