@@ -87,9 +87,23 @@ CollectiveCalibration calibrate_collective(const NcclTestsLog& log, const Import
     bytes.push_back(s.bytes);
     times.push_back(s.time_us);
   }
+  const int gpus_per_node = request.gpus_per_node > 0 ? request.gpus_per_node : c.ranks;
+  c.nvls = request.algorithm == "nvls" || (request.algorithm.empty() && log.mentions_nvls);
+  if (c.nvls) {
+    // NVLS (docs/collectives.md): time = start-up + size / the switch layer's reduction
+    // rate. Fitted on relative error, as accuracy is judged per size; single-node only.
+    if (request.op != CollectiveOp::kAllReduce) throw std::invalid_argument(log.name + ": NVLS calibration reads all_reduce logs");
+    if (c.ranks > gpus_per_node) {
+      throw std::invalid_argument(log.name + ": an NVLS log of more than one node; calibrate from a single node's log");
+    }
+    c.fit = fit_alpha_beta(bytes, times, /*relative=*/true);
+    c.busbw_asymptote_GBps = c.fit.beta_GBps * busbw_factor(request.op, c.ranks);
+    c.link.bandwidth = from_GBps(c.fit.beta_GBps);
+    c.link.latency = from_us(c.fit.alpha_us);
+    return c;
+  }
   c.fit = fit_alpha_beta(bytes, times);
   c.busbw_asymptote_GBps = c.fit.beta_GBps * busbw_factor(request.op, c.ranks);
-  const int gpus_per_node = request.gpus_per_node > 0 ? request.gpus_per_node : c.ranks;
   const int nics_per_node = request.nics_per_node > 0 ? request.nics_per_node : gpus_per_node;
   c.inter_node = c.ranks > gpus_per_node;
   // The fixed cost spread over the algorithm's steps, each crossing two links (to the
@@ -140,9 +154,10 @@ ImportResult import_logs(const ImportRequest& request) {
     f.rms_relative_residual = c.fit.rms_relative;
     f.relative_residuals = c.fit.relative_residuals;
     r.profile.fits.push_back(f);
-    (c.inter_node ? r.profile.nic : r.profile.nvlink) = c.link;
-    out += format(c.inter_node ? "  -> nic: %.2f GB/s per NIC, %.3f us per link\n"
-                               : "  -> nvlink: %.2f GB/s per GPU, %.3f us per hop\n",
+    (c.nvls ? r.profile.nvls : c.inter_node ? r.profile.nic : r.profile.nvlink) = c.link;
+    out += format(c.nvls         ? "  -> nvls: %.2f GB/s switch-layer reduction rate (AllReduce algbw), %.3f us start-up\n"
+                  : c.inter_node ? "  -> nic: %.2f GB/s per NIC, %.3f us per link\n"
+                                 : "  -> nvlink: %.2f GB/s per GPU, %.3f us per hop\n",
                   static_cast<double>(c.link.bandwidth.bits_per_second) / 8e9, static_cast<double>(c.link.latency) * 1e-6);
     r.collectives.push_back(c);
   }

@@ -18,6 +18,8 @@ struct ImportRequest {
   int ranks = 0;          // 0: the log's "Rank" lines must say
   int gpus_per_node = 0;  // 0: every rank in one NVSwitch node
   int nics_per_node = 0;  // 0: one NIC per GPU
+  // The algorithm the log ran: "ring", "nvls", or empty: NVLS if the log says so, else ring.
+  std::string algorithm;
 };
 
 // One nccl-tests log, fitted and translated.
@@ -27,7 +29,8 @@ struct CollectiveCalibration {
   AlphaBetaFit fit;
   double busbw_asymptote_GBps = 0;  // beta times the busbw factor
   bool inter_node = false;          // the NICs, not NVLink, bound the busbw
-  LinkSpec link;                    // what the profile gets: nvlink, or nic when inter_node
+  bool nvls = false;                // an NVLS log: `link` is the profile's nvls entry
+  LinkSpec link;                    // what the profile gets: nvlink, nic when inter_node, or nvls
 };
 
 CollectiveCalibration calibrate_collective(const NcclTestsLog& log, const ImportRequest& request);

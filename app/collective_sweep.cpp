@@ -26,6 +26,9 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   local_size_ = config_.local_size > 0 ? config_.local_size
                 : config.topology.kind == TopologyConfig::Kind::kCluster ? config.topology.cluster.node.gpus
                                                                         : ranks_;
+  // NVLS's start-up cost is the NVSwitch domain's (a calibrated figure).
+  if (config.topology.kind == TopologyConfig::Kind::kNvSwitch) nvls_latency_ = config.topology.nvswitch.nvls_latency;
+  if (config.topology.kind == TopologyConfig::Kind::kCluster) nvls_latency_ = config.topology.cluster.node.nvls_latency;
   if (!config_.file.empty() && !config.file.empty() && config.file.front() != '<') {
     config_dir_ = std::filesystem::path(config.file).parent_path().string();
   }
@@ -40,6 +43,12 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
       const SourceRef& src = config_.file.empty() ? config.topology.source : config_.file_source;
       throw ConfigError(config_.file.empty() ? where : src.where, config_.file.empty() ? "workload" : src.path, e.what());
     }
+  }
+  // In-network algorithms need a switch layer that reduces and copies for these ranks.
+  if (!config_.sizes.empty() && uses_in_network(program_for(config_.sizes.front())) && !network.can_reduce_in_network(hosts_)) {
+    throw ConfigError(where, "workload.algorithm",
+                      config_.algorithm + " needs every rank linked to switches that reduce in the network (an NVSwitch "
+                      "with `nvls: {bandwidth: ...}`, as the dgx_h100 preset has); these ranks are not");
   }
 }
 
@@ -60,6 +69,7 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   params.chunk_bytes = config_.chunk_bytes;
   params.root = config_.root;
   params.local_size = local_size_;
+  if (config_.algorithm == "nvls") params.start_latency_ps = nvls_latency_;
   return build_collective(config_.algorithm, config_.op, ranks_, bytes, params);
 }
 

@@ -45,6 +45,7 @@ class CollectiveSweep final : public EventHandler {
   std::uint8_t traffic_class_;
   int ranks_ = 0;
   int local_size_ = 0;
+  Time nvls_latency_ = 0;
   std::vector<HostId> hosts_;
   std::vector<CollectiveRow> rows_;
   std::size_t next_ = 0;

@@ -44,7 +44,7 @@ const char* kUsage =
     "                              --gpu PROFILE.yaml [--zero] [--bucket SIZE] -o TRACE.jsonl\n"
     "       fabricsim scale CONFIG --model MODEL.yaml --tp T --pp P --microbatches M --gpu PROFILE.yaml\n"
     "                              --dp-list 1,2,4 [--ep E] [--zero] [--json]\n"
-    "       fabricsim calibrate import --nccl-tests LOG... | --perftest LOG... [--op OP] [--ranks N]\n"
+    "       fabricsim calibrate import --nccl-tests LOG... | --perftest LOG... [--op OP] [--ranks N] [--algo ring|nvls]\n"
     "                              [--gpus-per-node G] [--nics-per-node K] --out PROFILE.yaml\n"
     "       fabricsim calibrate gpu [--out PROFILE.yaml] [--json]\n"
     "       fabricsim calibrate nic --server | --client HOST [--device NAME] [--gid-index N] [--port P]\n"
@@ -387,6 +387,14 @@ int calibrate_import_command(const po::variables_map& vm) {
     if (!parsed) {
       std::cerr << "fabricsim calibrate import: --op: expected all_reduce, reduce_scatter, all_gather, broadcast, reduce,"
                    " all_to_all or send_recv, got '" << op << "'\n";
+      return kExitBadInput;
+    }
+  }
+  if (vm.count("algo")) {
+    request.algorithm = vm["algo"].as<std::string>();
+    if (request.algorithm != "ring" && request.algorithm != "nvls") {
+      std::cerr << "fabricsim calibrate import: --algo: expected ring or nvls (the algorithm the log ran), got '"
+                << request.algorithm << "'\n";
       return kExitBadInput;
     }
   }

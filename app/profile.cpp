@@ -26,7 +26,7 @@ LinkProfile load_profile(const std::string& path) {
   LinkProfile p;
   m.integer("version", 1, 1, 1);
   p.sources = m.string_list("sources", false);
-  for (const char* key : {"nvlink", "pcie", "nic"}) {
+  for (const char* key : {"nvlink", "pcie", "nic", "nvls"}) {
     if (!m.has(key)) {
       m.map(key, false);
       continue;
@@ -36,7 +36,8 @@ LinkProfile load_profile(const std::string& path) {
     s.bandwidth = l.bandwidth("bandwidth");
     s.latency = l.time("latency", s.latency);
     l.finish();
-    (std::string(key) == "nvlink" ? p.nvlink : std::string(key) == "pcie" ? p.pcie : p.nic) = s;
+    const std::string k = key;
+    (k == "nvlink" ? p.nvlink : k == "pcie" ? p.pcie : k == "nic" ? p.nic : p.nvls) = s;
   }
   MapReader gpu = m.map("gpu", false);
   if (gpu.has("reduce_fp32")) p.reduce_GBps_fp32 = static_cast<double>(gpu.bandwidth("reduce_fp32").bits_per_second) / 8e9;
@@ -85,6 +86,7 @@ std::string profile_yaml(const LinkProfile& p) {
   link("nvlink", p.nvlink, "per GPU into the NVSwitch layer, per hop");
   link("pcie", p.pcie, "GPU to NIC");
   link("nic", p.nic, "NIC to the fabric");
+  link("nvls", p.nvls, "NVLink SHARP: the switch layer's reduction rate (AllReduce algbw), an NVLS collective's start-up cost");
   if (p.reduce_GBps_fp32 || p.reduce_GBps_bf16 || p.matmul_tflops || p.launch_latency_us) {
     out << "gpu:\n";
     if (p.reduce_GBps_fp32) { std::snprintf(buf, sizeof buf, "  reduce_fp32: %.3fGBps\n", *p.reduce_GBps_fp32); out << buf; }

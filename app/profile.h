@@ -25,6 +25,9 @@ struct LinkProfile {
   std::optional<LinkSpec> nvlink;  // per GPU into the NVSwitch layer (all its links together), per hop
   std::optional<LinkSpec> pcie;
   std::optional<LinkSpec> nic;
+  // NVLink SHARP: the switch layer's reduction rate (as an AllReduce's algorithm
+  // bandwidth) and an NVLS collective's start-up cost.
+  std::optional<LinkSpec> nvls;
   std::optional<double> reduce_GBps_fp32, reduce_GBps_bf16, matmul_tflops, launch_latency_us;
   std::vector<CollectiveFitRecord> fits;
   std::vector<std::string> sources;

@@ -17,6 +17,12 @@ void apply_nvlink_profile(NvSwitchSpec& s, const LinkSpec& nvlink) {
   s.latency = nvlink.latency;
 }
 
+// A profile's NVLS figures: the switch layer's reduction rate and the start-up cost.
+void apply_nvls_profile(NvSwitchSpec& s, const LinkSpec& nvls) {
+  s.nvls_bandwidth = nvls.bandwidth;
+  s.nvls_latency = nvls.latency;
+}
+
 // A link's latency: at least 1 ns, as every link's latency is the lookahead a parallel
 // run works ahead by (SST's rule); zero would make components meet without a link.
 Time read_latency(MapReader& m, const std::string& key, Time fallback) {
@@ -179,10 +185,25 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
   s.latency = read_latency(m, "latency", s.latency);
   if (profiled) {
     const LinkProfile profile = load_profile(resolve_config_path(m.context(), m.string("profile")));
-    if (!profile.nvlink) m.context().fail(m.node()["profile"], m.child_path("profile"), "expected a profile with an nvlink entry");
-    apply_nvlink_profile(s, *profile.nvlink);
+    if (!profile.nvlink && !profile.nvls) {
+      m.context().fail(m.node()["profile"], m.child_path("profile"), "expected a profile with an nvlink or nvls entry");
+    }
+    if (profile.nvlink) apply_nvlink_profile(s, *profile.nvlink);
+    if (profile.nvls) apply_nvls_profile(s, *profile.nvls);
   } else {
     m.string("profile", std::string());
+  }
+  // NVLink SHARP: `nvls: {bandwidth, latency}` sets it, `nvls: false` turns it off.
+  if (m.has("nvls") && m.node()["nvls"].IsScalar()) {
+    if (!m.boolean("nvls")) s.nvls_bandwidth = Bandwidth{0};
+    else if (s.nvls_bandwidth.bits_per_second == 0) {
+      m.context().fail(m.node()["nvls"], m.child_path("nvls"), "expected {bandwidth: ..., latency: ...}: this NVSwitch has no NVLS figures to turn on");
+    }
+  } else if (m.has("nvls")) {
+    MapReader nvls = m.map("nvls");
+    s.nvls_bandwidth = nvls.bandwidth("bandwidth", s.nvls_bandwidth.bits_per_second > 0 ? std::optional<Bandwidth>(s.nvls_bandwidth) : std::nullopt);
+    s.nvls_latency = nvls.time("latency", s.nvls_latency);
+    nvls.finish();
   }
   if (s.links_per_gpu() == 0) m.context().fail(m.node(), m.path(), "expected at least one NVLink per GPU");
   return s;
@@ -249,6 +270,7 @@ void read_cluster(MapReader& m, ClusterSpec& c) {
   MapReader node = m.map("node");
   c.node = read_nvswitch(node);
   if (profile && profile->nvlink && !node.has("profile")) apply_nvlink_profile(c.node, *profile->nvlink);
+  if (profile && profile->nvls && !node.has("profile") && !node.has("nvls")) apply_nvls_profile(c.node, *profile->nvls);
   node.finish();
   c.nics_per_node = static_cast<int>(m.integer("nics_per_node", 1, c.node.gpus, c.node.gpus));
   if (profile && profile->pcie) c.pcie = *profile->pcie;

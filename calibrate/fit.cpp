@@ -5,22 +5,29 @@
 
 namespace fabricsim {
 
-AlphaBetaFit fit_alpha_beta(const std::vector<std::int64_t>& bytes, const std::vector<double>& time_us) {
+AlphaBetaFit fit_alpha_beta(const std::vector<std::int64_t>& bytes, const std::vector<double>& time_us, bool relative) {
   const std::size_t n = bytes.size();
   if (n < 2 || time_us.size() != n) throw std::invalid_argument("a fit needs at least two (size, time) points");
-  // Ordinary least squares of t = a + b x, x in bytes: b = cov(x, t) / var(x).
-  double mx = 0, mt = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    mx += static_cast<double>(bytes[i]);
-    mt += time_us[i];
+  // Weighted least squares of t = a + b x, x in bytes: b = cov(x, t) / var(x) under
+  // weights w (1, or 1/t^2 for relative errors).
+  std::vector<double> w(n, 1.0);
+  if (relative) {
+    for (std::size_t i = 0; i < n; ++i) w[i] = time_us[i] > 0 ? 1.0 / (time_us[i] * time_us[i]) : 0.0;
   }
-  mx /= static_cast<double>(n);
-  mt /= static_cast<double>(n);
+  double sw = 0, mx = 0, mt = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sw += w[i];
+    mx += w[i] * static_cast<double>(bytes[i]);
+    mt += w[i] * time_us[i];
+  }
+  if (sw <= 0) throw std::invalid_argument("a fit needs positive times");
+  mx /= sw;
+  mt /= sw;
   double sxx = 0, sxt = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const double dx = static_cast<double>(bytes[i]) - mx;
-    sxx += dx * dx;
-    sxt += dx * (time_us[i] - mt);
+    sxx += w[i] * dx * dx;
+    sxt += w[i] * dx * (time_us[i] - mt);
   }
   if (sxx == 0) throw std::invalid_argument("a fit needs at least two distinct sizes");
   const double slope = sxt / sxx;  // us per byte

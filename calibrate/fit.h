@@ -14,7 +14,10 @@ struct AlphaBetaFit {
   double rms_relative = 0;
 };
 
-// Throws std::invalid_argument with fewer than two distinct sizes.
-AlphaBetaFit fit_alpha_beta(const std::vector<std::int64_t>& bytes, const std::vector<double>& time_us);
+// Throws std::invalid_argument with fewer than two distinct sizes. `relative`: least
+// squares of the relative error (each point weighted by 1/time), so that small sizes
+// count as much as large ones.
+AlphaBetaFit fit_alpha_beta(const std::vector<std::int64_t>& bytes, const std::vector<double>& time_us,
+                            bool relative = false);
 
 }  // namespace fabricsim

@@ -56,6 +56,9 @@ NcclTestsLog parse_nccl_tests(const std::string& text, const std::string& name) 
     const std::string where = name + ":" + std::to_string(number_of);
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos) continue;
+    if ((line[first] == '#' || line.find("NCCL INFO") != std::string::npos) && line.find("NVLS") != std::string::npos) {
+      log.mentions_nvls = true;
+    }
     if (line[first] == '#') {
       const auto w = words(trim_hash(line));
       if (w.size() >= 2 && w[0] == "Rank") max_rank = std::max(max_rank, static_cast<int>(number(w[1], where, "a rank")));

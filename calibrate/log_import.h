@@ -24,6 +24,7 @@ struct NcclTestsLog {
   int ranks = 0;           // from the "Rank N" lines, 0 if the log does not say
   std::vector<CollectiveSample> samples;
   std::optional<double> avg_busbw_GBps;
+  bool mentions_nvls = false;  // a comment or NCCL INFO line names NVLS (NCCL_ALGO=NVLS runs)
 };
 
 // nccl-tests output; falls back to the plain four-column table when there is no header.

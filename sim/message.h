@@ -19,12 +19,21 @@ struct Message {
                                // on neither slot reuse nor what other endpoints created first
   HostId src = 0;
   HostId dst = 0;
+  HostId via = 0;             // it leaves by the ports toward this host (dst but for an
+                              // in-network transfer, which may be addressed to its source)
   std::int64_t bytes = 0;
   std::uint32_t packets = 0;  // ceil(bytes / mtu), at least 1
   std::uint8_t traffic_class = 0;
   std::uint32_t tag = 0;      // the workload's word for the receiver (e.g. which receive it
                               // feeds), set when the message is made: it travels with it
   std::uint32_t recv_slot = 0;  // where the destination NIC keeps its receive state
+  // In-network transfers (sim/packet.h InNetwork): kMulticast is the sender's record of a
+  // multicast (each member has a receive record of its own, with no sender side), kReduce
+  // one contribution (the first one made for a sum also records the sum's delivery).
+  InNetwork in_network = InNetwork::kNone;
+  std::uint16_t group = 0;      // kMulticast: the group; kReduce: contributions to the sum
+  bool has_sender = true;       // a sender will report it sent and finished
+  bool awaits_delivery = true;  // a receiver will report it delivered
   // The record, written as the NICs report (by the network's dispatcher).
   Time posted = -1;     // handed to the source NIC
   Time delivered = -1;  // every packet arrived at the destination
@@ -50,7 +59,10 @@ class MessageObserver {
 // of the run; references stay valid while the table grows (a deque).
 class MessageTable {
  public:
-  MessageId add(HostId src, HostId dst, std::int64_t bytes, std::uint8_t traffic_class, std::uint32_t packets) {
+  // `counted`: a message of its own (false: a receive record of the message made just
+  // before it, as a multicast's members have: same serial, no sequence of its own).
+  MessageId add(HostId src, HostId dst, std::int64_t bytes, std::uint8_t traffic_class, std::uint32_t packets,
+                bool counted = true) {
     MessageId id;
     if (!free_.empty()) {
       id = free_.back();
@@ -61,11 +73,16 @@ class MessageTable {
       messages_.emplace_back();
     }
     Message& m = messages_[id];
-    m.serial = created_++;
-    if (src >= sent_by_.size()) sent_by_.resize(src + 1, 0);
-    m.sequence = sent_by_[src]++;
+    if (!counted) {
+      m.serial = created_ - 1;
+    } else {
+      m.serial = created_++;
+      if (src >= sent_by_.size()) sent_by_.resize(src + 1, 0);
+      m.sequence = sent_by_[src]++;
+    }
     m.src = src;
     m.dst = dst;
+    m.via = dst;
     m.bytes = bytes;
     m.traffic_class = traffic_class;
     m.packets = packets;

@@ -27,19 +27,27 @@ class MessageDispatcher final : public MessageObserver {
     (*records_)[id].finished = now;
     if (tap_) tap_->on_message_finished(id, now);
     if (id < senders_.size() && senders_[id]) senders_[id]->on_message_finished(id, now);
-    records_->release(id);
+    release_when_done(id);
   }
   // Told of every finished message before its owner (a recorder: it only reads).
   void set_tap(MessageObserver* tap) { tap_ = tap; }
   void on_message_delivered(MessageId id, Time now) override {
     (*records_)[id].delivered = now;
     if (id < receivers_.size() && receivers_[id]) receivers_[id]->on_message_delivered(id, now);
+    // An ordinary message is delivered before it can finish (its last ack answers the
+    // last packet); an in-network one may be delivered after its sender is done with it.
+    if ((*records_)[id].in_network != InNetwork::kNone) release_when_done(id);
   }
   void on_message_sent(MessageId id, Time now) override {
     if (id < senders_.size() && senders_[id]) senders_[id]->on_message_sent(id, now);
   }
 
  private:
+  // A record is free once each side it has is done with it.
+  void release_when_done(MessageId id) {
+    const Message& m = (*records_)[id];
+    if ((m.finished >= 0 || !m.has_sender) && (m.delivered >= 0 || !m.awaits_delivery)) records_->release(id);
+  }
   std::vector<MessageObserver*> senders_;
   std::vector<MessageObserver*> receivers_;
   MessageObserver* tap_ = nullptr;

@@ -106,3 +106,115 @@ MessageId Network::add_message(HostId src, HostId dst, std::int64_t bytes, std::
 }
 
 }  // namespace fabricsim
+
+namespace fabricsim {
+
+void Network::add_reduction_engine(std::uint32_t s, Bandwidth rate) {
+  if (rate.bits_per_second <= 0) throw std::invalid_argument("reduction rate must be positive");
+  Switch& sw = switches_.at(s);
+  EgressPort& port = ports_.emplace_back(*sim_, rate, params_.traffic_classes, EgressPort::kUnlimited);
+  const PortIndex index = sw.add_port(port);
+  // The engine's output loops back into the switch after the latency floor (1 ns).
+  Link& loop = links_.emplace_back(*sim_, ns(1), sw, index);
+  port.attach(loop);
+  sw.set_reduction_engine(index);
+}
+
+namespace {
+// Switches with a link to every one of `hosts`.
+std::vector<std::uint32_t> switches_reaching(const std::vector<LinkDirection>& directions, std::size_t switches,
+                                             const std::vector<HostId>& hosts) {
+  std::vector<int> reached(switches, 0);
+  std::vector<HostId> sorted = hosts;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<std::uint32_t> last(switches, UINT32_MAX);  // one count per host, however many links
+  for (const LinkDirection& d : directions) {
+    if (d.from.kind != NodeRef::Kind::kSwitch || d.to.kind != NodeRef::Kind::kHost) continue;
+    if (!std::binary_search(sorted.begin(), sorted.end(), d.to.index) || last[d.from.index] == d.to.index) continue;
+    last[d.from.index] = d.to.index;
+    ++reached[d.from.index];
+  }
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t s = 0; s < switches; ++s) {
+    if (reached[s] == static_cast<int>(sorted.size())) out.push_back(s);
+  }
+  return out;
+}
+}  // namespace
+
+bool Network::can_reduce_in_network(const std::vector<HostId>& hosts) const {
+  for (std::uint32_t s : switches_reaching(directions_, switches_.size(), hosts)) {
+    if (switches_[s].reduces()) return true;
+  }
+  return false;
+}
+
+std::optional<std::uint16_t> Network::multicast_group(const std::vector<HostId>& members) {
+  if (auto it = multicast_ids_.find(members); it != multicast_ids_.end()) return it->second;
+  const std::vector<std::uint32_t> reaching = switches_reaching(directions_, switches_.size(), members);
+  if (reaching.empty() || multicast_members_.size() > UINT16_MAX) return std::nullopt;
+  const auto id = static_cast<std::uint16_t>(multicast_members_.size());
+  std::vector<MulticastMember> addressed;
+  for (HostId h : members) addressed.push_back({h, h < host_groups_.size() ? host_groups_[h] : 0});
+  for (std::uint32_t s : reaching) switches_[s].add_multicast_group(id, addressed);
+  multicast_members_.push_back(members);
+  multicast_ids_.emplace(members, id);
+  return id;
+}
+
+MessageId Network::add_multicast(HostId src, std::uint16_t group, std::int64_t bytes, std::uint8_t traffic_class,
+                                 std::vector<MessageId>& receives) {
+  const std::vector<HostId>& members = multicast_members_.at(group);
+  // The sender's record; it is addressed to a member other than itself, whose ports are
+  // the ones toward the switches that copy it.
+  HostId toward = members.front();
+  for (HostId h : members) {
+    if (h != src) {
+      toward = h;
+      break;
+    }
+  }
+  if (toward == src) throw std::invalid_argument("a multicast needs a member other than its sender");
+  if (traffic_class >= params_.traffic_classes) throw std::invalid_argument("traffic class out of range");
+  const std::uint32_t packets = packets_for(bytes, params_.nic.mtu);
+  const MessageId id = messages_.add(src, toward, bytes, traffic_class, packets);
+  Message& m = messages_[id];
+  m.in_network = InNetwork::kMulticast;
+  m.group = group;
+  m.awaits_delivery = false;
+  const std::uint32_t sequence = m.sequence;
+  receives.clear();
+  for (HostId h : members) {
+    const MessageId r = messages_.add(src, h, bytes, traffic_class, packets, /*counted=*/false);
+    Message& rm = messages_[r];
+    rm.in_network = InNetwork::kMulticast;
+    rm.group = group;
+    rm.has_sender = false;
+    rm.sequence = sequence;  // the copies carry the sender's name for the message
+    rm.recv_slot = nics_[h].open_in_network_receive(r, src, sequence, packets, /*by_name=*/true);
+    receives.push_back(r);
+  }
+  return id;
+}
+
+MessageId Network::add_contribution(HostId src, HostId owner, HostId via, std::uint16_t contributors,
+                                    std::int64_t bytes, std::uint8_t traffic_class, std::uint32_t* sum_slot) {
+  if (src >= nics_.size() || owner >= nics_.size() || via >= nics_.size() || via == src) throw std::invalid_argument("message endpoint out of range");
+  if (traffic_class >= params_.traffic_classes) throw std::invalid_argument("traffic class out of range");
+  const std::uint32_t packets = packets_for(bytes, params_.nic.mtu);
+  const MessageId id = messages_.add(src, owner, bytes, traffic_class, packets);
+  Message& m = messages_[id];
+  m.in_network = InNetwork::kReduce;
+  m.group = contributors;
+  m.via = via;
+  if (*sum_slot == kNoSum) {
+    *sum_slot = nics_[owner].open_in_network_receive(id, src, m.sequence, packets, /*by_name=*/false);
+  } else {
+    m.awaits_delivery = false;
+  }
+  m.recv_slot = *sum_slot;
+  return id;
+}
+
+}  // namespace fabricsim

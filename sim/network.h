@@ -4,6 +4,8 @@
 // routes); read by the recorders after the run.
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -72,6 +74,31 @@ class Network {
 
   // Registers a message; it is sent once post() hands it to its source NIC.
   MessageId add_message(HostId src, HostId dst, std::int64_t bytes, std::uint8_t traffic_class = 0);
+
+  // In-network collectives (NVLink SHARP, SHARP). Before the run:
+  // Gives switch `s` a reduction engine of `rate` (sums per second, in bytes); call
+  // before finish_switches().
+  void add_reduction_engine(std::uint32_t s, Bandwidth rate);
+  // A multicast group of `members`, set up in every switch that has a link to each of
+  // them (an NVSwitch domain's chips). The same members give the same id; nullopt
+  // when no switch reaches them all.
+  std::optional<std::uint16_t> multicast_group(const std::vector<HostId>& members);
+  // Whether some reducing switch has a link to each of `hosts`.
+  bool can_reduce_in_network(const std::vector<HostId>& hosts) const;
+  // During the run (lossless links only: these are never acknowledged):
+  // A multicast of `bytes` from `src` to every member of `group` (src included if a
+  // member). Returns the sender's message; `receives` gets each member's receive record,
+  // in member order, to assign to the member's agent.
+  MessageId add_multicast(HostId src, std::uint16_t group, std::int64_t bytes, std::uint8_t traffic_class,
+                          std::vector<MessageId>& receives);
+  // `src`'s contribution to a sum of `contributors` contributions that a reducing switch
+  // delivers to `owner` (src may be the owner). The first contribution made opens the
+  // owner's receive (pass `*sum_slot` = kNoSum; it is set) and its record is the sum's
+  // delivery; later ones pass the slot back.
+  static constexpr std::uint32_t kNoSum = UINT32_MAX;
+  // It leaves by the ports toward `via` (another member of the sum: the owner may be src).
+  MessageId add_contribution(HostId src, HostId owner, HostId via, std::uint16_t contributors, std::int64_t bytes,
+                             std::uint8_t traffic_class, std::uint32_t* sum_slot);
   void post(MessageId id) {
     Message& m = messages_[id];
     m.posted = sim_->now();
@@ -113,6 +140,8 @@ class Network {
   std::deque<Link> links_;
   std::vector<LinkDirection> directions_;
   std::vector<std::uint32_t> host_groups_;
+  std::map<std::vector<HostId>, std::uint16_t> multicast_ids_;
+  std::vector<std::vector<HostId>> multicast_members_;  // by group id
   MessageTable messages_;
   MessageDispatcher dispatcher_;
 };

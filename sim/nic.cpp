@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <numeric>
 #include <stdexcept>
 
 #include "sim/rng.h"
@@ -26,7 +27,8 @@ Nic::Nic(Simulator& sim, HostId host, const NicConfig& config, MessageObserver* 
     telemetry_ = cc_->wants_telemetry();
     if (telemetry_) sim.packets().enable_telemetry();
   }
-  retransmit_timer_.nic = rate_timer_.nic = pacer_.nic = sent_notifier_.nic = this;
+  retransmit_timer_.nic = rate_timer_.nic = pacer_.nic = sent_notifier_.nic = waker_.nic = this;
+  waker_.fire = &Nic::on_waker;
   sent_notifier_.fire = &Nic::on_sent_notifier;
   retransmit_timer_.fire = &Nic::on_retransmit_timer;
   rate_timer_.fire = &Nic::on_rate_timer;
@@ -77,7 +79,7 @@ void Nic::enter_rotation(std::uint32_t slot) {
   SendState& m = sends_[slot];
   if (m.sending) return;
   m.sending = true;
-  const std::uint64_t ports = ports_toward(m.dst);
+  const std::uint64_t ports = ports_toward(m.via);
   sending_.push_back({slot, ports});
   for (std::uint64_t rest = ports; rest != 0; rest &= rest - 1) ports_[static_cast<std::size_t>(std::countr_zero(rest))]->wake();
 }
@@ -93,15 +95,68 @@ std::uint32_t Nic::open_receive(MessageId id, HostId src, std::uint32_t sequence
   return slot;
 }
 
+std::uint32_t Nic::open_in_network_receive(MessageId id, HostId src, std::uint32_t sequence, std::uint32_t packets,
+                                           bool by_name) {
+  const std::uint32_t slot = open_receive(id, src, sequence, packets);
+  recvs_[slot].in_network = true;
+  if (by_name) named_recvs_.push_back(slot);
+  return slot;
+}
+
+std::uint16_t Nic::stripe_pattern(std::uint64_t ports) {
+  for (std::size_t i = 0; i < stripe_masks_.size(); ++i) {
+    if (stripe_masks_[i] == ports) return static_cast<std::uint16_t>(i);
+  }
+  // Each port's share of the pattern is its share of the bandwidth, in lowest terms
+  // (a DGX H100 GPU's 5, 4, 4 and 5 NVLinks to its four NVSwitch chips: 18 entries),
+  // scaled down to at most 256 entries where the speeds share no large divisor.
+  std::vector<PortIndex> members;
+  std::vector<std::int64_t> weights;
+  std::int64_t divisor = 0;
+  for (std::uint64_t rest = ports; rest != 0; rest &= rest - 1) {
+    const auto port = static_cast<PortIndex>(std::countr_zero(rest));
+    members.push_back(port);
+    weights.push_back(ports_[port]->bandwidth().bits_per_second);
+    divisor = std::gcd(divisor, weights.back());
+  }
+  std::int64_t total = 0;
+  for (std::int64_t& w : weights) total += (w /= divisor);
+  std::vector<PortIndex> pattern;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const std::int64_t share = total <= 256 ? weights[i] : std::max<std::int64_t>(1, weights[i] * 256 / total);
+    pattern.insert(pattern.end(), static_cast<std::size_t>(share), members[i]);
+  }
+  stripe_masks_.push_back(ports);
+  stripe_patterns_.push_back(std::move(pattern));
+  return static_cast<std::uint16_t>(stripe_masks_.size() - 1);
+}
+
+PortIndex Nic::stripe_port(const SendState& m, std::uint32_t seq) const {
+  const std::vector<PortIndex>& pattern = stripe_patterns_[m.stripe];
+  return pattern[(seq + m.stripe_offset) % pattern.size()];
+}
+
+void Nic::wake_later(PortIndex port) {
+  wake_mask_ |= std::uint64_t{1} << port;
+  if (!waker_.scheduled()) sim_->schedule_at(waker_, sim_->now());
+}
+
+void Nic::on_waker() {
+  const std::uint64_t mask = wake_mask_;
+  wake_mask_ = 0;
+  for (std::uint64_t rest = mask; rest != 0; rest &= rest - 1) ports_[static_cast<std::size_t>(std::countr_zero(rest))]->wake();
+}
+
 void Nic::post(MessageId id, const Message& d) {
   assert(d.src == host_);
   const Time now = sim_->now();
-  const std::uint64_t ports = ports_toward(d.dst);
+  const std::uint64_t ports = ports_toward(d.via);
   if (ports == 0) throw std::logic_error("message posted toward an unreachable host");
   const std::uint32_t slot = sends_.allocate();
   SendState& m = sends_[slot];
   m.id = id;
   m.dst = d.dst;
+  m.via = d.via;
   m.sequence = d.sequence;
   m.recv_slot = d.recv_slot;
   m.packets = d.packets;
@@ -109,6 +164,19 @@ void Nic::post(MessageId id, const Message& d) {
   m.traffic_class = d.traffic_class;
   m.active = true;
   m.last_progress = now;
+  if (d.in_network != InNetwork::kNone) {
+    // Lossless and unacknowledged: no timer, no congestion control.
+    m.in_network = d.in_network;
+    m.group = d.group;
+    m.stripe = stripe_pattern(ports);
+    // A sum's contributions start at the same place (from the sum's address: owner and
+    // receive slot), so packet n of each meets at one switch; successive transfers
+    // continue where the last left off, so short ones still cover every port evenly.
+    m.stripe_offset = d.in_network == InNetwork::kReduce ? (d.dst * 7 + d.recv_slot) * d.packets
+                                                         : (host_ * 7 + d.sequence) * d.packets;
+    enter_rotation(slot);
+    return;
+  }
   unfinished_.push_back(slot);
   if (cc_ != nullptr) {
     cc_->start(m.cc, line_rate(ports), config_.network_rtt, now);
@@ -131,6 +199,7 @@ Packet* Nic::pull(PortIndex port) {
     const std::size_t k = (next_ + i) % n;
     if (((sending_[k].ports >> port) & 1u) == 0) continue;
     const SendState& m = sends_[sending_[k].slot];
+    if (m.in_network != InNetwork::kNone && stripe_port(m, m.next_seq) != port) continue;
     if (out.paused(m.traffic_class)) continue;
     if (out.credit_based() && !out.can_start(m.traffic_class, wire_bytes_of(m, m.next_seq))) {
       // The far end has no room for it yet; its credit update wakes the port.
@@ -141,7 +210,7 @@ Packet* Nic::pull(PortIndex port) {
       earliest_paced = std::min(earliest_paced, m.next_send);
       continue;
     }
-    if (cc_ != nullptr && m.cc.window_bytes != INT64_MAX && m.next_seq > m.acked &&
+    if (cc_ != nullptr && m.in_network == InNetwork::kNone && m.cc.window_bytes != INT64_MAX && m.next_seq > m.acked &&
         static_cast<std::int64_t>(m.next_seq - m.acked) * (config_.mtu + config_.header_bytes) >= m.cc.window_bytes) {
       continue;  // its window is full: an ack wakes the port
     }
@@ -174,9 +243,11 @@ Packet* Nic::pull(PortIndex port) {
   p->traffic_class = m.traffic_class;
   p->ecn = config_.ecn_capable ? kEcnCapable : 0;
   p->torus_dim = 0xff;
+  p->in_network = m.in_network;
+  p->group = m.group;
   ++counters_.data_packets_sent;
   if (m.next_seq < m.sent_max) ++counters_.retransmitted_packets;
-  if (cc_ != nullptr) {
+  if (cc_ != nullptr && m.in_network == InNetwork::kNone) {
     const double line = line_rate(sending_[pick].ports);
     cc_->on_sent(m.cc, p->wire_bytes, line, now);
     if (m.cc.rate_bps < line) {
@@ -184,7 +255,7 @@ Packet* Nic::pull(PortIndex port) {
     }
   }
   if (m.next_seq + 1 == m.packets && m.sent_max < m.packets) {
-    just_sent_.push_back(m.id);
+    just_sent_.push_back({m.id, m.in_network != InNetwork::kNone ? slot : UINT32_MAX});
     if (!sent_notifier_.scheduled()) sim_->schedule_at(sent_notifier_, now);
   }
   m.sent_max = std::max(m.sent_max, m.next_seq + 1);
@@ -195,6 +266,11 @@ Packet* Nic::pull(PortIndex port) {
     next_ = pick;
   } else {
     next_ = pick + 1;
+    if (m.in_network != InNetwork::kNone) {
+      // Its next packet may belong to another port, which may be idle.
+      const PortIndex next_port = stripe_port(m, m.next_seq);
+      if (next_port != port) wake_later(next_port);
+    }
   }
   return p;
 }
@@ -241,6 +317,10 @@ void Nic::receive(Packet* p, PortIndex in_port) {
   if ((credit_ports_ >> in_port) & 1u) {
     // An endpoint takes what arrives at once (into memory): its buffer is free again.
     ports_[in_port]->owe_credits(p->traffic_class, p->wire_bytes);
+  }
+  if (p->kind == PacketKind::kData && p->in_network != InNetwork::kNone) {
+    on_in_network_data(p);
+    return;
   }
   if (p->kind == PacketKind::kData) {
     const RecvState& r = recvs_[p->recv_slot];
@@ -329,6 +409,38 @@ void Nic::on_data(Packet* p) {
     recvs_.release(slot);
     if (observer_ != nullptr) observer_->on_message_delivered(id, now);
   }
+}
+
+void Nic::on_in_network_data(Packet* p) {
+  // Lossless and unacknowledged: count it, deliver on the last.
+  std::uint32_t slot = p->recv_slot;
+  if (p->in_network == InNetwork::kReplica) {
+    // A multicast copy names the message, not this member's slot (the switch made it).
+    slot = UINT32_MAX;
+    for (std::uint32_t s : named_recvs_) {
+      const RecvState& r = recvs_[s];
+      if (r.src == p->src && r.sequence == p->sequence) {
+        slot = s;
+        break;
+      }
+    }
+  }
+  if (slot == UINT32_MAX || !recvs_[slot].active || !recvs_[slot].in_network) {
+    ++counters_.duplicate_packets_received;  // a sum or copy for nobody: a model error
+    sim_->packets().release(p);
+    return;
+  }
+  RecvState& r = recvs_[slot];
+  ++r.received;
+  ++counters_.data_packets_received;
+  counters_.payload_bytes_received += p->payload;
+  const bool by_name = p->in_network == InNetwork::kReplica;
+  sim_->packets().release(p);
+  if (r.received < r.packets) return;
+  const MessageId id = r.id;
+  if (by_name) std::erase(named_recvs_, slot);
+  recvs_.release(slot);
+  if (observer_ != nullptr) observer_->on_message_delivered(id, sim_->now());
 }
 
 void Nic::on_ack(Packet* p) {
@@ -447,10 +559,15 @@ void Nic::on_rate_timer() {
 void Nic::on_pacer() { wake_ports(); }
 
 void Nic::on_sent_notifier() {
-  std::vector<MessageId> sent;
+  std::vector<JustSent> sent;
   sent.swap(just_sent_);
-  for (MessageId id : sent) {
-    if (observer_ != nullptr) observer_->on_message_sent(id, sim_->now());
+  for (const JustSent& s : sent) {
+    if (observer_ != nullptr) observer_->on_message_sent(s.id, sim_->now());
+    if (s.slot == UINT32_MAX) continue;
+    // In-network: nothing will answer it, so having left is being done.
+    sends_.release(s.slot);
+    ++counters_.messages_finished;
+    if (observer_ != nullptr) observer_->on_message_finished(s.id, sim_->now());
   }
 }
 

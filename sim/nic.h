@@ -91,7 +91,16 @@ class Nic final : public PacketSink, public PacketSource {
   // Opens a receive slot for a message from `src` (before its first packet can arrive):
   // its number travels in the message's data packets.
   std::uint32_t open_receive(MessageId id, HostId src, std::uint32_t sequence, std::uint32_t packets);
+  // The same for an in-network transfer (a multicast copy or a switch's sum), which is
+  // never acknowledged. A copy is found by the message's name (`by_name`); a sum by the
+  // slot its contributions carry.
+  std::uint32_t open_in_network_receive(MessageId id, HostId src, std::uint32_t sequence, std::uint32_t packets,
+                                        bool by_name);
   // Starts sending message `id`, described by `m` (its src must be this host), from now on.
+  // An in-network message is striped over the ports toward m.dst by packet number, in
+  // proportion to their bandwidth (as NVLink stripes addresses over a GPU's links), so
+  // every contributor's packet n of a sum meets at the same switch; it is done once its
+  // last packet has left.
   void post(MessageId id, const Message& m);
   // For observers: distinct packets received so far of the message in receive slot
   // `slot` (all of them once it is complete and the slot let go).
@@ -128,6 +137,11 @@ class Nic final : public PacketSink, public PacketSource {
   Packet* control_packet(PacketKind kind, const Packet& about, std::uint32_t seq);
   void send_control(Packet* p);
   void on_data(Packet* p);
+  void on_in_network_data(Packet* p);
+  std::uint16_t stripe_pattern(std::uint64_t ports);
+  PortIndex stripe_port(const SendState& m, std::uint32_t seq) const;
+  void wake_later(PortIndex port);
+  void on_waker();
   void on_ack(Packet* p);
   void on_nack(Packet* p);
   void on_cnp(Packet* p);
@@ -164,7 +178,18 @@ class Nic final : public PacketSink, public PacketSource {
   // from an event of its own at the same time (not from inside a port's pull, where a
   // new message posted by the owner would re-enter this NIC).
   Timer sent_notifier_;
-  std::vector<MessageId> just_sent_;
+  struct JustSent {
+    MessageId id;
+    std::uint32_t slot;  // in-network: the send slot, done with once its owner is told
+  };
+  std::vector<JustSent> just_sent_;
+  // In-network striping: per port set, packet n goes to pattern[n % size].
+  std::vector<std::uint64_t> stripe_masks_;
+  std::vector<std::vector<PortIndex>> stripe_patterns_;
+  std::vector<std::uint32_t> named_recvs_;  // receive slots found by name (multicast copies)
+  // Ports to wake from an event of their own (not from inside another port's pull).
+  Timer waker_;
+  std::uint64_t wake_mask_ = 0;
   NicCounters counters_;
 };
 

@@ -23,6 +23,18 @@ enum class PacketKind : std::uint8_t {
             // buffer (an InfiniBand/PCIe/NVLink credit update); hop by hop, never forwarded
 };
 
+// In-network collectives (NVLink SHARP on NVSwitch, SHARP on InfiniBand switches): what a
+// switch does with a data packet beyond forwarding it. These travel only over lossless
+// (credit-based) links and are never acknowledged.
+enum class InNetwork : std::uint8_t {
+  kNone,
+  kReduce,     // a contribution: a reducing switch adds it to the sum for (dst, recv_slot,
+               // seq) and sends the sum on once `group` contributions are in
+  kReduced,    // the sum, on its way to dst
+  kMulticast,  // a switch holding multicast group `group` sends a copy to every member
+  kReplica,    // one member's copy (the receiver finds its slot by the message's name)
+};
+
 // ECN codepoint bits as carried in the IP header.
 inline constexpr std::uint8_t kEcnCapable = 1;
 inline constexpr std::uint8_t kEcnCongested = 3;
@@ -49,6 +61,9 @@ struct Packet {
   std::uint8_t ingress_class;  // its class when it arrived there (buffer accounting)
   std::uint8_t torus_dim;      // dateline routing: the torus dimension it is travelling in
   std::uint32_t pool_index;    // its place in the packet pool (where its INT stack is)
+  InNetwork in_network;        // kNone for ordinary traffic
+  std::uint8_t reserved;
+  std::uint16_t group;         // kReduce: contributions to wait for; kMulticast: the group
 };
 
 static_assert(std::is_trivially_copyable_v<Packet>);

@@ -87,6 +87,53 @@ void Switch::send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff) {
   ports_[port]->send_control(f);
 }
 
+void Switch::add_multicast_group(std::uint16_t id, std::vector<MulticastMember> members) {
+  if (multicast_.size() <= id) multicast_.resize(static_cast<std::size_t>(id) + 1);
+  multicast_[id] = std::move(members);
+}
+
+bool Switch::in_network(Packet* p, PortIndex in_port) {
+  if (p->in_network == InNetwork::kReduce) {
+    if (!reduces()) return false;
+    // The contribution is taken into the sum: its buffer is free at once.
+    if (credit_port(in_port)) ports_[in_port]->owe_credits(p->ingress_class, p->wire_bytes);
+    if (!sums_.add(p->dst, p->recv_slot, p->seq, p->group)) {
+      sim_->packets().release(p);
+      return true;
+    }
+    // The last one: the sum goes through the reduction engine, then on to its owner.
+    ++counters_.packets_reduced;
+    p->in_network = InNetwork::kReduced;
+    p->ingress_port = kNoPort;
+    ports_[engine_port_]->enqueue(p, /*granted=*/true);
+    return true;
+  }
+  if (p->in_network == InNetwork::kMulticast) {
+    if (!has_multicast_group(p->group)) return false;
+    const std::vector<MulticastMember>& members = multicast_[p->group];
+    // Copies for all members but the last; the packet itself (which holds its ingress
+    // buffer until it leaves) goes to the last.
+    for (std::size_t i = 0; i + 1 < members.size(); ++i) {
+      Packet* copy = sim_->packets().allocate();
+      const std::uint32_t index = copy->pool_index;
+      *copy = *p;
+      copy->pool_index = index;
+      copy->in_network = InNetwork::kReplica;
+      copy->dst = members[i].host;
+      copy->dst_group = members[i].group;
+      copy->ingress_port = kNoPort;
+      ++counters_.packets_replicated;
+      forward(copy, kNoPort);
+    }
+    p->in_network = InNetwork::kReplica;
+    p->dst = members.back().host;
+    p->dst_group = members.back().group;
+    forward(p, in_port);
+    return true;
+  }
+  return false;
+}
+
 void Switch::receive(Packet* p, PortIndex in_port) {
   if (p->kind == PacketKind::kPause) {
     // PFC from the neighbour on this port: it governs our egress toward it.
@@ -102,13 +149,18 @@ void Switch::receive(Packet* p, PortIndex in_port) {
   p->ingress_port = in_port;
   p->ingress_class = p->traffic_class;
   ++p->hops;
+  if (p->in_network != InNetwork::kNone && in_network(p, in_port)) return;
+  forward(p, in_port);
+}
+
+void Switch::forward(Packet* p, PortIndex in_port) {
   const std::uint32_t set = routes_.set_for(p->dst, p->dst_group);
   const std::uint32_t first = routes_.set_offset[set];
   const std::uint32_t count = routes_.set_offset[set + 1] - first;
   if (count == 0) {
     // No route: the packet dies here. Compiled routing never leaves this case.
     ++counters_.unroutable;
-    if (credit_port(in_port)) ports_[in_port]->owe_credits(p->ingress_class, p->wire_bytes);
+    if (in_port != kNoPort && credit_port(in_port)) ports_[in_port]->owe_credits(p->ingress_class, p->wire_bytes);
     sim_->packets().release(p);
     return;
   }
@@ -121,8 +173,8 @@ void Switch::receive(Packet* p, PortIndex in_port) {
     }
     if (port_dateline_[out]) p->traffic_class = 1;
   }
-  if (credit_port(in_port)) {
-    // It came on credits: the buffer was granted before it was sent, so it is taken
+  if (in_port == kNoPort || credit_port(in_port)) {
+    // A copy made here (its room is the original's), or it came on credits: the buffer was granted before it was sent, so it is taken
     // whatever the egress queue holds (at most the credits of the links feeding it).
     ports_[out]->enqueue(p, /*granted=*/true);
     return;
@@ -141,6 +193,7 @@ void Switch::receive(Packet* p, PortIndex in_port) {
 }
 
 void Switch::on_departure(const Packet& p) {
+  if (p.ingress_port == kNoPort) return;  // made here: it held no ingress buffer
   if (credit_port(p.ingress_port)) {
     ports_[p.ingress_port]->owe_credits(p.ingress_class, p.wire_bytes);
     return;

@@ -9,6 +9,7 @@
 
 #include "sim/egress_port.h"
 #include "sim/packet_sink.h"
+#include "sim/reduction_table.h"
 #include "sim/rng.h"
 #include "sim/route_table.h"
 #include "sim/shared_buffer_mmu.h"
@@ -26,12 +27,21 @@ enum class LoadBalancing : std::uint8_t {
 struct SwitchCounters {
   std::uint64_t buffer_drops = 0;   // refused by the shared buffer
   std::uint64_t unroutable = 0;
+  std::uint64_t packets_reduced = 0;     // sums sent on (each from `group` contributions)
+  std::uint64_t packets_replicated = 0;  // multicast copies made
   std::int64_t max_buffer_bytes = 0;
+};
+
+// A member of a multicast group, as the switch addresses it.
+struct MulticastMember {
+  HostId host;
+  std::uint32_t group;  // its routing group
 };
 
 class Switch final : public PacketSink, public PortObserver {
  public:
   static constexpr std::uint8_t kNoDimension = 0xff;
+  static constexpr PortIndex kNoPort = 0xffff;  // a packet the switch made (a multicast copy)
 
   Switch(Simulator& sim, std::uint64_t salt, LoadBalancing lb) : sim_(&sim), salt_(salt), lb_(lb), rng_(salt) {}
 
@@ -48,6 +58,14 @@ class Switch final : public PacketSink, public PortObserver {
   // entering a dimension travels in class 0 and moves to class 1 once it crosses the
   // dimension's dateline (the wraparound link), which breaks the ring's buffer cycle.
   void set_torus_port(PortIndex port, std::uint8_t dimension, bool dateline);
+  // In-switch reduction (NVLink SHARP): sums leave through `port`, whose link loops back
+  // into this switch at the reduction rate, and are forwarded from there.
+  void set_reduction_engine(PortIndex port) { engine_port_ = port; }
+  bool reduces() const { return engine_port_ != kNoPort; }
+  // Multicast group `id` (set before the run, as a multicast object is): copies of a
+  // kMulticast packet go to every member.
+  void add_multicast_group(std::uint16_t id, std::vector<MulticastMember> members);
+  bool has_multicast_group(std::uint16_t id) const { return id < multicast_.size() && !multicast_[id].empty(); }
 
   void receive(Packet* p, PortIndex in_port) override;
   void on_departure(const Packet& p) override;
@@ -64,6 +82,9 @@ class Switch final : public PacketSink, public PortObserver {
     return any_credit_ports_ && ((credit_ports_[i / 64] >> (i % 64)) & 1u);
   }
   PortIndex choose(const Packet& p, const PortIndex* candidates, std::uint32_t count);
+  void forward(Packet* p, PortIndex in_port);
+  // A kReduce or kMulticast packet where this switch acts on it; false: forward it.
+  bool in_network(Packet* p, PortIndex in_port);
   void send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff);
 
   // Fields the forwarding path reads come first; setup-only ones (ECN settings, which
@@ -75,6 +96,9 @@ class Switch final : public PacketSink, public PortObserver {
   std::vector<std::uint64_t> credit_ports_;  // bit i: port i's link is credit-based
   std::vector<std::uint8_t> port_dimension_;  // empty unless on a torus with datelines
   std::vector<std::uint8_t> port_dateline_;
+  PortIndex engine_port_ = kNoPort;
+  ReductionTable sums_;
+  std::vector<std::vector<MulticastMember>> multicast_;  // by group id
   std::uint64_t salt_;
   std::uint64_t spray_counter_ = 0;  // spray's draws; adaptive's tie rotation
   bool any_credit_ports_ = false;

@@ -17,11 +17,18 @@ namespace fabricsim {
 struct SendState {
   MessageId id = 0;            // the message's record: what its owner is told about
   HostId dst = 0;
+  HostId via = 0;              // whose ports it leaves by: dst, or for an in-network
+                               // transfer to or through itself, another member's
   std::uint32_t sequence = 0;  // with the source, the message's name
   std::uint32_t recv_slot = 0;
   std::uint32_t packets = 0;
   std::int64_t bytes = 0;
   std::uint8_t traffic_class = 0;
+  InNetwork in_network = InNetwork::kNone;  // not kNone: never acknowledged, done once sent
+  std::uint16_t group = 0;
+  std::uint16_t stripe = 0;    // in-network: the NIC's striping pattern over its ports
+  std::uint32_t stripe_offset = 0;  // where in the pattern packet 0 falls (the same for
+                                    // every contribution to one sum)
   bool active = false;         // in use and not yet fully acknowledged
   bool sending = false;        // in the NIC's rotation
   std::uint8_t timeouts = 0;   // each doubles the message's timer (capped)
@@ -39,6 +46,7 @@ struct RecvState {
   std::uint32_t sequence = 0;
   std::uint32_t packets = 0;
   bool active = false;         // opened and not yet fully received
+  bool in_network = false;     // a multicast copy or a switch's sum: never acknowledged
   std::uint32_t expected = 0;  // packets received in order
   std::uint32_t received = 0;  // distinct packets received
   std::uint32_t unacked = 0;   // received since the last acknowledgement

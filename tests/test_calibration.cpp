@@ -226,14 +226,16 @@ TEST_CASE("a profile written by import reads back, and its errors are located") 
   std::filesystem::remove(path);
 }
 
-TEST_CASE("a topology's profile: replaces the preset's NVLink figures, and a cluster's the NIC's") {
+TEST_CASE("a topology's profile: replaces the preset's NVLink and NVLS figures, and a cluster's the NIC's") {
   const ScenarioConfig c = load_config_file(FABRICSIM_SOURCE_DIR "/configs/calibrated/dgx_h100_node.yaml");
   const LinkProfile p = load_profile(FABRICSIM_SOURCE_DIR "/configs/calibrated/h100_nvls.profile.yaml");
-  // The profile's 478.17 GB/s per GPU over the DGX H100's 18 NVLinks.
+  // An NVLS log calibrates NVLS, not the links: the NVLinks keep the datasheet's 18 x 25 GB/s.
+  REQUIRE(p.nvls);
+  CHECK_FALSE(p.nvlink);
   CHECK(c.topology.nvswitch.links_per_gpu() == 18);
-  CHECK(static_cast<double>(c.topology.nvswitch.gpu_bandwidth().bits_per_second) ==
-        within(static_cast<double>(p.nvlink->bandwidth.bits_per_second), 1e-6));
-  CHECK(c.topology.nvswitch.latency == p.nvlink->latency);
+  CHECK(c.topology.nvswitch.gpu_bandwidth().bits_per_second == Bandwidth::gBps(450).bits_per_second);
+  CHECK(c.topology.nvswitch.nvls_bandwidth == p.nvls->bandwidth);
+  CHECK(c.topology.nvswitch.nvls_latency == p.nvls->latency);
 
   const auto profile_path = std::filesystem::temp_directory_path() / "fabricsim_test_cluster_profile.yaml";
   std::ofstream(profile_path) << "version: 1\nnvlink: {bandwidth: 360GBps, latency: 1us}\nnic: {bandwidth: 48GBps, latency: 700ns}\n";

@@ -27,6 +27,7 @@ topology:
   links_per_switch: 18
   nvlink_bandwidth: 25GBps
   latency: 250ns
+  nvls: {bandwidth: 300GBps}
 network:
   mtu: 64KiB
   header_bytes: 64

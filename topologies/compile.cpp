@@ -71,6 +71,10 @@ std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, cons
       }
     }
   }
+  for (std::uint32_t s = 0; s < t.switch_count(); ++s) {
+    const Bandwidth rate = t.node(t.switch_node(s)).reduce_rate;
+    if (rate.bits_per_second > 0) net->add_reduction_engine(s, rate);
+  }
   net->finish_switches();
   net->set_host_groups(std::move(routes.host_group));
   for (std::uint32_t h = 0; h < t.host_count(); ++h) net->nic(h).set_routes(std::move(routes.tables[t.host_node(h)]), &net->host_groups());

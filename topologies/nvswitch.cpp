@@ -18,6 +18,10 @@ std::optional<NvSwitchSpec> nvswitch_preset(const std::string& name) {
     s.switches = 4;
     s.links_per_switch = {5, 4, 4, 5};
     s.nvlink_bandwidth = Bandwidth::gBps(25);
+    // NVLS: about 476 GB/s busbw is what NVIDIA's nccl-tests maintainer calls expected
+    // for an 8 x H100 AllReduce (NVIDIA/nccl-tests issue 290), an algorithm bandwidth of
+    // 476 x 8 / 14 = 272 GB/s; no start-up cost until calibrated.
+    s.nvls_bandwidth = Bandwidth::gBps(272);
     return s;
   }
   if (name == "dgx_a100") {
@@ -53,7 +57,15 @@ void build_nvswitch(Topology& t, const NvSwitchSpec& spec, const std::vector<std
   }
   if (gpus.size() != static_cast<std::size_t>(spec.gpus)) throw std::invalid_argument("wrong number of GPUs for the domain");
   std::vector<std::uint32_t> chips;
-  for (int c = 0; c < spec.switches; ++c) chips.push_back(t.add_switch(prefix + "nvsw" + std::to_string(c), "nvswitch"));
+  for (int c = 0; c < spec.switches; ++c) {
+    chips.push_back(t.add_switch(prefix + "nvsw" + std::to_string(c), "nvswitch"));
+    if (spec.nvls_bandwidth.bits_per_second > 0 && spec.links_per_gpu() > 0) {
+      // GPUs stripe in-network traffic over their links, so each chip reduces its links'
+      // share of every sum.
+      const std::int64_t share = spec.nvls_bandwidth.bits_per_second * spec.links_per_switch[static_cast<std::size_t>(c)] / spec.links_per_gpu();
+      if (share > 0) t.set_reduce_rate(chips.back(), Bandwidth{share});
+    }
+  }
   for (std::uint32_t gpu : gpus) {
     for (int c = 0; c < spec.switches; ++c) {
       const int links = spec.links_per_switch[static_cast<std::size_t>(c)];

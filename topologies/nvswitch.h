@@ -18,6 +18,11 @@ struct NvSwitchSpec {
   std::vector<int> links_per_switch{5, 4, 4, 5};  // per GPU, to each chip
   Bandwidth nvlink_bandwidth = Bandwidth::gBps(25);  // one NVLink, per direction
   Time latency = ns(250);  // per GPU-to-switch hop; a placeholder until calibrated
+  // NVLink SHARP (NVLS): the switch layer's reduction rate, as the algorithm bandwidth of
+  // an AllReduce it serves (each chip reduces its share of the stripe at its share of
+  // this), and the fixed start-up cost of an NVLS collective. 0: the chips do not reduce.
+  Bandwidth nvls_bandwidth{0};
+  Time nvls_latency = 0;
 
   int links_per_gpu() const;
   Bandwidth gpu_bandwidth() const;  // per direction, into the switch layer

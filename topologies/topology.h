@@ -22,6 +22,7 @@ struct TopologyNode {
   NodeKind kind;
   std::uint32_t kind_index;  // host number among hosts, or switch number among switches
   std::string role;          // "host", "gpu", "nic", "nvswitch", "leaf", "spine", "edge", ...
+  Bandwidth reduce_rate{0};  // a switch that reduces in the network (NVLink SHARP): its rate
 };
 
 struct TopologyLink {
@@ -66,6 +67,7 @@ class Topology {
   std::uint32_t host_node(std::uint32_t h) const { return hosts_[h]; }
   std::uint32_t switch_node(std::uint32_t s) const { return switches_[s]; }
   std::optional<std::uint32_t> find(const std::string& name) const;
+  void set_reduce_rate(std::uint32_t node, Bandwidth rate) { nodes_[node].reduce_rate = rate; }
   std::size_t count_role(const std::string& role) const;
 
   RoutingScheme routing() const { return routing_; }

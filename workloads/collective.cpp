@@ -39,4 +39,13 @@ std::int64_t CollectiveProgram::steps() const {
   return n;
 }
 
+bool uses_in_network(const CollectiveProgram& program) {
+  for (const RankProgram& rp : program.programs) {
+    for (const Step& s : rp.steps) {
+      if (s.kind == StepKind::kSwitchReduce || s.kind == StepKind::kMulticast || s.kind == StepKind::kRecvSum) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace fabricsim

@@ -34,7 +34,26 @@ enum class StepKind : std::uint8_t {
   kCopy,        // local: [dst..] = [src..]
   kReduce,      // local: [dst..] += [src..]
   kNop,         // a join point for dependencies
+  // In-network (a switch reduces or copies: NVLink SHARP). Every rank of the collective
+  // reaches one reducing switch.
+  kSwitchReduce,  // add slots [src, src+count) to the sum a switch delivers to `peer` (which
+                  // may be this rank); matched in order per (owner, channel), every rank
+                  // contributing to each of the owner's kRecvSum
+  kRecvSum,       // receive the switch's sum of every rank's contribution toward this rank
+                  // on `channel` into [dst, dst+count), replacing
+  kMulticast,     // send slots [src, src+count) to every rank, this one included, as one
+                  // transfer the switch copies; each rank takes it with a kRecv from here
 };
+
+// A step that puts data on the network.
+inline bool sends_data(StepKind k) {
+  return k == StepKind::kSend || k == StepKind::kSwitchReduce || k == StepKind::kMulticast;
+}
+// A step that waits for data from the network.
+inline bool receives_data(StepKind k) {
+  return k == StepKind::kRecv || k == StepKind::kRecvReduce || k == StepKind::kRecvSum;
+}
+
 
 struct Step {
   StepKind kind = StepKind::kNop;
@@ -67,9 +86,15 @@ struct CollectiveProgram {
   // chunks / ranks slots (this rank's segment), a reduce-scatter output likewise.
   bool input_is_own_segment = false;
   bool output_is_own_segment = false;
+  // A fixed cost before any rank starts (e.g. NVLS's set-up, fitted from measurements),
+  // in picoseconds.
+  std::int64_t start_latency_ps = 0;
   std::vector<RankProgram> programs;
 
   std::int64_t steps() const;
 };
+
+// Whether it has steps of the in-network kinds (which need a switch that reduces and copies).
+bool uses_in_network(const CollectiveProgram& program);
 
 }  // namespace fabricsim

@@ -1,5 +1,7 @@
 #include "workloads/collective_algorithms.h"
 
+#include "workloads/nvls_algorithm.h"
+
 #include <algorithm>
 #include <functional>
 #include <stdexcept>
@@ -390,7 +392,7 @@ CollectiveProgram direct(CollectiveOp op, int n, std::int64_t bytes, const Algor
 }  // namespace
 
 const std::vector<std::string>& algorithm_names() {
-  static const std::vector<std::string> names{"ring", "tree", "halving_doubling", "recursive_doubling", "hierarchical", "direct"};
+  static const std::vector<std::string> names{"ring", "tree", "halving_doubling", "recursive_doubling", "hierarchical", "direct", "nvls"};
   return names;
 }
 
@@ -405,6 +407,7 @@ CollectiveProgram build_collective(const std::string& algorithm, CollectiveOp op
   if (algorithm == "recursive_doubling") return halving_doubling(op, ranks, bytes, true);
   if (algorithm == "hierarchical") return hierarchical(op, ranks, bytes, params);
   if (algorithm == "direct") return direct(op, ranks, bytes, params);
+  if (algorithm == "nvls") return nvls(op, ranks, bytes, params);
   std::string known;
   for (const auto& n : algorithm_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown algorithm '" + algorithm + "'; expected one of " + known);

@@ -13,9 +13,11 @@ struct AlgorithmParams {
   std::int64_t chunk_bytes = 0;   // pipelining piece; 0: one piece per segment
   int root = 0;                   // broadcast, reduce, send_recv
   int local_size = 8;             // hierarchical: GPUs per node (ranks node-major)
+  std::int64_t start_latency_ps = 0;  // nvls: fixed start-up cost before any rank moves data
 };
 
-// "ring", "tree", "halving_doubling", "recursive_doubling", "hierarchical", "direct".
+// "ring", "tree", "halving_doubling", "recursive_doubling", "hierarchical", "direct", "nvls"
+// (in-network: needs the ranks on one NVSwitch domain whose switches reduce).
 const std::vector<std::string>& algorithm_names();
 
 // Throws std::invalid_argument with a clear message when the algorithm does not do

@@ -1,6 +1,8 @@
 #include <optional>
 #include "workloads/collective_data.h"
 
+#include "workloads/collective_matching.h"
+
 #include <bit>
 #include <deque>
 #include <map>
@@ -119,6 +121,22 @@ std::optional<std::string> DataState::verify() const {
   return std::nullopt;
 }
 
+std::optional<std::string> deliver(std::map<StepRef, std::vector<ContributionSet>>& in_flight, StepRef to,
+                                   std::vector<ContributionSet> data, bool add) {
+  auto [it, fresh] = in_flight.try_emplace(to);
+  if (fresh || !add) {
+    it->second = std::move(data);
+    return std::nullopt;
+  }
+  // One more contribution to an in-switch sum.
+  for (std::size_t k = 0; k < data.size(); ++k) {
+    const int dup = it->second[k].merge(data[k]);
+    if (dup >= 0) return "the in-switch sum for rank " + std::to_string(to.rank) + " step " + std::to_string(to.step) +
+                         " gets rank " + std::to_string(dup) + "'s contribution twice";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> check_program(const CollectiveProgram& p, bool check_data) {
   const int n = p.ranks;
   if (static_cast<int>(p.programs.size()) != n) return "expected one program per rank";
@@ -128,52 +146,24 @@ std::optional<std::string> check_program(const CollectiveProgram& p, bool check_
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const Step& s = steps[i];
       const std::string where = "rank " + std::to_string(r) + " step " + std::to_string(i);
-      const bool reads = s.kind == StepKind::kSend || s.kind == StepKind::kCopy || s.kind == StepKind::kReduce;
-      const bool writes = s.kind != StepKind::kSend && s.kind != StepKind::kNop;
+      const bool reads = sends_data(s.kind) || s.kind == StepKind::kCopy || s.kind == StepKind::kReduce;
+      const bool writes = receives_data(s.kind) || s.kind == StepKind::kCopy || s.kind == StepKind::kReduce;
       if (s.count < 1) return where + ": count must be at least 1";
       if (reads && (s.src < 0 || s.src + s.count > p.slots)) return where + ": source slots out of range";
       if (writes && (s.dst < 0 || s.dst + s.count > p.slots)) return where + ": destination slots out of range";
       const bool talks = s.kind == StepKind::kSend || s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce;
-      if (talks && (s.peer < 0 || s.peer >= n || s.peer == r)) return where + ": peer out of range";
+      // A receive from itself is a multicast's copy (matching refuses any other).
+      const bool self_ok = s.kind == StepKind::kRecv;
+      if (talks && (s.peer < 0 || s.peer >= n || (s.peer == r && !self_ok))) return where + ": peer out of range";
+      if (s.kind == StepKind::kSwitchReduce && (s.peer < 0 || s.peer >= n)) return where + ": peer out of range";
       for (int d : s.deps) {
         if (d < 0 || d >= static_cast<int>(steps.size()) || d == static_cast<int>(i)) return where + ": dependency out of range";
       }
     }
   }
-  // Match sends and receives in order per (sender, receiver, channel).
-  using Key = std::tuple<int, int, int>;
-  std::map<Key, std::deque<std::pair<int, int>>> sends, recvs;  // -> (rank, step)
-  for (int r = 0; r < n; ++r) {
-    const auto& steps = p.programs[static_cast<std::size_t>(r)].steps;
-    for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
-      const Step& s = steps[static_cast<std::size_t>(i)];
-      if (s.kind == StepKind::kSend) sends[{r, s.peer, s.channel}].push_back({r, i});
-      if (s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce) recvs[{s.peer, r, s.channel}].push_back({r, i});
-    }
-  }
-  std::map<std::pair<int, int>, std::pair<int, int>> match;  // send -> recv and recv -> send
-  for (auto& [key, list] : sends) {
-    auto& other = recvs[key];
-    const auto [from, to, channel] = key;
-    const std::string pair = "from rank " + std::to_string(from) + " to rank " + std::to_string(to) + " on channel " +
-                             std::to_string(channel);
-    if (list.size() != other.size()) {
-      return std::to_string(list.size()) + " sends but " + std::to_string(other.size()) + " receives " + pair;
-    }
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      const Step& s = p.programs[static_cast<std::size_t>(list[k].first)].steps[static_cast<std::size_t>(list[k].second)];
-      const Step& rv = p.programs[static_cast<std::size_t>(other[k].first)].steps[static_cast<std::size_t>(other[k].second)];
-      if (s.count != rv.count) return "send " + std::to_string(k) + " " + pair + " carries " + std::to_string(s.count) + " chunks, its receive expects " + std::to_string(rv.count);
-      match[list[k]] = other[k];
-      match[other[k]] = list[k];
-    }
-  }
-  for (auto& [key, list] : recvs) {
-    if (!list.empty() && !sends.count(key)) {
-      return std::to_string(list.size()) + " receives from rank " + std::to_string(std::get<0>(key)) + " at rank " +
-             std::to_string(std::get<1>(key)) + " on channel " + std::to_string(std::get<2>(key)) + " with no send";
-    }
-  }
+  auto matched = match_program(p);
+  if (auto* problem = std::get_if<std::string>(&matched)) return *problem;
+  const ProgramMatching& match = std::get<ProgramMatching>(matched);
   // Kahn's algorithm over dependencies plus send -> receive edges; runs the data
   // symbolically in the same order.
   std::vector<std::vector<int>> remaining(static_cast<std::size_t>(n));
@@ -185,15 +175,15 @@ std::optional<std::string> check_program(const CollectiveProgram& p, bool check_
     children[static_cast<std::size_t>(r)].assign(steps.size(), {});
     total += steps.size();
     for (std::size_t i = 0; i < steps.size(); ++i) {
-      remaining[static_cast<std::size_t>(r)][i] = static_cast<int>(steps[i].deps.size());
+      remaining[static_cast<std::size_t>(r)][i] =
+          static_cast<int>(steps[i].deps.size()) + match.fed_by[static_cast<std::size_t>(r)][i];
       for (int d : steps[i].deps) children[static_cast<std::size_t>(r)][static_cast<std::size_t>(d)].push_back(static_cast<int>(i));
-      if (steps[i].kind == StepKind::kRecv || steps[i].kind == StepKind::kRecvReduce) ++remaining[static_cast<std::size_t>(r)][i];
     }
   }
   // The symbolic data costs ranks x slots x ranks bits: only when asked for.
   std::optional<DataState> data;
   if (check_data) data.emplace(p);
-  std::map<std::pair<int, int>, std::vector<ContributionSet>> in_flight;
+  std::map<StepRef, std::vector<ContributionSet>> in_flight;  // receive -> its data (a sum: so far)
   std::deque<std::pair<int, int>> ready;
   for (int r = 0; r < n; ++r) {
     for (std::size_t i = 0; i < remaining[static_cast<std::size_t>(r)].size(); ++i) {
@@ -207,12 +197,19 @@ std::optional<std::string> check_program(const CollectiveProgram& p, bool check_
     ++done;
     const Step& s = p.programs[static_cast<std::size_t>(r)].steps[static_cast<std::size_t>(i)];
     const auto where = [&, r = r, i = i] { return "rank " + std::to_string(r) + " step " + std::to_string(i) + ": "; };
-    if (s.kind == StepKind::kSend) {
-      const auto peer = match.at({r, i});
-      if (check_data) in_flight[peer] = data->read(r, s.src, s.count);
-      if (--remaining[static_cast<std::size_t>(peer.first)][static_cast<std::size_t>(peer.second)] == 0) ready.push_back(peer);
-    } else if (check_data && (s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce)) {
-      if (auto e = data->write(r, s.dst, in_flight.at({r, i}), s.kind == StepKind::kRecvReduce)) return where() + *e;
+    if (sends_data(s.kind)) {
+      for (const StepRef& to : match.feeds[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)]) {
+        if (check_data) {
+          if (auto e = deliver(in_flight, to, data->read(r, s.src, s.count), s.kind == StepKind::kSwitchReduce)) {
+            return where() + *e;
+          }
+        }
+        if (--remaining[static_cast<std::size_t>(to.rank)][static_cast<std::size_t>(to.step)] == 0) ready.push_back({to.rank, to.step});
+      }
+    } else if (check_data && receives_data(s.kind)) {
+      auto it = in_flight.find({r, i});
+      if (auto e = data->write(r, s.dst, it->second, s.kind == StepKind::kRecvReduce)) return where() + *e;
+      in_flight.erase(it);
     } else if (check_data) {
       if (auto e = data->local(r, s)) return where() + *e;
     }

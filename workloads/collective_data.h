@@ -4,11 +4,13 @@
 // into it (reducing a contribution twice is an error on the spot), and at the end the
 // operation's meaning is checked slot by slot.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "workloads/collective.h"
+#include "workloads/collective_matching.h"
 
 namespace fabricsim {
 
@@ -53,5 +55,10 @@ class DataState {
 // through the matches), slots are in range; then a symbolic run in dependency order
 // checks the data. Returns the first problem found.
 std::optional<std::string> check_program(const CollectiveProgram& program, bool check_data = true);
+
+// Hands `data` to receive `to` (in flight): replaces what it had, or for an in-switch sum
+// (`add`) adds it; an error names a contribution that arrives twice.
+std::optional<std::string> deliver(std::map<StepRef, std::vector<ContributionSet>>& in_flight, StepRef to,
+                                   std::vector<ContributionSet> data, bool add);
 
 }  // namespace fabricsim

@@ -13,42 +13,33 @@ CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram progr
   if (static_cast<int>(rank_hosts.size()) != program_.ranks) throw std::invalid_argument("one endpoint per rank needed");
   if (auto problem = check_program(program_, false)) throw std::invalid_argument(*problem);
   const int n = program_.ranks;
+  matching_ = std::get<ProgramMatching>(match_program(program_));  // check_program found no problem
   agents_.resize(static_cast<std::size_t>(n));
-  // Match sends to receives in order per (sender, receiver, channel), as check_program
-  // does: the connection set up before the run, so each send knows which receive it feeds.
-  std::map<std::tuple<int, int, int>, std::deque<int>> pending_recvs;
   for (int r = 0; r < n; ++r) {
     RankAgent& a = agents_[static_cast<std::size_t>(r)];
     a.owner = this;
     a.rank = r;
     a.host = rank_hosts[static_cast<std::size_t>(r)];
     a.engine.agent = &a;
+    a.starter.agent = &a;
     const auto& steps = program_.programs[static_cast<std::size_t>(r)].steps;
     a.steps.resize(steps.size());
     for (std::size_t i = 0; i < steps.size(); ++i) {
       a.steps[i].waiting = static_cast<int>(steps[i].deps.size());
       for (int d : steps[i].deps) a.steps[static_cast<std::size_t>(d)].children.push_back(static_cast<int>(i));
-      if (steps[i].kind == StepKind::kRecv || steps[i].kind == StepKind::kRecvReduce) {
-        ++a.steps[i].waiting;  // for the data
-        pending_recvs[{steps[i].peer, r, steps[i].channel}].push_back(static_cast<int>(i));
-      }
+      if (receives_data(steps[i].kind)) ++a.steps[i].waiting;  // for the data (a sum: the switch's one delivery)
     }
     steps_left_ += static_cast<std::int64_t>(steps.size());
   }
-  for (int r = 0; r < n; ++r) {
-    const auto& steps = program_.programs[static_cast<std::size_t>(r)].steps;
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-      if (steps[i].kind != StepKind::kSend) continue;
-      auto& queue = pending_recvs[{r, steps[i].peer, steps[i].channel}];
-      const int j = queue.front();
-      queue.pop_front();
-      StepState& send = agents_[static_cast<std::size_t>(r)].steps[i];
-      send.match_rank = steps[i].peer;
-      send.match_step = j;
-      StepState& recv = agents_[static_cast<std::size_t>(steps[i].peer)].steps[static_cast<std::size_t>(j)];
-      recv.match_rank = r;
-      recv.match_step = static_cast<int>(i);
+  if (uses_in_network(program_)) {
+    // NVLink SHARP: every rank must hang off one switch layer that reduces and copies.
+    if (!network_->can_reduce_in_network(rank_hosts)) {
+      throw std::invalid_argument("in-network steps need every rank linked to a switch that reduces (an NVSwitch "
+                                  "domain with nvls on); these ranks are not");
     }
+    const auto group = network_->multicast_group(rank_hosts);
+    if (!group) throw std::invalid_argument("in-network steps need a multicast group over the ranks' switch");
+    multicast_group_ = *group;
   }
   if (options_.check_data) data_.emplace(program_);
 }
@@ -61,9 +52,20 @@ void CollectiveExecutor::start() {
     return;
   }
   for (RankAgent& a : agents_) {
-    for (std::size_t i = 0; i < a.steps.size(); ++i) {
-      if (a.steps[i].waiting == 0) a.ready(static_cast<int>(i));
+    if (program_.start_latency_ps > 0) {
+      // Each rank starts after the fixed start-up cost, from an event of its own.
+      network_->sim().schedule_in(a.starter, program_.start_latency_ps);
+    } else {
+      a.begin();
     }
+  }
+}
+
+void CollectiveExecutor::Starter::on_event() { agent->begin(); }
+
+void CollectiveExecutor::RankAgent::begin() {
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].waiting == 0) ready(static_cast<int>(i));
   }
 }
 
@@ -92,21 +94,51 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
   CollectiveExecutor& x = *owner;
   const Step& s = x.program_.programs[static_cast<std::size_t>(rank)].steps[static_cast<std::size_t>(step)];
   switch (s.kind) {
-    case StepKind::kSend: {
-      const StepState& st = steps[static_cast<std::size_t>(step)];
-      RankAgent& peer = x.agents_[static_cast<std::size_t>(s.peer)];
+    case StepKind::kSend:
+    case StepKind::kSwitchReduce:
+    case StepKind::kMulticast: {
       const std::int64_t bytes = static_cast<std::int64_t>(s.count) * x.program_.slot_bytes;
-      const MessageId id = x.network_->add_message(host, peer.host, bytes, x.options_.traffic_class);
-      x.network_->messages()[id].tag = static_cast<std::uint32_t>(st.match_step);  // the receive it feeds
+      const std::vector<StepRef>& to = x.feeds(rank, step);
+      MessageId id = 0;
+      if (s.kind == StepKind::kSend) {
+        RankAgent& peer = x.agents_[static_cast<std::size_t>(to[0].rank)];
+        id = x.network_->add_message(host, peer.host, bytes, x.options_.traffic_class);
+        x.network_->messages()[id].tag = static_cast<std::uint32_t>(to[0].step);  // the receive it feeds
+        x.network_->dispatcher().assign(id, this, &peer);
+      } else if (s.kind == StepKind::kSwitchReduce) {
+        RankAgent& peer = x.agents_[static_cast<std::size_t>(to[0].rank)];
+        auto [slot, fresh] = x.sum_slots_.try_emplace(to[0], Network::kNoSum);
+        // The owner may be this rank: the contribution leaves toward another member.
+        const HostId via = peer.host != host ? peer.host : x.agents_[static_cast<std::size_t>((rank + 1) % x.program_.ranks)].host;
+        id = x.network_->add_contribution(host, peer.host, via, static_cast<std::uint16_t>(x.program_.ranks), bytes,
+                                          x.options_.traffic_class, &slot->second);
+        x.network_->messages()[id].tag = static_cast<std::uint32_t>(to[0].step);
+        x.network_->dispatcher().assign(id, this, &peer);
+      } else {
+        std::vector<MessageId> receives;
+        id = x.network_->add_multicast(host, x.multicast_group_, bytes, x.options_.traffic_class, receives);
+        x.network_->dispatcher().assign(id, this, nullptr);
+        for (std::size_t q = 0; q < receives.size(); ++q) {
+          x.network_->messages()[receives[q]].tag = static_cast<std::uint32_t>(to[q].step);
+          x.network_->dispatcher().assign(receives[q], nullptr, &x.agents_[static_cast<std::size_t>(to[q].rank)]);
+        }
+      }
       sends[id] = step;
       ++x.messages_unfinished_;
-      x.network_->dispatcher().assign(id, this, &peer);
-      if (x.data_) x.payload_[{st.match_rank, st.match_step}] = x.data_->read(rank, s.src, s.count);
+      if (x.data_ && !x.data_error_) {
+        for (const StepRef& target : to) {
+          if (auto e = deliver(x.payload_, target, x.data_->read(rank, s.src, s.count), s.kind == StepKind::kSwitchReduce)) {
+            x.data_error_ = *e;
+          }
+        }
+      }
       x.network_->post(id);
       break;
     }
     case StepKind::kRecv:
     case StepKind::kRecvReduce:
+    case StepKind::kRecvSum:
+      if (s.kind == StepKind::kRecvSum) x.sum_slots_.erase({rank, step});
       if (x.data_ && !x.data_error_) {
         auto it = x.payload_.find({rank, step});
         if (auto e = x.data_->write(rank, s.dst, it->second, s.kind == StepKind::kRecvReduce)) x.data_error_ = *e;

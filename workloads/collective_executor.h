@@ -19,6 +19,7 @@
 #include "sim/network.h"
 #include "workloads/collective.h"
 #include "workloads/collective_data.h"
+#include "workloads/collective_matching.h"
 
 namespace fabricsim {
 
@@ -58,8 +59,6 @@ class CollectiveExecutor final {
     int waiting = 0;          // unfinished dependencies (+1 for a receive until its data arrives)
     bool started = false;
     std::vector<int> children;
-    int match_rank = -1;      // send <-> receive (worked out from the program before the run)
-    int match_step = -1;
   };
   class RankAgent;
   // One reduce/copy at a time per GPU, in order.
@@ -69,6 +68,10 @@ class CollectiveExecutor final {
     std::size_t head = 0;
     void on_event() override;
   };
+  struct Starter final : EventHandler {
+    RankAgent* agent = nullptr;
+    void on_event() override;
+  };
   class RankAgent final : public MessageObserver {
    public:
     CollectiveExecutor* owner = nullptr;
@@ -76,8 +79,10 @@ class CollectiveExecutor final {
     HostId host = 0;
     std::vector<StepState> steps;
     ComputeEngine engine;
+    Starter starter;
     std::map<MessageId, int> sends;  // my messages in flight -> my send step
 
+    void begin();  // starts the steps that wait for nothing
     void ready(int step);
     void start_step(int step);
     void finish_step(int step);
@@ -89,11 +94,18 @@ class CollectiveExecutor final {
   Time compute_time(const Step& s) const;
   void step_finished();  // one step of some rank: the collective is done after the last
 
+  const std::vector<StepRef>& feeds(int rank, int step) const {
+    return matching_.feeds[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)];
+  }
+
   Network* network_;
   CollectiveProgram program_;
   CollectiveOptions options_;
+  ProgramMatching matching_;      // which receive each send feeds (worked out before the run)
   std::deque<RankAgent> agents_;  // handlers and observers never move
-  std::map<std::pair<int, int>, std::vector<ContributionSet>> payload_;  // receive -> data in flight (checking only)
+  std::uint16_t multicast_group_ = 0;  // in-network programs: the ranks' multicast group
+  std::map<StepRef, std::uint32_t> sum_slots_;  // an in-switch sum's receive slot at its owner
+  std::map<StepRef, std::vector<ContributionSet>> payload_;  // receive -> data in flight (checking only)
   std::optional<DataState> data_;
   std::optional<std::string> data_error_;
   std::int64_t steps_left_ = 0;
