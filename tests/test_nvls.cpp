@@ -1,0 +1,168 @@
+// NVLink SHARP (NVLS): in-switch reduction and multicast, checked against closed forms,
+// hand counts and the published 8 x H100 measurement.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "app/calibration.h"
+#include "app/config_error.h"
+#include "app/config_loader.h"
+#include "app/scenario.h"
+#include "test_support.h"
+#include "workloads/collective_algorithms.h"
+#include "workloads/collective_data.h"
+
+using namespace fabricsim;
+
+namespace {
+
+// An ideal one-chip NVSwitch domain: 8 GPUs with 18 x 25 GB/s into the chip, which
+// reduces at `nvls`.
+std::string one_chip(const std::string& nvls, const std::string& workload) {
+  return R"(
+topology:
+  kind: nvswitch
+  gpus: 8
+  switches: 1
+  links_per_switch: 18
+  nvlink_bandwidth: 25GBps
+  latency: 250ns
+  nvls: )" + nvls + R"(
+network:
+  mtu: 64KiB
+  header_bytes: 64
+workload: )" + workload + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("NVLS AllReduce on an ideal switch: start-up + S * wire / B_nvls, and the switch's work by hand") {
+  // The chip reduces at 200 GB/s, below what the GPUs' links need (each GPU sends its
+  // whole buffer plus its 1/8 share: 9/8 S / 450 GB/s = S / 400 GB/s), so the engine
+  // binds: T = L0 + S * (64 KiB + 64) / 64 KiB / B_nvls, plus a pipeline's fill and drain
+  // (a few packets, about 2 us here).
+  const double S = 64.0 * 1024 * 1024, B = 200e9, L0 = 20e-6;
+  const double wire = (65536.0 + 64) / 65536.0;
+  const double closed_us = (L0 + S * wire / B) * 1e6;
+  ScenarioRun run(load_config_text(one_chip("{bandwidth: 200GBps, latency: 20us}",
+                                            "{kind: collective, op: all_reduce, algorithm: nvls, bytes: 64MiB}"),
+                                   "nvls"));
+  run.run();
+  REQUIRE(run.collective()->rows().size() == 1);
+  const CollectiveRow& row = run.collective()->rows()[0];
+  CHECK(row.data_check == "passed");
+  const double got = to_us(row.time);
+  MESSAGE("NVLS AllReduce 64 MiB: " << got << " us, closed form " << closed_us << " us");
+  CHECK(got >= closed_us);
+  CHECK(got == within(closed_us, 0.01));
+  // 64 MiB in 64 KiB packets: 1024 sums (each from 8 contributions), and 1024 multicast
+  // packets of which the switch copies 7 each (the packet itself goes to the 8th member).
+  const Switch& chip = run.network().switch_at(0);
+  CHECK(chip.counters().packets_reduced == 1024);
+  CHECK(chip.counters().packets_replicated == 1024 * 7);
+  for (HostId g = 0; g < 8; ++g) {
+    // Each GPU: 1024 contributions and its 128 multicast packets out; its 128 sums and
+    // all 1024 multicast packets in. Nothing dropped, nothing resent.
+    const NicCounters& c = run.network().nic(g).counters();
+    CHECK(c.data_packets_sent == 1024 + 128);
+    CHECK(c.data_packets_received == 128 + 1024);
+    CHECK(c.retransmitted_packets == 0);
+    CHECK(c.acks_sent == 0);
+  }
+  CHECK(run.complete());
+}
+
+TEST_CASE("NVLS on the DGX H100 preset: four chips, traffic striped 5:4:4:5, algbw within 2% of the layer's rate") {
+  // Each chip reduces its links' share of 272 GB/s; the stripe gives it that share of
+  // the sums, so the layer as a whole reduces at 272 GB/s (no start-up cost set).
+  const std::string yaml = R"(
+topology: {kind: nvswitch, preset: dgx_h100}
+network: {mtu: 64KiB}
+workload: {kind: collective, op: all_reduce, algorithm: nvls, bytes: 1GiB, check_data: false}
+)";
+  ScenarioRun run(load_config_text(yaml, "nvls"));
+  run.run();
+  const CollectiveRow& row = run.collective()->rows()[0];
+  MESSAGE("NVLS AllReduce 1 GiB on dgx_h100: algbw " << row.algbw_GBps << " GB/s, busbw " << row.busbw_GBps);
+  CHECK(row.algbw_GBps <= 272.0);
+  CHECK(row.algbw_GBps == within(272.0, 0.02));
+  // Every chip reduced, in proportion to its links (5, 4, 4, 5 of 18), within 2%.
+  const double total = 1024.0 * 1024 * 1024 / 65536;
+  const int links[4] = {5, 4, 4, 5};
+  for (std::uint32_t s = 0; s < 4; ++s) {
+    const double share = static_cast<double>(run.network().switch_at(s).counters().packets_reduced) / total;
+    CAPTURE(s);
+    CHECK(share == within(links[s] / 18.0, 0.02));
+  }
+}
+
+TEST_CASE("NVLS calibrated from the published single-node log: busbw within 5% at every size from 128 MiB") {
+  // The fit by hand (least squares of the relative error of t = a + S / b over the six
+  // published points): a = 125.69 us, b = 270.26 GB/s.
+  ImportRequest request;
+  request.nccl_tests_logs = {FABRICSIM_SOURCE_DIR "/tests/calibration/h100-1node-nvls-allreduce.txt"};
+  request.ranks = 8;
+  const ImportResult imported = import_logs(request);
+  REQUIRE(imported.profile.nvls);
+  CHECK_FALSE(imported.profile.nvlink);
+  CHECK(static_cast<double>(imported.profile.nvls->bandwidth.bits_per_second) / 8e9 == within(270.26, 1e-4));
+  CHECK(to_us(imported.profile.nvls->latency) == within(125.69, 1e-4));
+
+  // nccl-tests issue 290's table (shared/data/nccl-tests/h100-1node-nvls-allreduce.txt).
+  const double published[6] = {382.99, 412.35, 431.81, 465.25, 468.57, 473.60};
+  char nvls[128];
+  std::snprintf(nvls, sizeof nvls, "{bandwidth: %.3fGBps, latency: %.3fus}",
+                static_cast<double>(imported.profile.nvls->bandwidth.bits_per_second) / 8e9,
+                to_us(imported.profile.nvls->latency));
+  const std::string yaml = std::string("topology: {kind: nvswitch, preset: dgx_h100, nvls: ") + nvls +
+                           "}\nnetwork: {mtu: 64KiB}\nworkload: {kind: collective, op: all_reduce, algorithm: nvls,"
+                           " sizes: {from: 128MiB, to: 4GiB}, check_data: false}\n";
+  ScenarioRun run(load_config_text(yaml, "nvls"));
+  run.run();
+  REQUIRE(run.collective()->rows().size() == 6);
+  for (std::size_t i = 0; i < 6; ++i) {
+    const CollectiveRow& row = run.collective()->rows()[i];
+    const double error = row.busbw_GBps / published[i] - 1;
+    MESSAGE(row.size_bytes << " B: simulated " << row.busbw_GBps << " GB/s, published " << published[i] << " ("
+                           << error * 100 << "%)");
+    CHECK(std::abs(error) < 0.05);
+  }
+}
+
+TEST_CASE("NVLS is refused with a reason where the switches cannot reduce, and for operations it does not do") {
+  const std::string fat_tree = R"(
+topology:
+  kind: fat_tree
+  k: 4
+  host_link: {bandwidth: 100Gbps, latency: 100ns}
+  fabric_link: {bandwidth: 100Gbps, latency: 100ns}
+workload: {kind: collective, op: all_reduce, algorithm: nvls, ranks: 8, bytes: 1MiB}
+)";
+  try {
+    ScenarioRun run(load_config_text(fat_tree, "<test>"));
+    FAIL("expected an error");
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("workload.algorithm") != std::string::npos);
+    CHECK(what.find("switches that reduce") != std::string::npos);
+  }
+  // `nvls: false` turns a preset's NVLS off.
+  CHECK_THROWS_AS(ScenarioRun(load_config_text(
+                      "topology: {kind: nvswitch, preset: dgx_h100, nvls: false}\n"
+                      "workload: {kind: collective, op: all_reduce, algorithm: nvls, bytes: 1MiB}\n",
+                      "<test>")),
+                  ConfigError);
+  CHECK_THROWS_WITH_AS(build_collective("nvls", CollectiveOp::kBroadcast, 8, 1 << 20), "nvls does not do broadcast",
+                       std::invalid_argument);
+}
+
+TEST_CASE("in-switch sums need every rank's contribution: a program missing one is refused before the run") {
+  CollectiveProgram p = build_collective("nvls", CollectiveOp::kReduceScatter, 4, 1 << 20);
+  // Drop rank 2's first contribution (and what waits on it).
+  auto& steps = p.programs[2].steps;
+  REQUIRE(steps[0].kind == StepKind::kSwitchReduce);
+  steps[0].kind = StepKind::kNop;
+  const auto problem = check_program(p);
+  REQUIRE(problem);
+  CHECK(problem->find("gets 3 contributions, expected one from each of 4 ranks") != std::string::npos);
+}
