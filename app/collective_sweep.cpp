@@ -45,10 +45,11 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
     }
   }
   // In-network algorithms need a switch layer that reduces and copies for these ranks.
-  if (!config_.sizes.empty() && uses_in_network(program_for(config_.sizes.front())) && !network.can_reduce_in_network(hosts_)) {
-    throw ConfigError(where, "workload.algorithm",
-                      config_.algorithm + " needs every rank linked to switches that reduce in the network (an NVSwitch "
-                      "with `nvls: {bandwidth: ...}`, as the dgx_h100 preset has); these ranks are not");
+  if (!config_.sizes.empty()) {
+    const CollectiveProgram p = program_for(config_.sizes.front());
+    if (uses_in_network(p)) {
+      if (auto problem = CollectiveExecutor::in_network_problem(network, p, hosts_)) throw ConfigError(where, "workload.algorithm", *problem);
+    }
   }
 }
 

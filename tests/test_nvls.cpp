@@ -166,3 +166,36 @@ TEST_CASE("in-switch sums need every rank's contribution: a program missing one 
   REQUIRE(problem);
   CHECK(problem->find("gets 3 contributions, expected one from each of 4 ranks") != std::string::npos);
 }
+
+TEST_CASE("NVLS-tree on 2 x DGX H100: NVLS sums in each node, a tree per rail across; busbw past the ring's NIC ceiling") {
+  // Each node's switch layer sums and multicasts the whole buffer (S / 272 GB/s), while
+  // each rail carries only its GPU's 1/8 share each way (S / 8 at 400 Gb/s, i.e. S / 400
+  // GB/s of payload): the switches bind, T = S * wire / 272 GB/s plus fill, and busbw =
+  // 2 (n-1)/n * algbw reaches 272 * 30/16 = 510 GB/s where a ring tops out at the NICs'
+  // 8 x 49.95 = 399.6 GB/s.
+  const std::string yaml = R"(
+topology:
+  kind: cluster
+  nodes: 2
+  node: {preset: dgx_h100}
+  nics_per_node: 8
+  pcie: {bandwidth: 64GBps, latency: 500ns}
+  nic: {bandwidth: 400Gbps, latency: 500ns, kind: infiniband}
+  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 400Gbps, latency: 500ns}}
+network: {mtu: 64KiB}
+workload: {kind: collective, op: all_reduce, algorithm: nvls_tree, bytes: 1GiB}
+)";
+  ScenarioRun run(load_config_text(yaml, "nvls_tree"));
+  run.run();
+  const CollectiveRow& row = run.collective()->rows()[0];
+  const double S = 1024.0 * 1024 * 1024, wire = (65536.0 + 64) / 65536.0;
+  const double closed_us = S * wire / 272e9 * 1e6;
+  MESSAGE("NVLS-tree 1 GiB on 2 x DGX H100: " << to_us(row.time) << " us (closed form " << closed_us << "), busbw "
+                                              << row.busbw_GBps << " GB/s");
+  CHECK(row.data_check == "passed");
+  CHECK(to_us(row.time) >= closed_us);
+  CHECK(to_us(row.time) == within(closed_us, 0.02));
+  CHECK(row.busbw_GBps > 1.2 * 399.6);
+  for (HostId h = 0; h < run.network().host_count(); ++h) CHECK(run.network().nic(h).counters().retransmitted_packets == 0);
+  CHECK(run.complete());
+}

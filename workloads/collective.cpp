@@ -39,6 +39,13 @@ std::int64_t CollectiveProgram::steps() const {
   return n;
 }
 
+std::vector<int> CollectiveProgram::group_members(int g) const {
+  if (g >= 0) return groups.at(static_cast<std::size_t>(g));
+  std::vector<int> all(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) all[static_cast<std::size_t>(r)] = r;
+  return all;
+}
+
 bool uses_in_network(const CollectiveProgram& program) {
   for (const RankProgram& rp : program.programs) {
     for (const Step& s : rp.steps) {

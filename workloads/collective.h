@@ -34,15 +34,15 @@ enum class StepKind : std::uint8_t {
   kCopy,        // local: [dst..] = [src..]
   kReduce,      // local: [dst..] += [src..]
   kNop,         // a join point for dependencies
-  // In-network (a switch reduces or copies: NVLink SHARP). Every rank of the collective
-  // reaches one reducing switch.
+  // In-network (a switch reduces or copies: NVLink SHARP), within `group` (the program's
+  // groups; -1: every rank), whose ranks all reach one reducing switch.
   kSwitchReduce,  // add slots [src, src+count) to the sum a switch delivers to `peer` (which
-                  // may be this rank); matched in order per (owner, channel), every rank
-                  // contributing to each of the owner's kRecvSum
-  kRecvSum,       // receive the switch's sum of every rank's contribution toward this rank
+                  // may be this rank); matched in order per (owner, channel), every member
+                  // of the group contributing to each of the owner's kRecvSum
+  kRecvSum,       // receive the switch's sum of the group's contributions toward this rank
                   // on `channel` into [dst, dst+count), replacing
-  kMulticast,     // send slots [src, src+count) to every rank, this one included, as one
-                  // transfer the switch copies; each rank takes it with a kRecv from here
+  kMulticast,     // send slots [src, src+count) to every member of the group, this rank
+                  // included, as one transfer the switch copies; each takes it with a kRecv
 };
 
 // A step that puts data on the network.
@@ -62,6 +62,7 @@ struct Step {
   int src = 0;         // first slot read (send, copy, reduce)
   int dst = 0;         // first slot written (recv, copy, reduce)
   int count = 1;       // slots
+  int group = -1;      // in-network steps: the group (index into the program's groups), -1: all ranks
   std::vector<int> deps;  // steps of the same rank that must finish first
 };
 
@@ -89,9 +90,13 @@ struct CollectiveProgram {
   // A fixed cost before any rank starts (e.g. NVLS's set-up, fitted from measurements),
   // in picoseconds.
   std::int64_t start_latency_ps = 0;
+  // Groups of ranks for in-network steps (e.g. each node's GPUs on their NVSwitch).
+  std::vector<std::vector<int>> groups;
   std::vector<RankProgram> programs;
 
   std::int64_t steps() const;
+  // The ranks of group `g` (-1: every rank, in order).
+  std::vector<int> group_members(int g) const;
 };
 
 // Whether it has steps of the in-network kinds (which need a switch that reduces and copies).

@@ -1,5 +1,6 @@
 #include "workloads/collective_executor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <stdexcept>
@@ -32,16 +33,46 @@ CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram progr
     steps_left_ += static_cast<std::int64_t>(steps.size());
   }
   if (uses_in_network(program_)) {
-    // NVLink SHARP: every rank must hang off one switch layer that reduces and copies.
-    if (!network_->can_reduce_in_network(rank_hosts)) {
-      throw std::invalid_argument("in-network steps need every rank linked to a switch that reduces (an NVSwitch "
-                                  "domain with nvls on); these ranks are not");
+    // NVLink SHARP: each group's ranks must hang off one switch layer that reduces and
+    // copies; its multicast group is set up now (as NCCL does at communicator creation).
+    const int groups = static_cast<int>(program_.groups.size());
+    for (int g = -1; g < groups; ++g) {
+      InNetworkGroup& ig = in_network_groups_.emplace_back();
+      ig.ranks = program_.group_members(g);
+      std::vector<HostId> hosts;
+      for (int r : ig.ranks) hosts.push_back(rank_hosts[static_cast<std::size_t>(r)]);
+      if (g == -1) {
+        if (auto problem = in_network_problem(*network_, program_, rank_hosts)) throw std::invalid_argument(*problem);
+      }
+      // Groups no step names may span switches (NVLS-tree's all-ranks group): no multicast.
+      if (const auto id = network_->multicast_group(hosts)) ig.multicast = *id;
     }
-    const auto group = network_->multicast_group(rank_hosts);
-    if (!group) throw std::invalid_argument("in-network steps need a multicast group over the ranks' switch");
-    multicast_group_ = *group;
   }
   if (options_.check_data) data_.emplace(program_);
+}
+
+std::optional<std::string> CollectiveExecutor::in_network_problem(const Network& network, const CollectiveProgram& program,
+                                                                  const std::vector<HostId>& rank_hosts) {
+  // Only the groups the steps name must reduce (NVLS-tree's are its nodes, not all ranks).
+  std::vector<bool> used(program.groups.size() + 1, false);
+  for (const RankProgram& rp : program.programs) {
+    for (const Step& s : rp.steps) {
+      if (s.kind == StepKind::kSwitchReduce || s.kind == StepKind::kRecvSum || s.kind == StepKind::kMulticast) {
+        used[static_cast<std::size_t>(s.group + 1)] = true;
+      }
+    }
+  }
+  for (int g = -1; g < static_cast<int>(program.groups.size()); ++g) {
+    if (!used[static_cast<std::size_t>(g + 1)]) continue;
+    std::vector<HostId> hosts;
+    for (int r : program.group_members(g)) hosts.push_back(rank_hosts[static_cast<std::size_t>(r)]);
+    if (!network.can_reduce_in_network(hosts)) {
+      return program.name + " needs every rank" + (g >= 0 ? " of a group (group " + std::to_string(g) + ")" : std::string()) +
+             " linked to switches that reduce in the network (an NVSwitch with `nvls: {bandwidth: ...}`, as the "
+             "dgx_h100 preset has); these ranks are not";
+    }
+  }
+  return std::nullopt;
 }
 
 void CollectiveExecutor::start() {
@@ -108,15 +139,20 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
       } else if (s.kind == StepKind::kSwitchReduce) {
         RankAgent& peer = x.agents_[static_cast<std::size_t>(to[0].rank)];
         auto [slot, fresh] = x.sum_slots_.try_emplace(to[0], Network::kNoSum);
+        const InNetworkGroup& group = x.in_network_group(s.group);
         // The owner may be this rank: the contribution leaves toward another member.
-        const HostId via = peer.host != host ? peer.host : x.agents_[static_cast<std::size_t>((rank + 1) % x.program_.ranks)].host;
-        id = x.network_->add_contribution(host, peer.host, via, static_cast<std::uint16_t>(x.program_.ranks), bytes,
+        HostId via = peer.host;
+        if (via == host) {
+          const auto me = std::find(group.ranks.begin(), group.ranks.end(), rank) - group.ranks.begin();
+          via = x.agents_[static_cast<std::size_t>(group.ranks[static_cast<std::size_t>(me + 1) % group.ranks.size()])].host;
+        }
+        id = x.network_->add_contribution(host, peer.host, via, static_cast<std::uint16_t>(group.ranks.size()), bytes,
                                           x.options_.traffic_class, &slot->second);
         x.network_->messages()[id].tag = static_cast<std::uint32_t>(to[0].step);
         x.network_->dispatcher().assign(id, this, &peer);
       } else {
         std::vector<MessageId> receives;
-        id = x.network_->add_multicast(host, x.multicast_group_, bytes, x.options_.traffic_class, receives);
+        id = x.network_->add_multicast(host, x.in_network_group(s.group).multicast, bytes, x.options_.traffic_class, receives);
         x.network_->dispatcher().assign(id, this, nullptr);
         for (std::size_t q = 0; q < receives.size(); ++q) {
           x.network_->messages()[receives[q]].tag = static_cast<std::uint32_t>(to[q].step);

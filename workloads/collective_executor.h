@@ -42,6 +42,10 @@ class CollectiveExecutor final {
   CollectiveExecutor& operator=(const CollectiveExecutor&) = delete;
 
   void start();  // at the simulator's current time
+  // Why `program`'s in-network steps cannot run on these endpoints (a group not on
+  // switches that reduce), or nullopt.
+  static std::optional<std::string> in_network_problem(const Network& network, const CollectiveProgram& program,
+                                                       const std::vector<HostId>& rank_hosts);
   // Called once when the last step finishes (after data checking).
   void set_on_done(std::function<void()> on_done) { on_done_ = std::move(on_done); }
 
@@ -103,7 +107,12 @@ class CollectiveExecutor final {
   CollectiveOptions options_;
   ProgramMatching matching_;      // which receive each send feeds (worked out before the run)
   std::deque<RankAgent> agents_;  // handlers and observers never move
-  std::uint16_t multicast_group_ = 0;  // in-network programs: the ranks' multicast group
+  struct InNetworkGroup {
+    std::vector<int> ranks;
+    std::uint16_t multicast = 0;  // the network's multicast group over their endpoints
+  };
+  const InNetworkGroup& in_network_group(int g) const { return in_network_groups_[static_cast<std::size_t>(g + 1)]; }
+  std::vector<InNetworkGroup> in_network_groups_;  // by group + 1 (0: every rank)
   std::map<StepRef, std::uint32_t> sum_slots_;  // an in-switch sum's receive slot at its owner
   std::map<StepRef, std::vector<ContributionSet>> payload_;  // receive -> data in flight (checking only)
   std::optional<DataState> data_;

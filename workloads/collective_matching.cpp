@@ -57,7 +57,7 @@ std::variant<ProgramMatching, std::string> match_program(const CollectiveProgram
       if (s.kind == StepKind::kSend) {
         if (auto e = feed(s.peer)) return *e;
       } else if (s.kind == StepKind::kMulticast) {
-        for (int q = 0; q < n; ++q) {
+        for (int q : p.group_members(s.group)) {
           if (auto e = feed(q)) return "multicast: " + *e;
         }
       } else if (s.kind == StepKind::kSwitchReduce) {
@@ -69,6 +69,11 @@ std::variant<ProgramMatching, std::string> match_program(const CollectiveProgram
                  std::to_string(list.size()) + " sums";
         }
         const StepRef target = list[k];
+        if (step_of(target).group != s.group) {
+          return "rank " + std::to_string(r) + "'s in-switch contribution " + std::to_string(k) + " to rank " +
+                 std::to_string(s.peer) + " is for group " + std::to_string(s.group) + ", the sum's group is " +
+                 std::to_string(step_of(target).group);
+        }
         if (step_of(target).count != s.count) {
           return "rank " + std::to_string(r) + "'s in-switch contribution " + std::to_string(k) + " to rank " +
                  std::to_string(s.peer) + " carries " + std::to_string(s.count) + " chunks, the sum expects " +
@@ -89,10 +94,11 @@ std::variant<ProgramMatching, std::string> match_program(const CollectiveProgram
   for (const auto& [key, list] : sums) {
     for (const StepRef& s : list) {
       const int got = m.fed_by[static_cast<std::size_t>(s.rank)][static_cast<std::size_t>(s.step)];
-      if (got != n) {
+      const int want = static_cast<int>(p.group_members(step_of(s).group).size());
+      if (got != want) {
         return "rank " + std::to_string(key.first) + "'s sum on channel " + std::to_string(key.second) + " (step " +
                std::to_string(s.step) + ") gets " + std::to_string(got) + " contributions, expected one from each of " +
-               std::to_string(n) + " ranks";
+               std::to_string(want) + " ranks";
       }
     }
   }
