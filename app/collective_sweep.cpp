@@ -26,6 +26,7 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   local_size_ = config_.local_size > 0 ? config_.local_size
                 : config.topology.kind == TopologyConfig::Kind::kCluster ? config.topology.cluster.node.gpus
                                                                         : ranks_;
+  tuner_facts_ = tuner_facts(config.topology, ranks_);
   // NVLS's start-up cost is the NVSwitch domain's (a calibrated figure).
   if (config.topology.kind == TopologyConfig::Kind::kNvSwitch) nvls_latency_ = config.topology.nvswitch.nvls_latency;
   if (config.topology.kind == TopologyConfig::Kind::kCluster) nvls_latency_ = config.topology.cluster.node.nvls_latency;
@@ -53,6 +54,20 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   }
 }
 
+std::string CollectiveSweep::algorithm_for(std::int64_t bytes) const {
+  if (config_.algorithm != "auto") return config_.algorithm;
+  return choose_algorithm(config_.op, bytes, tuner_facts_).algorithm;
+}
+
+const char* nccl_algo_name(const std::string& a) {
+  if (a == "ring") return "Ring";
+  if (a == "tree") return "Tree";
+  if (a == "nvls") return "NVLS";
+  if (a == "nvls_tree") return "NVLSTree";
+  if (a == "msccl" || a == "steps") return "MSCCL";
+  return "-";  // ours, no NCCL counterpart
+}
+
 CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   if (config_.algorithm == "msccl" || config_.algorithm == "steps") {
     const std::filesystem::path path = std::filesystem::path(config_.file).is_relative() && !config_dir_.empty()
@@ -70,8 +85,9 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   params.chunk_bytes = config_.chunk_bytes;
   params.root = config_.root;
   params.local_size = local_size_;
-  if (config_.algorithm == "nvls") params.start_latency_ps = nvls_latency_;
-  return build_collective(config_.algorithm, config_.op, ranks_, bytes, params);
+  const std::string algorithm = algorithm_for(bytes);
+  if (algorithm == "nvls" || algorithm == "nvls_tree") params.start_latency_ps = nvls_latency_;
+  return build_collective(algorithm, config_.op, ranks_, bytes, params);
 }
 
 void CollectiveSweep::on_event() { start_next(); }
@@ -88,7 +104,7 @@ void CollectiveSweep::start_next() {
   }
   if (next_ >= config_.sizes.size()) return;
   const std::int64_t bytes = config_.sizes[next_++];
-  rows_.push_back({bytes, -1, 0, 0, "not finished"});
+  rows_.push_back({bytes, -1, 0, 0, "not finished", algorithm_for(bytes)});
   CollectiveOptions options;
   options.reduce_bytes_per_second = config_.reduce_bytes_per_second;
   options.check_data = config_.check_data;

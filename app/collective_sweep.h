@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/collective_tuner.h"
 #include "app/config.h"
 #include "sim/network.h"
 #include "topologies/topology.h"
@@ -20,7 +21,12 @@ struct CollectiveRow {
   double algbw_GBps = 0;
   double busbw_GBps = 0;
   std::string data_check;  // "passed", "off", or what was wrong
+  std::string algorithm;   // what ran (the tuner's choice under `auto`)
+  std::string protocol = "Simple";
 };
+
+// NCCL's names for our algorithms (NCCL_ALGO), as nccl-tests users read them.
+const char* nccl_algo_name(const std::string& algorithm);
 
 class CollectiveSweep final : public EventHandler {
  public:
@@ -37,6 +43,8 @@ class CollectiveSweep final : public EventHandler {
 
  private:
   CollectiveProgram program_for(std::int64_t bytes) const;
+  // The algorithm for this size: the configured one, or the tuner's choice under `auto`.
+  std::string algorithm_for(std::int64_t bytes) const;
   void start_next();
 
   Network* network_;
@@ -46,6 +54,7 @@ class CollectiveSweep final : public EventHandler {
   int ranks_ = 0;
   int local_size_ = 0;
   Time nvls_latency_ = 0;
+  TunerFacts tuner_facts_;
   std::vector<HostId> hosts_;
   std::vector<CollectiveRow> rows_;
   std::size_t next_ = 0;

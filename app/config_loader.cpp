@@ -144,7 +144,7 @@ void read_collective(MapReader& m, CollectiveConfig& c) {
                                        {"all_gather", CollectiveOp::kAllGather}, {"broadcast", CollectiveOp::kBroadcast},
                                        {"reduce", CollectiveOp::kReduce}, {"all_to_all", CollectiveOp::kAllToAll},
                                        {"send_recv", CollectiveOp::kSendRecv}});
-  std::vector<std::pair<std::string, std::string>> algorithms{{"msccl", "msccl"}, {"steps", "steps"}};
+  std::vector<std::pair<std::string, std::string>> algorithms{{"auto", "auto"}, {"msccl", "msccl"}, {"steps", "steps"}};
   for (const auto& name : algorithm_names()) algorithms.emplace_back(name, name);
   c.algorithm = m.choice<std::string>("algorithm", algorithms, std::string("ring"));
   if (c.algorithm == "msccl" || c.algorithm == "steps") {

@@ -39,7 +39,7 @@ const char* kUsage =
     "usage: fabricsim run [CONFIG] [--out DIR] [--seed N] [--records messages] [--set KEY=VALUE]...\n"
     "       fabricsim validate CONFIG [--set KEY=VALUE]...\n"
     "       fabricsim topo CONFIG [--json] [--dot FILE] [--set KEY=VALUE]...\n"
-    "       fabricsim collective CONFIG --op OP --algo ALGO [-b MIN] [-e MAX] [-f FACTOR] [--json]\n"
+    "       fabricsim collective CONFIG --op OP [--algo ALGO|auto] [--proto auto] [-b MIN] [-e MAX] [-f FACTOR] [--json]\n"
     "       fabricsim workload gen --model MODEL.yaml --tp T --pp P --dp D [--ep E] --microbatches M\n"
     "                              --gpu PROFILE.yaml [--zero] [--bucket SIZE] -o TRACE.jsonl\n"
     "       fabricsim scale CONFIG --model MODEL.yaml --tp T --pp P --microbatches M --gpu PROFILE.yaml\n"
@@ -172,8 +172,31 @@ int collective_command(const po::variables_map& vm) {
     return kExitBadInput;
   }
   std::vector<std::string> sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  // The config's own collective settings (algorithm, channels, chunk, ...) hold unless a
+  // flag overrides them; sizes, op and data checking come from the command line.
+  std::vector<std::string> kept;
+  try {
+    const ScenarioConfig base = load(vm["config"].as<std::string>(), sets);
+    if (base.workload.kind == WorkloadConfig::Kind::kCollective) {
+      const CollectiveConfig& c = base.workload.collective;
+      kept.push_back("workload.algorithm=" + c.algorithm);
+      if (!c.file.empty()) kept.push_back("workload.file=" + c.file);
+      kept.push_back("workload.channels=" + std::to_string(c.channels));
+      if (c.chunk_bytes > 0) kept.push_back("workload.chunk_bytes=" + std::to_string(c.chunk_bytes));
+      if (c.local_size > 0) kept.push_back("workload.local_size=" + std::to_string(c.local_size));
+      if (c.ranks > 0) kept.push_back("workload.ranks=" + std::to_string(c.ranks));
+      if (c.root > 0) kept.push_back("workload.root=" + std::to_string(c.root));
+      if (c.reduce_bytes_per_second > 0) {
+        kept.push_back("workload.reduce_bandwidth=" + std::to_string(static_cast<std::int64_t>(c.reduce_bytes_per_second)) + "Bps");
+      }
+    }
+  } catch (const ConfigError&) {
+    // A config whose own workload does not load still lends its topology: the errors
+    // that matter show when it is loaded below.
+  }
   // The command line describes the workload; it replaces any in the config.
   sets.push_back("workload={}");
+  sets.insert(sets.end(), kept.begin(), kept.end());
   const auto opt = [&](const char* key, const char* fallback) {
     std::string v = vm.count(key) ? vm[key].as<std::string>() : std::string(fallback);
     // nccl-tests writes sizes as 8, 64K, 1G (binary units): accept that too.
@@ -182,7 +205,16 @@ int collective_command(const po::variables_map& vm) {
   };
   sets.push_back("workload.kind=collective");
   sets.push_back("workload.op=" + opt("op", "all_reduce"));
-  sets.push_back("workload.algorithm=" + opt("algo", "ring"));
+  // NCCL's choice unless told otherwise (nccl-tests runs whatever NCCL picks).
+  if (vm.count("algo") || kept.empty()) sets.push_back("workload.algorithm=" + opt("algo", "auto"));
+  if (vm.count("proto")) {
+    const std::string proto = vm["proto"].as<std::string>();
+    if (proto != "auto" && proto != "simple" && proto != "Simple") {
+      std::cerr << "fabricsim collective: --proto: only NCCL's Simple protocol is modelled (auto or simple), got '" << proto
+                << "'\n";
+      return kExitBadInput;
+    }
+  }
   sets.push_back("workload.sizes.from=" + opt("minbytes", "8"));
   sets.push_back("workload.sizes.to=" + opt("maxbytes", "128MiB"));
   sets.push_back("workload.sizes.factor=" + opt("stepfactor", "2"));
@@ -207,6 +239,9 @@ int collective_command(const po::variables_map& vm) {
       j.key("algbw_GBps").value(row.algbw_GBps);
       j.key("busbw_GBps").value(row.busbw_GBps);
       j.key("data_check").value(row.data_check);
+      j.key("algorithm").value(row.algorithm);
+      j.key("nccl_algo").value(nccl_algo_name(row.algorithm));
+      j.key("nccl_proto").value(row.protocol);
       j.end_object();
     }
     j.end_array();
@@ -507,7 +542,8 @@ int main(int argc, char** argv) {
       ("json", "topo: print one JSON object")
       ("dot", po::value<std::string>()->value_name("FILE"), "topo: write the fabric as Graphviz")
       ("op", po::value<std::string>()->value_name("OP"), "collective: the operation (default all_reduce)")
-      ("algo", po::value<std::string>()->value_name("ALGO"), "collective: the algorithm (default ring)")
+      ("algo", po::value<std::string>()->value_name("ALGO"), "collective: the algorithm (default: the config's, else auto: NCCL's choice per size)")
+      ("proto", po::value<std::string>()->value_name("PROTO"), "collective: the NCCL protocol (auto or simple: only Simple is modelled)")
       ("minbytes,b", po::value<std::string>()->value_name("SIZE"), "collective: smallest size (default 8)")
       ("maxbytes,e", po::value<std::string>()->value_name("SIZE"), "collective: largest size (default 128MiB)")
       ("stepfactor,f", po::value<std::string>()->value_name("N"), "collective: size multiplier (default 2)")

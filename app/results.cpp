@@ -111,6 +111,9 @@ std::string results_json(const ScenarioRun& run) {
       j.key("algbw_GBps").value(row.algbw_GBps);
       j.key("busbw_GBps").value(row.busbw_GBps);
       j.key("data_check").value(row.data_check);
+      j.key("algorithm").value(row.algorithm);
+      j.key("nccl_algo").value(nccl_algo_name(row.algorithm));
+      j.key("nccl_proto").value(row.protocol);
       j.end_object();
     }
     j.end_array();
@@ -245,13 +248,14 @@ std::string results_json(const ScenarioRun& run) {
 
 void print_collective_table(std::ostream& out, const CollectiveSweep& c) {
   char line[256];
-  std::snprintf(line, sizeof line, "  %14s %14s %6s %12s %10s %10s  %s\n", "size(B)", "count", "type", "time(us)",
-                "algbw", "busbw", "data");
+  std::snprintf(line, sizeof line, "  %14s %14s %6s %12s %10s %10s  %-9s %-6s  %s\n", "size(B)", "count", "type", "time(us)",
+                "algbw", "busbw", "algo", "proto", "data");
   out << line;
   for (const CollectiveRow& row : c.rows()) {
-    std::snprintf(line, sizeof line, "  %14lld %14lld %6s %12.2f %10.2f %10.2f  %s\n", static_cast<long long>(row.size_bytes),
-                  static_cast<long long>(row.size_bytes / 4), "float", row.time >= 0 ? to_us(row.time) : -1.0,
-                  row.algbw_GBps, row.busbw_GBps, row.data_check.c_str());
+    std::snprintf(line, sizeof line, "  %14lld %14lld %6s %12.2f %10.2f %10.2f  %-9s %-6s  %s\n",
+                  static_cast<long long>(row.size_bytes), static_cast<long long>(row.size_bytes / 4), "float",
+                  row.time >= 0 ? to_us(row.time) : -1.0, row.algbw_GBps, row.busbw_GBps, nccl_algo_name(row.algorithm),
+                  row.protocol.c_str(), row.data_check.c_str());
     out << line;
   }
 }

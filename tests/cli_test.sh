@@ -117,5 +117,32 @@ for f in "$examples"/*.yaml; do
   check "example $(basename "$f") validates" '[ $rc -eq 0 ]'
 done
 
+# The collective command: the config's channels hold unless --channels says otherwise (8
+# rings over 8 NICs are 8x one ring's busbw), and under the default `auto` each row says
+# what NCCL would run: on 2 x DGX H100 with NVLS, NVLS-tree.
+cat >"$work/two_dgx.yaml" <<'YAML'
+name: two_dgx
+topology:
+  kind: cluster
+  nodes: 2
+  node: {preset: dgx_h100}
+  nics_per_node: 8
+  nic: {bandwidth: 400Gbps, latency: 500ns, kind: infiniband}
+  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 400Gbps, latency: 500ns}}
+network: {mtu: 64KiB}
+workload: {kind: collective, op: all_reduce, algorithm: ring, channels: 8, bytes: 1MiB}
+YAML
+"$bin" collective "$work/two_dgx.yaml" -b 256M -e 256M --json >"$work/coll8.json" 2>&1; rc8=$?
+"$bin" collective "$work/two_dgx.yaml" -b 256M -e 256M --channels 1 --json >"$work/coll1.json" 2>&1; rc1=$?
+busbw() { grep -o '"busbw_GBps": *[0-9.]*' "$1" | grep -o '[0-9.]*$'; }
+check "collective keeps the config's channels (8 rings: busbw over 7x one ring's)" \
+  '[ $rc8 -eq 0 ] && [ $rc1 -eq 0 ] && awk -v a="$(busbw "$work/coll8.json")" -v b="$(busbw "$work/coll1.json")" "BEGIN { exit !(a > 7 * b) }"'
+sed -i '/^workload:/d' "$work/two_dgx.yaml"
+"$bin" collective "$work/two_dgx.yaml" -b 1G -e 1G >"$work/auto.out" 2>&1; rc=$?
+check "collective --algo auto (the default) picks NVLS-tree on 2 x DGX H100 and says so, with the protocol" \
+  '[ $rc -eq 0 ] && grep -q "algo      proto" "$work/auto.out" && grep -q "NVLSTree  Simple" "$work/auto.out"'
+"$bin" collective "$work/two_dgx.yaml" -b 1M -e 1M --proto LL >"$work/proto.out" 2>&1; rc=$?
+check "collective --proto LL is refused (only Simple is modelled), exit 2" '[ $rc -eq 2 ] && grep -q "only NCCL" "$work/proto.out"'
+
 [ $fail -eq 0 ] && echo "cli: all checks passed" || echo "cli: some checks FAILED"
 exit $fail

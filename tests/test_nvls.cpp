@@ -5,6 +5,7 @@
 #include <string>
 
 #include "app/calibration.h"
+#include "app/collective_tuner.h"
 #include "app/config_error.h"
 #include "app/config_loader.h"
 #include "app/scenario.h"
@@ -198,4 +199,35 @@ workload: {kind: collective, op: all_reduce, algorithm: nvls_tree, bytes: 1GiB}
   CHECK(row.busbw_GBps > 1.2 * 399.6);
   for (HostId h = 0; h < run.network().host_count(); ++h) CHECK(run.network().nic(h).counters().retransmitted_packets == 0);
   CHECK(run.complete());
+}
+
+TEST_CASE("algorithm auto: the tuner's estimates, crossover worked by hand") {
+  // One DGX H100 (NVLink 18 x 25 = 450 GB/s per GPU, 250 ns per hop) with NVLS at
+  // 270 GB/s after 125.69 us. Ring: 2(n-1) = 14 steps of two 0.25 us hops, 7 us, then
+  // S / (450 / (2 * 7/8)) = S / 257.14 GB/s; NVLS: 125.69 us + S / 270 GB/s. They cross
+  // where S (1/257.14 - 1/270) GB/s^-1 = 118.69 us: S = 641 MB. So 512 MiB (537 MB) runs
+  // the ring and 1 GiB (1074 MB) NVLS.
+  TunerFacts f;
+  f.ranks = 8;
+  f.gpus_per_node = 8;
+  f.nodes = 1;
+  f.nvlink_GBps = 450;
+  f.nvls_GBps = 270;
+  f.nvls_latency_us = 125.69;
+  f.hop_latency_us = 0.25;
+  const TunerChoice small = choose_algorithm(CollectiveOp::kAllReduce, 512LL << 20, f);
+  CHECK(small.algorithm == "ring");
+  CHECK(small.protocol == "Simple");
+  REQUIRE(small.estimates.size() == 2);
+  CHECK(small.estimates[0].time_us == within(7 + 536870912 / 257.142857e3, 1e-6));
+  CHECK(choose_algorithm(CollectiveOp::kAllReduce, 1LL << 30, f).algorithm == "nvls");
+  // Broadcast has no NVLS: the ring.
+  CHECK(choose_algorithm(CollectiveOp::kBroadcast, 1LL << 30, f).algorithm == "ring");
+  // Two such nodes with 8 x 400 Gb/s NICs each: the ring is held to the NICs' 400 GB/s
+  // busbw (algbw 400 / (2 * 15/16) = 213 GB/s), NVLS-tree to min(270, 400) = 270 GB/s.
+  f.ranks = 16;
+  f.nodes = 2;
+  f.node_nic_GBps = 400;
+  const TunerChoice two = choose_algorithm(CollectiveOp::kAllReduce, 4LL << 30, f);
+  CHECK(two.algorithm == "nvls_tree");
 }

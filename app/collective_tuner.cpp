@@ -1,0 +1,75 @@
+#include "app/collective_tuner.h"
+
+#include <algorithm>
+
+namespace fabricsim {
+
+namespace {
+double GBps(Bandwidth b) { return static_cast<double>(b.bits_per_second) / 8e9; }
+double us_of(Time t) { return static_cast<double>(t) * 1e-6; }
+}  // namespace
+
+TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
+  TunerFacts f;
+  f.ranks = ranks;
+  if (topology.kind == TopologyConfig::Kind::kNvSwitch) {
+    const NvSwitchSpec& s = topology.nvswitch;
+    f.gpus_per_node = std::max(1, std::min(ranks, s.gpus));
+    f.nvlink_GBps = GBps(s.gpu_bandwidth());
+    f.nvls_GBps = GBps(s.nvls_bandwidth);
+    f.nvls_latency_us = us_of(s.nvls_latency);
+    f.hop_latency_us = us_of(s.latency);
+  } else if (topology.kind == TopologyConfig::Kind::kCluster) {
+    const ClusterSpec& c = topology.cluster;
+    f.gpus_per_node = std::max(1, std::min(ranks, c.node.gpus));
+    f.nvlink_GBps = GBps(c.node.gpu_bandwidth());
+    f.nvls_GBps = GBps(c.node.nvls_bandwidth);
+    f.nvls_latency_us = us_of(c.node.nvls_latency);
+    f.node_nic_GBps = GBps(c.nic_link.bandwidth) * c.nics_per_node;
+    f.hop_latency_us = us_of(c.nic_link.latency);
+  } else {
+    // Host fabrics: one endpoint per "node"; the ring is the only candidate.
+    f.gpus_per_node = 1;
+  }
+  f.nodes = std::max(1, (ranks + f.gpus_per_node - 1) / f.gpus_per_node);
+  return f;
+}
+
+TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFacts& f) {
+  TunerChoice choice;
+  const double size = static_cast<double>(bytes);
+  const int n = std::max(2, f.ranks);
+  const bool reducing = op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather;
+  // Ring: busbw is the slowest hop of a channel times the channels, i.e. a GPU's NVLink
+  // inside a node, and across nodes the node's NICs; 2(n-1) steps (AllReduce) of two hops.
+  if (op != CollectiveOp::kAllToAll && op != CollectiveOp::kSendRecv) {
+    double busbw = f.nvlink_GBps > 0 ? f.nvlink_GBps : 0;
+    if (f.nodes > 1 && f.node_nic_GBps > 0) busbw = busbw > 0 ? std::min(busbw, f.node_nic_GBps) : f.node_nic_GBps;
+    if (busbw > 0) {
+      const double algbw = busbw / busbw_factor(op, n);
+      const int steps = op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
+      choice.estimates.push_back({"ring", steps * 2 * f.hop_latency_us + size / (algbw * 1e3)});
+    }
+  }
+  if (reducing && f.nvls_GBps > 0 && f.nodes == 1) {
+    choice.estimates.push_back({"nvls", f.nvls_latency_us + size / (f.nvls_GBps * 1e3)});
+  }
+  if (op == CollectiveOp::kAllReduce && f.nvls_GBps > 0 && f.nodes > 1 && f.node_nic_GBps > 0 && f.ranks % f.gpus_per_node == 0) {
+    // The switches sum and multicast the whole buffer; each node's NICs carry it once
+    // each way (each GPU its share on its rail), over a tree of depth log2(nodes).
+    int depth = 0;
+    for (int m = 1; m < f.nodes; m *= 2) ++depth;
+    const double algbw = std::min(f.nvls_GBps, f.node_nic_GBps);
+    choice.estimates.push_back({"nvls_tree", f.nvls_latency_us + 2 * depth * 3 * f.hop_latency_us + size / (algbw * 1e3)});
+  }
+  if (choice.estimates.empty()) {
+    choice.algorithm = op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv ? "direct" : "ring";
+    return choice;
+  }
+  const auto best = std::min_element(choice.estimates.begin(), choice.estimates.end(),
+                                     [](const TunerEstimate& a, const TunerEstimate& b) { return a.time_us < b.time_us; });
+  choice.algorithm = best->algorithm;
+  return choice;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,44 @@
+#pragma once
+// `algorithm: auto`: picks a collective's algorithm per size the way NCCL's tuner does,
+// from a latency + size / bandwidth estimate of each candidate on this topology
+// (NCCL's src/graph/tuning.cc has the same shape: a base latency per algorithm and a
+// bus bandwidth the topology allows). Candidates: ring; NVLS on one NVSwitch domain
+// whose switches reduce; NVLS-tree across such nodes. Only NCCL's Simple protocol is
+// modelled, so the protocol is always Simple.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app/config.h"
+#include "workloads/collective.h"
+
+namespace fabricsim {
+
+// What the estimate needs from the topology, per GPU and per node.
+struct TunerFacts {
+  int ranks = 0;
+  int gpus_per_node = 1;   // ranks node-major
+  int nodes = 1;
+  double nvlink_GBps = 0;  // a GPU into its NVSwitch layer, per direction (0: no NVLink)
+  double node_nic_GBps = 0;  // all of a node's NICs together, per direction (0: one node)
+  double nvls_GBps = 0;      // the NVSwitch layer's reduction rate (0: no NVLS)
+  double nvls_latency_us = 0;
+  double hop_latency_us = 0;  // one link, typical
+};
+
+TunerFacts tuner_facts(const TopologyConfig& topology, int ranks);
+
+struct TunerEstimate {
+  std::string algorithm;
+  double time_us = 0;
+};
+
+struct TunerChoice {
+  std::string algorithm;
+  std::string protocol = "Simple";
+  std::vector<TunerEstimate> estimates;  // every candidate that does the operation here
+};
+
+TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFacts& facts);
+
+}  // namespace fabricsim
