@@ -27,6 +27,19 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
                 : config.topology.kind == TopologyConfig::Kind::kCluster ? config.topology.cluster.node.gpus
                                                                         : ranks_;
   tuner_facts_ = tuner_facts(config.topology, ranks_);
+  tuner_facts_.channels = config_.channels;
+  // A protocol is NCCL's ring's (NVLS runs Simple): other algorithms move the network's bytes.
+  const bool costed = config_.algorithm == "auto" || config_.algorithm == "ring" || config_.algorithm == "nvls" ||
+                      config_.algorithm == "nvls_tree";
+  const bool named = config_.protocol != "none" && config_.protocol != "auto";
+  if (named && !costed) {
+    throw ConfigError(where, "workload.protocol",
+                      "protocol " + config_.protocol + " is modelled for the ring (and NVLS, Simple only); algorithm " +
+                          config_.algorithm + " takes none or auto");
+  }
+  if (named && config_.protocol != "simple" && (config_.algorithm == "nvls" || config_.algorithm == "nvls_tree")) {
+    throw ConfigError(where, "workload.protocol", config_.algorithm + " runs NCCL's Simple protocol only");
+  }
   // NVLS's start-up cost is the NVSwitch domain's (a calibrated figure).
   if (config.topology.kind == TopologyConfig::Kind::kNvSwitch) nvls_latency_ = config.topology.nvswitch.nvls_latency;
   if (config.topology.kind == TopologyConfig::Kind::kCluster) nvls_latency_ = config.topology.cluster.node.nvls_latency;
@@ -54,9 +67,9 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   }
 }
 
-std::string CollectiveSweep::algorithm_for(std::int64_t bytes) const {
-  if (config_.algorithm != "auto") return config_.algorithm;
-  return choose_algorithm(config_.op, bytes, tuner_facts_).algorithm;
+TunerChoice CollectiveSweep::choice_for(std::int64_t bytes) const {
+  if (config_.algorithm == "msccl" || config_.algorithm == "steps") return {config_.algorithm, NcclProtocol::kNone, {}};
+  return choose_algorithm(config_.op, bytes, tuner_facts_, config_.algorithm, config_.protocol);
 }
 
 const char* nccl_algo_name(const std::string& a) {
@@ -85,9 +98,19 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   params.chunk_bytes = config_.chunk_bytes;
   params.root = config_.root;
   params.local_size = local_size_;
-  const std::string algorithm = algorithm_for(bytes);
-  if (algorithm == "nvls" || algorithm == "nvls_tree") params.start_latency_ps = nvls_latency_;
-  return build_collective(algorithm, config_.op, ranks_, bytes, params);
+  const TunerChoice choice = choice_for(bytes);
+  if (choice.algorithm == "nvls" || choice.algorithm == "nvls_tree") params.start_latency_ps = nvls_latency_;
+  CollectiveProgram p = build_collective(choice.algorithm, config_.op, ranks_, bytes, params);
+  if (choice.protocol != NcclProtocol::kNone) {
+    // NCCL's protocol: its wire bytes through the network, and (the ring) its fixed
+    // latency at the start.
+    p.wire_factor = protocol_wire_factor(choice.protocol);
+    if (choice.algorithm == "ring") {
+      p.start_latency_ps = static_cast<std::int64_t>(
+          nccl_ring_latency_us(choice.protocol, config_.op, ranks_, tuner_facts_.nodes, tuner_facts_.nvlink_GBps > 0) * 1e6);
+    }
+  }
+  return p;
 }
 
 void CollectiveSweep::on_event() { start_next(); }
@@ -104,7 +127,8 @@ void CollectiveSweep::start_next() {
   }
   if (next_ >= config_.sizes.size()) return;
   const std::int64_t bytes = config_.sizes[next_++];
-  rows_.push_back({bytes, -1, 0, 0, "not finished", algorithm_for(bytes)});
+  const TunerChoice choice = choice_for(bytes);
+  rows_.push_back({bytes, -1, 0, 0, "not finished", choice.algorithm, protocol_name(choice.protocol)});
   CollectiveOptions options;
   options.reduce_bytes_per_second = config_.reduce_bytes_per_second;
   options.check_data = config_.check_data;

@@ -43,8 +43,9 @@ class CollectiveSweep final : public EventHandler {
 
  private:
   CollectiveProgram program_for(std::int64_t bytes) const;
-  // The algorithm for this size: the configured one, or the tuner's choice under `auto`.
-  std::string algorithm_for(std::int64_t bytes) const;
+  // The algorithm and protocol for this size: the configured ones, or the tuner's
+  // choice under `auto`.
+  TunerChoice choice_for(std::int64_t bytes) const;
   void start_next();
 
   Network* network_;

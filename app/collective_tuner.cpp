@@ -35,40 +35,56 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
   return f;
 }
 
-TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFacts& f) {
+TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFacts& f, const std::string& algorithm,
+                             const std::string& protocol) {
   TunerChoice choice;
   const double size = static_cast<double>(bytes);
   const int n = std::max(2, f.ranks);
   const bool reducing = op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather;
+  const bool protocols = protocol != "none";
+  std::vector<NcclProtocol> ring_protocols{NcclProtocol::kNone};
+  if (protocol == "auto") ring_protocols = {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
+  if (protocols && protocol != "auto") ring_protocols = {protocol_from_name(protocol).value_or(NcclProtocol::kSimple)};
+  const NcclProtocol nvls_protocol = protocols ? NcclProtocol::kSimple : NcclProtocol::kNone;
+  const auto wanted = [&](const char* name) { return algorithm == "auto" || algorithm == name; };
   // Ring: busbw is the slowest hop of a channel times the channels, i.e. a GPU's NVLink
   // inside a node, and across nodes the node's NICs; 2(n-1) steps (AllReduce) of two hops.
-  if (op != CollectiveOp::kAllToAll && op != CollectiveOp::kSendRecv) {
+  if (wanted("ring") && op != CollectiveOp::kAllToAll && op != CollectiveOp::kSendRecv) {
     double busbw = f.nvlink_GBps > 0 ? f.nvlink_GBps : 0;
     if (f.nodes > 1 && f.node_nic_GBps > 0) busbw = busbw > 0 ? std::min(busbw, f.node_nic_GBps) : f.node_nic_GBps;
     if (busbw > 0) {
-      const double algbw = busbw / busbw_factor(op, n);
       const int steps = op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
-      choice.estimates.push_back({"ring", steps * 2 * f.hop_latency_us + size / (algbw * 1e3)});
+      for (NcclProtocol p : ring_protocols) {
+        const double bus = nccl_ring_busbw_GBps(p, busbw, op, f.nodes, f.channels);
+        const double latency = p == NcclProtocol::kNone ? steps * 2 * f.hop_latency_us
+                                                        : nccl_ring_latency_us(p, op, n, f.nodes, f.nvlink_GBps > 0);
+        choice.estimates.push_back({"ring", p, latency + size / (bus / busbw_factor(op, n) * 1e3)});
+      }
     }
   }
-  if (reducing && f.nvls_GBps > 0 && f.nodes == 1) {
-    choice.estimates.push_back({"nvls", f.nvls_latency_us + size / (f.nvls_GBps * 1e3)});
+  if (wanted("nvls") && reducing && f.nvls_GBps > 0 && f.nodes == 1) {
+    choice.estimates.push_back({"nvls", nvls_protocol, f.nvls_latency_us + size / (f.nvls_GBps * 1e3)});
   }
-  if (op == CollectiveOp::kAllReduce && f.nvls_GBps > 0 && f.nodes > 1 && f.node_nic_GBps > 0 && f.ranks % f.gpus_per_node == 0) {
+  if (wanted("nvls_tree") && op == CollectiveOp::kAllReduce && f.nvls_GBps > 0 && f.nodes > 1 && f.node_nic_GBps > 0 &&
+      f.ranks % f.gpus_per_node == 0) {
     // The switches sum and multicast the whole buffer; each node's NICs carry it once
     // each way (each GPU its share on its rail), over a tree of depth log2(nodes).
     int depth = 0;
     for (int m = 1; m < f.nodes; m *= 2) ++depth;
     const double algbw = std::min(f.nvls_GBps, f.node_nic_GBps);
-    choice.estimates.push_back({"nvls_tree", f.nvls_latency_us + 2 * depth * 3 * f.hop_latency_us + size / (algbw * 1e3)});
+    choice.estimates.push_back({"nvls_tree", nvls_protocol, f.nvls_latency_us + 2 * depth * 3 * f.hop_latency_us + size / (algbw * 1e3)});
   }
   if (choice.estimates.empty()) {
-    choice.algorithm = op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv ? "direct" : "ring";
+    // A fixed algorithm the model does not cost, or nothing applies: as asked, no protocol.
+    choice.algorithm = algorithm != "auto" ? algorithm
+                       : op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv ? "direct"
+                                                                                         : "ring";
     return choice;
   }
   const auto best = std::min_element(choice.estimates.begin(), choice.estimates.end(),
                                      [](const TunerEstimate& a, const TunerEstimate& b) { return a.time_us < b.time_us; });
   choice.algorithm = best->algorithm;
+  choice.protocol = best->protocol;
   return choice;
 }
 

@@ -3,14 +3,16 @@
 // from a latency + size / bandwidth estimate of each candidate on this topology
 // (NCCL's src/graph/tuning.cc has the same shape: a base latency per algorithm and a
 // bus bandwidth the topology allows). Candidates: ring; NVLS on one NVSwitch domain
-// whose switches reduce; NVLS-tree across such nodes. Only NCCL's Simple protocol is
-// modelled, so the protocol is always Simple.
+// whose switches reduce; NVLS-tree across such nodes. With protocols on (`auto` or a
+// named one) the ring is costed per protocol with NCCL's own latency and bandwidth
+// figures (workloads/nccl_protocol.h); NVLS runs Simple only, as in NCCL.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "app/config.h"
 #include "workloads/collective.h"
+#include "workloads/nccl_protocol.h"
 
 namespace fabricsim {
 
@@ -24,21 +26,26 @@ struct TunerFacts {
   double nvls_GBps = 0;      // the NVSwitch layer's reduction rate (0: no NVLS)
   double nvls_latency_us = 0;
   double hop_latency_us = 0;  // one link, typical
+  int channels = 1;           // the ring's channels (LL128's per-channel cap)
 };
 
 TunerFacts tuner_facts(const TopologyConfig& topology, int ranks);
 
 struct TunerEstimate {
   std::string algorithm;
+  NcclProtocol protocol = NcclProtocol::kNone;
   double time_us = 0;
 };
 
 struct TunerChoice {
   std::string algorithm;
-  std::string protocol = "Simple";
+  NcclProtocol protocol = NcclProtocol::kNone;
   std::vector<TunerEstimate> estimates;  // every candidate that does the operation here
 };
 
-TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFacts& facts);
+// `algorithm`: "auto" or a fixed one (then only its protocol is chosen); `protocol`:
+// "none" (the network alone), "auto", or "simple" / "ll" / "ll128".
+TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFacts& facts,
+                             const std::string& algorithm = "auto", const std::string& protocol = "none");
 
 }  // namespace fabricsim

@@ -54,7 +54,9 @@ struct TopologyConfig {
 // A collective (workloads/collective.h): one size, or a sweep of sizes run back to back.
 struct CollectiveConfig {
   CollectiveOp op = CollectiveOp::kAllReduce;
-  std::string algorithm = "ring";   // a built-in algorithm, or "msccl" / "steps" with `file`
+  std::string algorithm = "ring";   // a built-in algorithm, "auto", or "msccl" / "steps" with `file`
+  std::string protocol = "none";    // NCCL's: none (the network alone), auto, simple, ll, ll128
+  bool protocol_given = false;      // written in the config (the collective command keeps it)
   std::string file;                 // MSCCL XML or our YAML steps, resolved against the config's folder
   SourceRef file_source;
   std::vector<std::int64_t> sizes;  // bytes, nccl-tests meaning (build_collective)

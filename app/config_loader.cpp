@@ -147,6 +147,9 @@ void read_collective(MapReader& m, CollectiveConfig& c) {
   std::vector<std::pair<std::string, std::string>> algorithms{{"auto", "auto"}, {"msccl", "msccl"}, {"steps", "steps"}};
   for (const auto& name : algorithm_names()) algorithms.emplace_back(name, name);
   c.algorithm = m.choice<std::string>("algorithm", algorithms, std::string("ring"));
+  c.protocol_given = m.has("protocol");
+  c.protocol = m.choice<std::string>("protocol", {{"none", "none"}, {"auto", "auto"}, {"simple", "simple"}, {"ll", "ll"}, {"ll128", "ll128"}},
+                                     std::string("none"));
   if (c.algorithm == "msccl" || c.algorithm == "steps") {
     c.file = m.string("file");
     c.file_source = m.context().source(m.node()["file"], m.child_path("file"));

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +18,7 @@
 #include "app/config_error.h"
 #include "app/config_loader.h"
 #include "app/json_writer.h"
+#include "workloads/nccl_protocol.h"
 #include "app/model_files.h"
 #include "app/results.h"
 #include "app/scenario.h"
@@ -39,7 +42,7 @@ const char* kUsage =
     "usage: fabricsim run [CONFIG] [--out DIR] [--seed N] [--records messages] [--set KEY=VALUE]...\n"
     "       fabricsim validate CONFIG [--set KEY=VALUE]...\n"
     "       fabricsim topo CONFIG [--json] [--dot FILE] [--set KEY=VALUE]...\n"
-    "       fabricsim collective CONFIG --op OP [--algo ALGO|auto] [--proto auto] [-b MIN] [-e MAX] [-f FACTOR] [--json]\n"
+    "       fabricsim collective CONFIG --op OP [--algo ALGO|auto] [--proto auto|simple|ll|ll128|none] [-b MIN] [-e MAX] [-f FACTOR] [--json]\n"
     "       fabricsim workload gen --model MODEL.yaml --tp T --pp P --dp D [--ep E] --microbatches M\n"
     "                              --gpu PROFILE.yaml [--zero] [--bucket SIZE] -o TRACE.jsonl\n"
     "       fabricsim scale CONFIG --model MODEL.yaml --tp T --pp P --microbatches M --gpu PROFILE.yaml\n"
@@ -180,6 +183,7 @@ int collective_command(const po::variables_map& vm) {
     if (base.workload.kind == WorkloadConfig::Kind::kCollective) {
       const CollectiveConfig& c = base.workload.collective;
       kept.push_back("workload.algorithm=" + c.algorithm);
+      if (c.protocol_given) kept.push_back("workload.protocol=" + c.protocol);
       if (!c.file.empty()) kept.push_back("workload.file=" + c.file);
       kept.push_back("workload.channels=" + std::to_string(c.channels));
       if (c.chunk_bytes > 0) kept.push_back("workload.chunk_bytes=" + std::to_string(c.chunk_bytes));
@@ -208,12 +212,16 @@ int collective_command(const po::variables_map& vm) {
   // NCCL's choice unless told otherwise (nccl-tests runs whatever NCCL picks).
   if (vm.count("algo") || kept.empty()) sets.push_back("workload.algorithm=" + opt("algo", "auto"));
   if (vm.count("proto")) {
-    const std::string proto = vm["proto"].as<std::string>();
-    if (proto != "auto" && proto != "simple" && proto != "Simple") {
-      std::cerr << "fabricsim collective: --proto: only NCCL's Simple protocol is modelled (auto or simple), got '" << proto
+    std::string proto = vm["proto"].as<std::string>();
+    if (proto != "auto" && !protocol_from_name(proto)) {
+      std::cerr << "fabricsim collective: --proto: expected auto, simple, ll, ll128 or none (the network alone), got '" << proto
                 << "'\n";
       return kExitBadInput;
     }
+    for (char& ch : proto) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    sets.push_back("workload.protocol=" + proto);
+  } else if (std::none_of(kept.begin(), kept.end(), [](const std::string& k) { return k.rfind("workload.protocol=", 0) == 0; })) {
+    sets.push_back("workload.protocol=auto");  // NCCL's choice, as nccl-tests gets
   }
   sets.push_back("workload.sizes.from=" + opt("minbytes", "8"));
   sets.push_back("workload.sizes.to=" + opt("maxbytes", "128MiB"));
@@ -543,7 +551,7 @@ int main(int argc, char** argv) {
       ("dot", po::value<std::string>()->value_name("FILE"), "topo: write the fabric as Graphviz")
       ("op", po::value<std::string>()->value_name("OP"), "collective: the operation (default all_reduce)")
       ("algo", po::value<std::string>()->value_name("ALGO"), "collective: the algorithm (default: the config's, else auto: NCCL's choice per size)")
-      ("proto", po::value<std::string>()->value_name("PROTO"), "collective: the NCCL protocol (auto or simple: only Simple is modelled)")
+      ("proto", po::value<std::string>()->value_name("PROTO"), "collective: NCCL's protocol: auto (default), simple, ll, ll128, or none (the network alone)")
       ("minbytes,b", po::value<std::string>()->value_name("SIZE"), "collective: smallest size (default 8)")
       ("maxbytes,e", po::value<std::string>()->value_name("SIZE"), "collective: largest size (default 128MiB)")
       ("stepfactor,f", po::value<std::string>()->value_name("N"), "collective: size multiplier (default 2)")

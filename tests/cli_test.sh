@@ -141,8 +141,10 @@ sed -i '/^workload:/d' "$work/two_dgx.yaml"
 "$bin" collective "$work/two_dgx.yaml" -b 1G -e 1G >"$work/auto.out" 2>&1; rc=$?
 check "collective --algo auto (the default) picks NVLS-tree on 2 x DGX H100 and says so, with the protocol" \
   '[ $rc -eq 0 ] && grep -q "algo      proto" "$work/auto.out" && grep -q "NVLSTree  Simple" "$work/auto.out"'
-"$bin" collective "$work/two_dgx.yaml" -b 1M -e 1M --proto LL >"$work/proto.out" 2>&1; rc=$?
-check "collective --proto LL is refused (only Simple is modelled), exit 2" '[ $rc -eq 2 ] && grep -q "only NCCL" "$work/proto.out"'
+"$bin" collective "$work/two_dgx.yaml" -b 1M -e 1M --algo ring --proto LL >"$work/proto.out" 2>&1; rc=$?
+check "collective --algo ring --proto LL runs NCCL's LL protocol and says so" '[ $rc -eq 0 ] && grep -q "Ring      LL  " "$work/proto.out"'
+"$bin" collective "$work/two_dgx.yaml" -b 1M -e 1M --proto LL64 >"$work/proto.out" 2>&1; rc=$?
+check "collective --proto LL64 is refused, exit 2" '[ $rc -eq 2 ] && grep -q "expected auto, simple, ll, ll128 or none" "$work/proto.out"'
 
 [ $fail -eq 0 ] && echo "cli: all checks passed" || echo "cli: some checks FAILED"
 exit $fail

@@ -90,6 +90,8 @@ struct CollectiveProgram {
   // A fixed cost before any rank starts (e.g. NVLS's set-up, fitted from measurements),
   // in picoseconds.
   std::int64_t start_latency_ps = 0;
+  // Wire bytes per payload byte (an NCCL protocol's flags: LL 2, LL128 128/120).
+  double wire_factor = 1.0;
   // Groups of ranks for in-network steps (e.g. each node's GPUs on their NVSwitch).
   std::vector<std::vector<int>> groups;
   std::vector<RankProgram> programs;

@@ -128,7 +128,10 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
     case StepKind::kSend:
     case StepKind::kSwitchReduce:
     case StepKind::kMulticast: {
-      const std::int64_t bytes = static_cast<std::int64_t>(s.count) * x.program_.slot_bytes;
+      const std::int64_t payload = static_cast<std::int64_t>(s.count) * x.program_.slot_bytes;
+      const std::int64_t bytes = x.program_.wire_factor == 1.0
+                                     ? payload
+                                     : static_cast<std::int64_t>(std::ceil(static_cast<double>(payload) * x.program_.wire_factor));
       const std::vector<StepRef>& to = x.feeds(rank, step);
       MessageId id = 0;
       if (s.kind == StepKind::kSend) {

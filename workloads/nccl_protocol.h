@@ -1,0 +1,38 @@
+#pragma once
+// NCCL's protocols as its cost model states them (src/graph/tuning.cc in NVIDIA/nccl;
+// "Demystifying NCCL", arXiv 2507.04786, describes the same pipeline):
+//   Simple: data in large slices, one flag per slice; highest bandwidth, highest latency.
+//   LL:     8 bytes of data with an 8-byte flag in each 16-byte store: half the wire bytes
+//           are flags, latency lowest.
+//   LL128:  120 bytes of data with an 8-byte flag in each 128-byte line.
+// fabricsim moves the protocol's wire bytes through the packet network (payload / data
+// fraction) and adds NCCL's fixed latency for the collective (base + per step, by link
+// kind) at its start; `none` is the network alone, as before protocols were modelled.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "workloads/collective.h"
+
+namespace fabricsim {
+
+enum class NcclProtocol : std::uint8_t { kNone, kSimple, kLL, kLL128 };
+
+const char* protocol_name(NcclProtocol p);  // "-", "Simple", "LL", "LL128"
+// "none", "simple", "ll", "ll128" (any case); nullopt for others.
+std::optional<NcclProtocol> protocol_from_name(std::string_view name);
+
+// Wire bytes per payload byte: 1, 2 (LL), 128/120 (LL128).
+double protocol_wire_factor(NcclProtocol p);
+
+// NCCL's latency for a ring collective in microseconds: base + (steps inside nodes) x
+// the intra-node hardware latency + (steps between nodes) x the network's. `nvlink`:
+// GPUs inside a node talk over NVLink (else PCIe).
+double nccl_ring_latency_us(NcclProtocol p, CollectiveOp op, int ranks, int nodes, bool nvlink);
+
+// The ring's bus bandwidth under protocol `p` given the Simple figure: LL a quarter (a
+// third for single-node gathers and broadcasts), LL128 92% up to 16.7 GB/s per channel
+// for AllReduce (per-collective caps in NCCL's table).
+double nccl_ring_busbw_GBps(NcclProtocol p, double simple_busbw_GBps, CollectiveOp op, int nodes, int channels);
+
+}  // namespace fabricsim
