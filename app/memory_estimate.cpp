@@ -123,12 +123,31 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
       const std::string& a = w.collective.algorithm;
       std::uint64_t log2 = 1;
       while ((1ull << log2) < ranks) ++log2;
-      const std::uint64_t steps = a == "halving_doubling" || a == "recursive_doubling" ? 4 * log2
-                                  : a == "tree"                                      ? 6 * channels
-                                  : a == "direct"                                    ? 2 * ranks
-                                                                                     : 4 * ranks * channels;
+      std::uint64_t steps = a == "halving_doubling" || a == "recursive_doubling" ? 4 * log2
+                            : a == "tree"                                      ? 6 * channels
+                            : a == "direct"                                    ? 2 * ranks
+                                                                               : 4 * ranks * channels;
       const std::uint64_t peers = a == "halving_doubling" || a == "recursive_doubling" ? log2 : a == "direct" ? ranks : 2 * channels;
-      e.messages += ranks * (steps * 2 * 120 + peers * 2 * 700);
+      std::uint64_t per_step = 2 * 120;
+      if (a == "nvls" || a == "nvls_tree" || a == "auto") {
+        // NVLS: per channel, 128 KiB pieces of each local owner's share, each with a
+        // contribution from every local GPU, a sum, a multicast and every owner's copy;
+        // matching keeps each step's targets (measured about 320 bytes a step in all).
+        const NvSwitchSpec* node = config.topology.kind == TopologyConfig::Kind::kNvSwitch ? &config.topology.nvswitch
+                                   : config.topology.kind == TopologyConfig::Kind::kCluster ? &config.topology.cluster.node
+                                                                                             : nullptr;
+        if (node != nullptr && node->nvls_bandwidth.bits_per_second > 0) {
+          const std::uint64_t g = std::min<std::uint64_t>(ranks, static_cast<std::uint64_t>(node->gpus));
+          const std::uint64_t ch = w.collective.channels > 1 ? channels : 16;
+          const std::uint64_t chunk = w.collective.chunk_bytes > 0 ? static_cast<std::uint64_t>(w.collective.chunk_bytes) : 128 * 1024;
+          const std::uint64_t k = std::min<std::uint64_t>(4096, std::max<std::uint64_t>(1, (static_cast<std::uint64_t>(biggest) / g / ch + chunk - 1) / chunk));
+          // nvls: g contributions, a sum, a multicast and g copies per piece; the tree adds
+          // a few sends and receives across nodes.
+          steps = std::max(steps, ch * k * (2 * g + (a == "nvls" ? 2 : 6)));
+          per_step = 320;
+        }
+      }
+      e.messages += ranks * (steps * per_step + peers * 2 * 700);
       break;
     }
     case K::kTrace:
