@@ -69,7 +69,8 @@ std::optional<std::string> CollectiveExecutor::in_network_problem(const Network&
     if (!network.can_reduce_in_network(hosts)) {
       return program.name + " needs every rank" + (g >= 0 ? " of a group (group " + std::to_string(g) + ")" : std::string()) +
              " linked to switches that reduce in the network (an NVSwitch with `nvls: {bandwidth: ...}`, as the "
-             "dgx_h100 preset has); these ranks are not";
+             "dgx_h100 preset has); these ranks are not" +
+             (program.name == "nvls" ? std::string(" (across nodes, nvls_tree runs NVLS inside each node)") : std::string());
     }
   }
   return std::nullopt;
