@@ -1,5 +1,6 @@
 #include "app/collective_sweep.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
@@ -106,8 +107,14 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
     // latency at the start.
     p.wire_factor = protocol_wire_factor(choice.protocol);
     if (choice.algorithm == "ring") {
-      p.start_latency_ps = static_cast<std::int64_t>(
-          nccl_ring_latency_us(choice.protocol, config_.op, ranks_, tuner_facts_.nodes, tuner_facts_.nvlink_GBps > 0) * 1e6);
+      // NCCL's figures include the wire, which the simulation moves itself: only the rest
+      // (GPU-side protocol cost) is added, NCCL's latency less the links' own per step.
+      const int n = std::max(2, ranks_), m = std::max(1, tuner_facts_.nodes);
+      const int steps = config_.op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
+      const int inter = m == 1 ? 0 : config_.op == CollectiveOp::kAllReduce ? 2 * (m - 1) : m - 1;
+      const double wire_us = (steps - inter) * tuner_facts_.intra_step_us + inter * tuner_facts_.inter_step_us;
+      const double nccl_us = nccl_ring_latency_us(choice.protocol, config_.op, ranks_, m, tuner_facts_.nvlink_GBps > 0);
+      p.start_latency_ps = static_cast<std::int64_t>(std::max(0.0, nccl_us - wire_us) * 1e6);
     }
   }
   return p;

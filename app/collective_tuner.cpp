@@ -19,6 +19,7 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
     f.nvls_GBps = GBps(s.nvls_bandwidth);
     f.nvls_latency_us = us_of(s.nvls_latency);
     f.hop_latency_us = us_of(s.latency);
+    f.intra_step_us = 2 * us_of(s.latency);
   } else if (topology.kind == TopologyConfig::Kind::kCluster) {
     const ClusterSpec& c = topology.cluster;
     f.gpus_per_node = std::max(1, std::min(ranks, c.node.gpus));
@@ -27,6 +28,8 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
     f.nvls_latency_us = us_of(c.node.nvls_latency);
     f.node_nic_GBps = GBps(c.nic_link.bandwidth) * c.nics_per_node;
     f.hop_latency_us = us_of(c.nic_link.latency);
+    f.intra_step_us = 2 * us_of(c.node.latency);
+    f.inter_step_us = 2 * us_of(c.pcie.latency) + 2 * us_of(c.nic_link.latency);
   } else {
     // Host fabrics: one endpoint per "node"; the ring is the only candidate.
     f.gpus_per_node = 1;

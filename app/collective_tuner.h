@@ -26,6 +26,10 @@ struct TunerFacts {
   double nvls_GBps = 0;      // the NVSwitch layer's reduction rate (0: no NVLS)
   double nvls_latency_us = 0;
   double hop_latency_us = 0;  // one link, typical
+  // The simulated network's own latency for one ring step: GPU to GPU through the
+  // NVSwitch inside a node; through PCIe, the NICs and the fabric between nodes.
+  double intra_step_us = 0;
+  double inter_step_us = 0;
   int channels = 1;           // the ring's channels (LL128's per-channel cap)
 };
 

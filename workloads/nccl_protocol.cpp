@@ -47,7 +47,7 @@ std::optional<NcclProtocol> protocol_from_name(std::string_view name) {
 }
 
 double protocol_wire_factor(NcclProtocol p) {
-  if (p == NcclProtocol::kLL) return 2.0;
+  if (p == NcclProtocol::kLL) return 4.0;  // flags double the bytes; NCCL's model halves LL's rate again
   if (p == NcclProtocol::kLL128) return 128.0 / 120.0;
   return 1.0;
 }

@@ -5,9 +5,11 @@
 //   LL:     8 bytes of data with an 8-byte flag in each 16-byte store: half the wire bytes
 //           are flags, latency lowest.
 //   LL128:  120 bytes of data with an 8-byte flag in each 128-byte line.
-// fabricsim moves the protocol's wire bytes through the packet network (payload / data
-// fraction) and adds NCCL's fixed latency for the collective (base + per step, by link
-// kind) at its start; `none` is the network alone, as before protocols were modelled.
+// fabricsim moves the protocol's bytes as NCCL's model charges them through the packet
+// network (LL: 4x, its flags doubling the bytes and NCCL's model halving its rate again;
+// LL128: 128/120) and adds NCCL's fixed latency for the collective (base + per step, by
+// link kind, less what the simulated links charge themselves) at its start; `none` is the
+// network alone, as before protocols were modelled.
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -22,7 +24,8 @@ const char* protocol_name(NcclProtocol p);  // "-", "Simple", "LL", "LL128"
 // "none", "simple", "ll", "ll128" (any case); nullopt for others.
 std::optional<NcclProtocol> protocol_from_name(std::string_view name);
 
-// Wire bytes per payload byte: 1, 2 (LL), 128/120 (LL128).
+// Bytes moved per payload byte: 1, 4 (LL: 2 on the wire, and NCCL's model gives LL a
+// quarter of Simple's bandwidth), 128/120 (LL128).
 double protocol_wire_factor(NcclProtocol p);
 
 // NCCL's latency for a ring collective in microseconds: base + (steps inside nodes) x
