@@ -1,6 +1,7 @@
 #include "app/collective_tuner.h"
 
 #include <algorithm>
+#include <map>
 
 namespace fabricsim {
 
@@ -38,6 +39,22 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
   return f;
 }
 
+TunerFacts tuner_facts_for_group(const TopologyConfig& topology, const std::vector<std::uint32_t>& hosts) {
+  TunerFacts f = tuner_facts(topology, static_cast<int>(hosts.size()));
+  if (topology.kind != TopologyConfig::Kind::kCluster) return f;
+  const ClusterSpec& c = topology.cluster;
+  std::map<std::uint32_t, int> per_node;
+  for (std::uint32_t h : hosts) ++per_node[h / static_cast<std::uint32_t>(std::max(1, c.node.gpus))];
+  f.nodes = static_cast<int>(per_node.size());
+  const int first = per_node.begin()->second;
+  const bool even = std::all_of(per_node.begin(), per_node.end(), [&](const auto& e) { return e.second == first; });
+  f.gpus_per_node = even ? first : static_cast<int>(hosts.size());
+  if (!even) f.nodes = 1;  // uneven: no node structure the NVLS algorithms can use
+  // The member GPUs' NICs (one per GPU up to the node's count).
+  f.node_nic_GBps = GBps(c.nic_link.bandwidth) * std::min(first, c.nics_per_node);
+  return f;
+}
+
 TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFacts& f, const std::string& algorithm,
                              const std::string& protocol) {
   TunerChoice choice;
@@ -69,7 +86,7 @@ TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFac
     choice.estimates.push_back({"nvls", nvls_protocol, f.nvls_latency_us + size / (f.nvls_GBps * 1e3)});
   }
   if (wanted("nvls_tree") && op == CollectiveOp::kAllReduce && f.nvls_GBps > 0 && f.nodes > 1 && f.node_nic_GBps > 0 &&
-      f.ranks % f.gpus_per_node == 0) {
+      f.gpus_per_node >= 2 && f.ranks % f.gpus_per_node == 0) {
     // The switches sum and multicast the whole buffer; each node's NICs carry it once
     // each way (each GPU its share on its rail), over a tree of depth log2(nodes).
     int depth = 0;

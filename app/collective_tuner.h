@@ -34,6 +34,10 @@ struct TunerFacts {
 };
 
 TunerFacts tuner_facts(const TopologyConfig& topology, int ranks);
+// The same for a group of endpoints (a trace's collective): on a cluster, how many
+// nodes its members span and how many GPUs of each (whole nodes only if every node has
+// the same count); its NICs are those of the member GPUs.
+TunerFacts tuner_facts_for_group(const TopologyConfig& topology, const std::vector<std::uint32_t>& hosts);
 
 struct TunerEstimate {
   std::string algorithm;

@@ -242,7 +242,7 @@ WorkloadConfig read_workload(MapReader m, int traffic_classes) {
       groups.finish();
     }
     w.trace.ideal_network = m.choice<bool>("network", {{"packet", false}, {"ideal", true}}, false);
-    std::vector<std::pair<std::string, std::string>> algorithms;
+    std::vector<std::pair<std::string, std::string>> algorithms{{"auto", "auto"}};
     for (const auto& name : algorithm_names()) algorithms.emplace_back(name, name);
     w.trace.algorithm = m.choice<std::string>("algorithm", algorithms, std::string("ring"));
     w.trace.channels = static_cast<int>(m.integer("channels", 1, 64, 1));

@@ -1,5 +1,7 @@
 #include "app/scenario.h"
 
+#include "app/collective_tuner.h"
+
 #include <chrono>
 #include <cstdio>
 
@@ -240,6 +242,16 @@ void ScenarioRun::add_workload() {
       ReplayOptions options;
       options.ideal_network = w.trace.ideal_network;
       options.default_algorithm = w.trace.algorithm;
+      if (w.trace.algorithm == "auto") {
+        // NCCL's choice per collective, from its members' place in the fabric (the network
+        // alone: no protocol costs, so closed forms of the trace still hold).
+        const TopologyConfig topology = config_.topology;
+        options.choose = [topology](CollectiveOp op, std::int64_t bytes, const std::vector<HostId>& members) {
+          return choose_algorithm(op, bytes, tuner_facts_for_group(topology, members)).algorithm;
+        };
+        if (topology.kind == TopologyConfig::Kind::kNvSwitch) options.nvls_latency_ps = topology.nvswitch.nvls_latency;
+        if (topology.kind == TopologyConfig::Kind::kCluster) options.nvls_latency_ps = topology.cluster.node.nvls_latency;
+      }
       options.params.channels = w.trace.channels;
       options.params.local_size = config_.topology.kind == TopologyConfig::Kind::kCluster ? config_.topology.cluster.node.gpus : trace.ranks;
       options.collective.traffic_class = static_cast<std::uint8_t>(w.traffic_class);

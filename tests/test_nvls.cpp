@@ -231,3 +231,37 @@ TEST_CASE("algorithm auto: the tuner's estimates, crossover worked by hand") {
   const TunerChoice two = choose_algorithm(CollectiveOp::kAllReduce, 4LL << 30, f);
   CHECK(two.algorithm == "nvls_tree");
 }
+
+TEST_CASE("algorithm auto for a trace's groups: NVLS inside a node, NVLS-tree over whole nodes, ring across rails") {
+  // Two DGX H100 nodes (GPUs 0-7 and 8-15, node-major): a TP group inside node 0 runs
+  // NVLS; all 16 GPUs (whole nodes) NVLS-tree at 1 GiB; a DP pair (GPU 3 of each node,
+  // one per node) has no node structure for NVLS: the ring over its rail.
+  const ScenarioConfig c = load_config_text(R"(
+topology:
+  kind: cluster
+  nodes: 2
+  node: {preset: dgx_h100}
+  nics_per_node: 8
+  nic: {bandwidth: 400Gbps, latency: 500ns, kind: infiniband}
+  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 400Gbps, latency: 500ns}}
+)",
+                                            "<test>");
+  const std::int64_t gib = 1LL << 30;
+  std::vector<std::uint32_t> node0, all;
+  for (std::uint32_t h = 0; h < 16; ++h) {
+    if (h < 8) node0.push_back(h);
+    all.push_back(h);
+  }
+  const TunerFacts tp = tuner_facts_for_group(c.topology, node0);
+  CHECK(tp.nodes == 1);
+  CHECK(choose_algorithm(CollectiveOp::kAllReduce, gib, tp).algorithm == "nvls");
+  const TunerFacts world = tuner_facts_for_group(c.topology, all);
+  CHECK(world.nodes == 2);
+  CHECK(world.gpus_per_node == 8);
+  CHECK(choose_algorithm(CollectiveOp::kAllReduce, gib, world).algorithm == "nvls_tree");
+  const TunerFacts dp = tuner_facts_for_group(c.topology, {3, 11});
+  CHECK(dp.nodes == 2);
+  CHECK(dp.gpus_per_node == 1);
+  CHECK(dp.node_nic_GBps == within(50, 1e-9));  // one 400 Gb/s NIC per node for this group
+  CHECK(choose_algorithm(CollectiveOp::kAllReduce, gib, dp).algorithm == "ring");
+}

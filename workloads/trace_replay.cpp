@@ -130,8 +130,10 @@ void TraceReplay::launch_collective(const std::string& key) {
   }
   std::vector<HostId> hosts;
   for (int member : op.group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
-  const std::string algorithm = op.algorithm.empty() ? options_.default_algorithm : op.algorithm;
+  std::string algorithm = op.algorithm.empty() ? options_.default_algorithm : op.algorithm;
+  if (algorithm == "auto") algorithm = options_.choose ? options_.choose(op.op, std::max<std::int64_t>(1, op.bytes), hosts) : "ring";
   AlgorithmParams params = options_.params;
+  if (algorithm == "nvls" || algorithm == "nvls_tree") params.start_latency_ps = options_.nvls_latency_ps;
   params.local_size = std::min<int>(params.local_size, static_cast<int>(op.group.size()));
   if (static_cast<int>(op.group.size()) % std::max(1, params.local_size) != 0) params.local_size = static_cast<int>(op.group.size());
   auto executor = std::make_unique<CollectiveExecutor>(

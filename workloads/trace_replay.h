@@ -5,6 +5,7 @@
 // communication starts once its dependencies are done (a collective once every member
 // has reached it) and overlaps compute.
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,6 +22,10 @@ namespace fabricsim {
 struct ReplayOptions {
   bool ideal_network = false;
   std::string default_algorithm = "ring";
+  // `auto`: picks each collective's algorithm from its operation, size and members'
+  // endpoints (the app's tuner); NVLS algorithms then start after `nvls_latency_ps`.
+  std::function<std::string(CollectiveOp, std::int64_t, const std::vector<HostId>&)> choose;
+  std::int64_t nvls_latency_ps = 0;
   AlgorithmParams params;
   CollectiveOptions collective;  // check_data off by default for replays
   ReplayOptions() { collective.check_data = false; }
