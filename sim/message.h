@@ -32,6 +32,9 @@ struct Message {
   // one contribution (the first one made for a sum also records the sum's delivery).
   InNetwork in_network = InNetwork::kNone;
   std::uint16_t group = 0;      // kMulticast: the group; kReduce: contributions to the sum
+  std::uint32_t stripe_base = 0;  // in-network: where its address falls in the stripe over
+                                  // the sender's links (the same for every contribution to a
+                                  // sum and for the sum's multicast: the piece's place in the buffer)
   bool has_sender = true;       // a sender will report it sent and finished
   bool awaits_delivery = true;  // a receiver will report it delivered
   // The record, written as the NICs report (by the network's dispatcher).

@@ -169,11 +169,10 @@ void Nic::post(MessageId id, const Message& d) {
     m.in_network = d.in_network;
     m.group = d.group;
     m.stripe = stripe_pattern(ports);
-    // A sum's contributions start at the same place (from the sum's address: owner and
-    // receive slot), so packet n of each meets at one switch; successive transfers
-    // continue where the last left off, so short ones still cover every port evenly.
-    m.stripe_offset = d.in_network == InNetwork::kReduce ? (d.dst * 7 + d.recv_slot) * d.packets
-                                                         : (host_ * 7 + d.sequence) * d.packets;
+    // NVLink stripes by address: packet n of a piece goes where the piece's address
+    // says, the same for every contribution to a sum, so they meet at one switch; and
+    // consecutive pieces continue the stripe, so the switches share the buffer exactly.
+    m.stripe_offset = d.stripe_base;
     enter_rotation(slot);
     return;
   }

@@ -163,6 +163,11 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
           x.network_->dispatcher().assign(receives[q], nullptr, &x.agents_[static_cast<std::size_t>(to[q].rank)]);
         }
       }
+      if (s.kind != StepKind::kSend) {
+        // The piece's address: its slot's place in the buffer, in packets.
+        Message& m = x.network_->messages()[id];
+        m.stripe_base = static_cast<std::uint32_t>(static_cast<std::uint64_t>(s.src) * m.packets);
+      }
       sends[id] = step;
       ++x.messages_unfinished_;
       if (x.data_ && !x.data_error_) {
