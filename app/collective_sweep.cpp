@@ -78,6 +78,7 @@ const char* nccl_algo_name(const std::string& a) {
   if (a == "tree") return "Tree";
   if (a == "nvls") return "NVLS";
   if (a == "nvls_tree") return "NVLSTree";
+  if (a == "collnet") return "CollNetDirect";
   if (a == "msccl" || a == "steps") return "MSCCL";
   return "-";  // ours, no NCCL counterpart
 }

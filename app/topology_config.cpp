@@ -145,6 +145,11 @@ void read_rail(MapReader& m, RailOptimizedSpec& s, bool standalone) {
   s.nodes_per_leaf = static_cast<int>(m.integer("nodes_per_leaf", 1, 65536, s.nodes));
   if (s.nodes_per_leaf >= s.nodes) s.nodes_per_leaf = 0;
   s.cores = static_cast<int>(m.integer("cores", 0, 65536, 0));
+  if (m.has("sharp")) {
+    MapReader sharp = m.map("sharp");
+    s.sharp_bandwidth = sharp.bandwidth("bandwidth");
+    sharp.finish();
+  }
   if (s.units() > 1 && (s.cores < s.spines || s.cores % s.spines != 0)) {
     m.context().fail(m.has("cores") ? m.node()["cores"] : m.node()["nodes_per_leaf"], m.child_path("cores"),
                      "expected a multiple of spines (" + std::to_string(s.spines) + ") when nodes_per_leaf splits the " +

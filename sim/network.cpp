@@ -121,23 +121,30 @@ void Network::add_reduction_engine(std::uint32_t s, Bandwidth rate) {
 }
 
 namespace {
-// Switches with a link to every one of `hosts`.
+// Switches that reach every one of `hosts` directly or through one more switch (an
+// NVSwitch chip its GPUs; a rail switch the GPUs behind its NICs).
 std::vector<std::uint32_t> switches_reaching(const std::vector<LinkDirection>& directions, std::size_t switches,
                                              const std::vector<HostId>& hosts) {
-  std::vector<int> reached(switches, 0);
   std::vector<HostId> sorted = hosts;
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  std::vector<std::uint32_t> last(switches, UINT32_MAX);  // one count per host, however many links
+  std::vector<std::vector<std::uint32_t>> neighbours(switches);  // switch-to-switch links
+  std::vector<std::vector<HostId>> attached(switches);           // switch-to-host links
   for (const LinkDirection& d : directions) {
-    if (d.from.kind != NodeRef::Kind::kSwitch || d.to.kind != NodeRef::Kind::kHost) continue;
-    if (!std::binary_search(sorted.begin(), sorted.end(), d.to.index) || last[d.from.index] == d.to.index) continue;
-    last[d.from.index] = d.to.index;
-    ++reached[d.from.index];
+    if (d.from.kind != NodeRef::Kind::kSwitch) continue;
+    if (d.to.kind == NodeRef::Kind::kSwitch) neighbours[d.from.index].push_back(d.to.index);
+    if (d.to.kind == NodeRef::Kind::kHost && std::binary_search(sorted.begin(), sorted.end(), d.to.index)) {
+      attached[d.from.index].push_back(d.to.index);
+    }
   }
   std::vector<std::uint32_t> out;
+  std::vector<HostId> reach;
   for (std::uint32_t s = 0; s < switches; ++s) {
-    if (reached[s] == static_cast<int>(sorted.size())) out.push_back(s);
+    reach = attached[s];
+    for (std::uint32_t n : neighbours[s]) reach.insert(reach.end(), attached[n].begin(), attached[n].end());
+    std::sort(reach.begin(), reach.end());
+    reach.erase(std::unique(reach.begin(), reach.end()), reach.end());
+    if (reach.size() == sorted.size()) out.push_back(s);
   }
   return out;
 }
@@ -214,6 +221,37 @@ MessageId Network::add_contribution(HostId src, HostId owner, HostId via, std::u
     m.awaits_delivery = false;
   }
   m.recv_slot = *sum_slot;
+  return id;
+}
+
+std::uint32_t Network::open_sum_for_all(std::uint16_t group, std::int64_t bytes, std::uint8_t traffic_class,
+                                        std::vector<MessageId>& receives) {
+  const std::vector<HostId>& members = multicast_members_.at(group);
+  if (sums_opened_.size() <= group) sums_opened_.resize(static_cast<std::size_t>(group) + 1, 0);
+  const std::uint32_t sum = sums_opened_[group]++;
+  const std::uint32_t packets = packets_for(bytes, params_.nic.mtu);
+  receives.clear();
+  for (HostId h : members) {
+    const MessageId r = messages_.add(h, h, bytes, traffic_class, packets, /*counted=*/false);
+    Message& m = messages_[r];
+    m.in_network = InNetwork::kReduceAll;
+    m.group = group;
+    m.has_sender = false;
+    m.recv_slot = nics_[h].open_in_network_receive(r, kSumSource, sum, packets, /*by_name=*/true);
+    receives.push_back(r);
+  }
+  return sum;
+}
+
+MessageId Network::add_contribution_for_all(HostId src, std::uint16_t group, std::uint32_t sum, HostId via,
+                                            std::int64_t bytes, std::uint8_t traffic_class) {
+  if (src >= nics_.size() || via >= nics_.size() || via == src) throw std::invalid_argument("contribution endpoints out of range");
+  const MessageId id = messages_.add(src, via, bytes, traffic_class, packets_for(bytes, params_.nic.mtu));
+  Message& m = messages_[id];
+  m.in_network = InNetwork::kReduceAll;
+  m.group = group;
+  m.recv_slot = sum;
+  m.awaits_delivery = false;
   return id;
 }
 

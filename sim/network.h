@@ -96,6 +96,15 @@ class Network {
   // owner's receive (pass `*sum_slot` = kNoSum; it is set) and its record is the sum's
   // delivery; later ones pass the slot back.
   static constexpr std::uint32_t kNoSum = UINT32_MAX;
+  // SHARP (a sum the switch returns to every member of multicast `group`): opens the
+  // sum, a receive at every member found by the sum's name; `receives` gets each
+  // member's receive record, in member order. Returns the sum's number.
+  std::uint32_t open_sum_for_all(std::uint16_t group, std::int64_t bytes, std::uint8_t traffic_class,
+                                 std::vector<MessageId>& receives);
+  // `src`'s contribution to that sum; it leaves toward `via` (another member, through
+  // the reducing switch).
+  MessageId add_contribution_for_all(HostId src, std::uint16_t group, std::uint32_t sum, HostId via, std::int64_t bytes,
+                                     std::uint8_t traffic_class);
   // It leaves by the ports toward `via` (another member of the sum: the owner may be src).
   MessageId add_contribution(HostId src, HostId owner, HostId via, std::uint16_t contributors, std::int64_t bytes,
                              std::uint8_t traffic_class, std::uint32_t* sum_slot);
@@ -142,6 +151,7 @@ class Network {
   std::vector<std::uint32_t> host_groups_;
   std::map<std::vector<HostId>, std::uint16_t> multicast_ids_;
   std::vector<std::vector<HostId>> multicast_members_;  // by group id
+  std::vector<std::uint32_t> sums_opened_;               // by group id: SHARP sums so far
   MessageTable messages_;
   MessageDispatcher dispatcher_;
 };

@@ -33,7 +33,14 @@ enum class InNetwork : std::uint8_t {
   kReduced,    // the sum, on its way to dst
   kMulticast,  // a switch holding multicast group `group` sends a copy to every member
   kReplica,    // one member's copy (the receiver finds its slot by the message's name)
+  kReduceAll,  // SHARP: a contribution to the sum `recv_slot` of multicast group `group`,
+               // which a reducing switch holding the group returns to every member
+  kReducedAll, // that sum, between the switch's reduction engine and its copies
 };
+
+// The name a SHARP sum's copies carry as their source (no endpoint has it): with the
+// sum's number as sequence, the members find the receive slot they opened for it.
+inline constexpr std::uint32_t kSumSource = 0xffffffffu;
 
 // ECN codepoint bits as carried in the IP header.
 inline constexpr std::uint8_t kEcnCapable = 1;

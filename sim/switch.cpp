@@ -108,8 +108,28 @@ bool Switch::in_network(Packet* p, PortIndex in_port) {
     ports_[engine_port_]->enqueue(p, /*granted=*/true);
     return true;
   }
-  if (p->in_network == InNetwork::kMulticast) {
+  if (p->in_network == InNetwork::kReduceAll) {
+    // SHARP: sums for every member of the group, if this switch reduces and holds it.
+    if (!reduces() || !has_multicast_group(p->group)) return false;
+    if (credit_port(in_port)) ports_[in_port]->owe_credits(p->ingress_class, p->wire_bytes);
+    const auto needed = static_cast<std::uint32_t>(multicast_[p->group].size());
+    if (!sums_.add(0x80000000u | p->group, p->recv_slot, p->seq, needed)) {
+      sim_->packets().release(p);
+      return true;
+    }
+    ++counters_.packets_reduced;
+    p->in_network = InNetwork::kReducedAll;
+    p->ingress_port = kNoPort;
+    ports_[engine_port_]->enqueue(p, /*granted=*/true);
+    return true;
+  }
+  if (p->in_network == InNetwork::kMulticast || p->in_network == InNetwork::kReducedAll) {
     if (!has_multicast_group(p->group)) return false;
+    if (p->in_network == InNetwork::kReducedAll) {
+      // Back from the engine: the copies carry the sum's name.
+      p->src = kSumSource;
+      p->sequence = p->recv_slot;
+    }
     const std::vector<MulticastMember>& members = multicast_[p->group];
     // Copies for all members but the last; the packet itself (which holds its ingress
     // buffer until it leaves) goes to the last.

@@ -265,3 +265,50 @@ topology:
   CHECK(dp.node_nic_GBps == within(50, 1e-9));  // one 400 Gb/s NIC per node for this group
   CHECK(choose_algorithm(CollectiveOp::kAllReduce, gib, dp).algorithm == "ring");
 }
+
+TEST_CASE("CollNet with SHARP rail switches on 2 x DGX H100: sums in the switch, returned to every node") {
+  // Each rail switch reduces (SHARP at 100 GB/s). Local GPU l of each node owns 1/8 of
+  // the buffer after a direct reduce-scatter over NVLink; the two owners on rail l send
+  // their shares to rail switch l, which adds them and returns the total to both. For
+  // 64 MiB in 64 KiB packets each rail switch sums 64 MiB / 8 / 64 KiB = 128 packets (of
+  // two contributions each) and copies each sum once (the packet itself goes to the
+  // second member). The NVLinks carry 7/8 of the buffer out twice (reduce-scatter and
+  // all-gather): 1.75 S / 450 GB/s binds, under the NICs' S / 8 at 50 GB/s each way, so
+  // busbw stays below 2 x 15/16 x 257 = 482 GB/s and above a ring's NIC ceiling (399.6).
+  const std::string yaml = R"(
+topology:
+  kind: cluster
+  nodes: 2
+  node: {preset: dgx_h100}
+  nics_per_node: 8
+  nic: {bandwidth: 400Gbps, latency: 500ns, kind: infiniband}
+  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 400Gbps, latency: 500ns}, sharp: {bandwidth: 100GBps}}
+network: {mtu: 64KiB}
+workload: {kind: collective, op: all_reduce, algorithm: collnet, bytes: BYTES}
+)";
+  std::string text = yaml;
+  text.replace(text.find("BYTES"), 5, "64MiB");
+  ScenarioRun run(load_config_text(text, "collnet"));
+  run.run();
+  const CollectiveRow& row = run.collective()->rows()[0];
+  CHECK(row.data_check == "passed");
+  std::uint64_t rails = 0;
+  for (std::uint32_t s = 0; s < run.network().switch_count(); ++s) {
+    const Switch& sw = run.network().switch_at(s);
+    if (!sw.reduces() || sw.counters().packets_reduced == 0) continue;
+    ++rails;
+    CHECK(sw.counters().packets_reduced == 128);
+    CHECK(sw.counters().packets_replicated == 128);
+  }
+  CHECK(rails == 8);
+  CHECK(run.complete());
+  text = yaml;
+  text.replace(text.find("BYTES"), 5, "1GiB");
+  text.replace(text.find("bytes: 1GiB"), 11, "bytes: 1GiB, channels: 8, check_data: false");
+  ScenarioRun big(load_config_text(text, "collnet"));
+  big.run();
+  const double busbw = big.collective()->rows()[0].busbw_GBps;
+  MESSAGE("CollNet 1 GiB on 2 x DGX H100 with SHARP: busbw " << busbw << " GB/s");
+  CHECK(busbw > 399.6);
+  CHECK(busbw < 482.0);
+}

@@ -29,7 +29,10 @@ void build_rail_units(Topology& t, const RailOptimizedSpec& spec, const std::vec
   for (int u = 0; u < spec.units(); ++u) {
     const std::string unit = prefix + "u" + std::to_string(u) + ".";
     std::vector<std::uint32_t> rails, spines;
-    for (int r = 0; r < spec.rails; ++r) rails.push_back(t.add_switch(unit + "rail" + std::to_string(r), "rail"));
+    for (int r = 0; r < spec.rails; ++r) {
+      rails.push_back(t.add_switch(unit + "rail" + std::to_string(r), "rail"));
+      if (spec.sharp_bandwidth.bits_per_second > 0) t.set_reduce_rate(rails.back(), spec.sharp_bandwidth);
+    }
     for (int s = 0; s < spec.spines; ++s) spines.push_back(t.add_switch(unit + "spine" + std::to_string(s), "spine"));
     const int first = u * spec.nodes_per_leaf;
     const int last = std::min(spec.nodes, first + spec.nodes_per_leaf);
@@ -71,7 +74,13 @@ void build_rail_optimized(Topology& t, const RailOptimizedSpec& spec, const std:
   for (int r = 0; r < spec.rails; ++r) {
     for (int n = 0; n < spec.nodes; ++n) by_rail.push_back(endpoints[static_cast<std::size_t>(n * spec.rails + r)]);
   }
+  const std::size_t first_switch = t.switch_count();
   build_leaf_spine(t, as_leaf_spine(spec), by_rail, prefix, {"rail", "nic-rail", "rail-spine"});
+  if (spec.sharp_bandwidth.bits_per_second > 0) {
+    for (std::size_t s = first_switch; s < t.switch_count(); ++s) {
+      if (t.node(t.switch_node(static_cast<std::uint32_t>(s))).role == "rail") t.set_reduce_rate(t.switch_node(static_cast<std::uint32_t>(s)), spec.sharp_bandwidth);
+    }
+  }
 }
 
 Topology rail_optimized_topology(const RailOptimizedSpec& spec) {

@@ -24,6 +24,9 @@ struct RailOptimizedSpec {
   // group j, as a fat-tree joins its pods. 0: one unit of every node (two tiers).
   int nodes_per_leaf = 0;
   int cores = 0;
+  // InfiniBand SHARP in the rail switches: each reduces at this rate (0: they do not),
+  // serving CollNet (docs/collectives.md).
+  Bandwidth sharp_bandwidth{0};
   int units() const { return nodes_per_leaf <= 0 ? 1 : (nodes + nodes_per_leaf - 1) / nodes_per_leaf; }
 };
 

@@ -45,6 +45,10 @@ enum class StepKind : std::uint8_t {
                   // included, as one transfer the switch copies; each takes it with a kRecv
 };
 
+// kSwitchReduce's and kRecvSum's `peer` for SHARP's sum, which the switch returns to every
+// member of the group (each member takes it with a kRecvSum of this peer).
+inline constexpr int kAllMembers = -2;
+
 // A step that puts data on the network.
 inline bool sends_data(StepKind k) {
   return k == StepKind::kSend || k == StepKind::kSwitchReduce || k == StepKind::kMulticast;

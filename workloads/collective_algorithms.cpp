@@ -1,5 +1,6 @@
 #include "workloads/collective_algorithms.h"
 
+#include "workloads/collnet_algorithm.h"
 #include "workloads/nvls_algorithm.h"
 
 #include <algorithm>
@@ -486,7 +487,7 @@ CollectiveProgram direct(CollectiveOp op, int n, std::int64_t bytes, const Algor
 }  // namespace
 
 const std::vector<std::string>& algorithm_names() {
-  static const std::vector<std::string> names{"ring", "tree", "halving_doubling", "recursive_doubling", "hierarchical", "direct", "nvls", "nvls_tree"};
+  static const std::vector<std::string> names{"ring", "tree", "halving_doubling", "recursive_doubling", "hierarchical", "direct", "nvls", "nvls_tree", "collnet"};
   return names;
 }
 
@@ -503,6 +504,7 @@ CollectiveProgram build_collective(const std::string& algorithm, CollectiveOp op
   if (algorithm == "direct") return direct(op, ranks, bytes, params);
   if (algorithm == "nvls") return nvls(op, ranks, bytes, params);
   if (algorithm == "nvls_tree") return nvls_tree(op, ranks, bytes, params);
+  if (algorithm == "collnet") return collnet(op, ranks, bytes, params);
   std::string known;
   for (const auto& n : algorithm_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown algorithm '" + algorithm + "'; expected one of " + known);

@@ -156,14 +156,14 @@ std::optional<std::string> check_program(const CollectiveProgram& p, bool check_
       // A receive from itself is a multicast's copy (matching refuses any other).
       const bool self_ok = s.kind == StepKind::kRecv;
       if (talks && (s.peer < 0 || s.peer >= n || (s.peer == r && !self_ok))) return where + ": peer out of range";
-      if (s.kind == StepKind::kSwitchReduce && (s.peer < 0 || s.peer >= n)) return where + ": peer out of range";
+      if (s.kind == StepKind::kSwitchReduce && s.peer != kAllMembers && (s.peer < 0 || s.peer >= n)) return where + ": peer out of range";
       const bool in_network = s.kind == StepKind::kSwitchReduce || s.kind == StepKind::kRecvSum || s.kind == StepKind::kMulticast;
       if (in_network) {
         if (s.group < -1 || s.group >= static_cast<int>(p.groups.size())) return where + ": group out of range";
         const std::vector<int> members = p.group_members(s.group);
         const auto member = [&](int x) { return std::find(members.begin(), members.end(), x) != members.end(); };
         if (!member(r)) return where + ": rank " + std::to_string(r) + " is not in its group";
-        if (s.kind == StepKind::kSwitchReduce && !member(s.peer)) return where + ": the sum's owner is not in the group";
+        if (s.kind == StepKind::kSwitchReduce && s.peer != kAllMembers && !member(s.peer)) return where + ": the sum's owner is not in the group";
       }
       for (int d : s.deps) {
         if (d < 0 || d >= static_cast<int>(steps.size()) || d == static_cast<int>(i)) return where + ": dependency out of range";

@@ -140,6 +140,23 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
         id = x.network_->add_message(host, peer.host, bytes, x.options_.traffic_class);
         x.network_->messages()[id].tag = static_cast<std::uint32_t>(to[0].step);  // the receive it feeds
         x.network_->dispatcher().assign(id, this, &peer);
+      } else if (s.kind == StepKind::kSwitchReduce && s.peer == kAllMembers) {
+        // SHARP: the first contribution opens the sum at every member (its receives).
+        const InNetworkGroup& group = x.in_network_group(s.group);
+        auto [sum, fresh] = x.all_sums_.try_emplace(to[0]);
+        if (fresh) {
+          std::vector<MessageId> receives;
+          sum->second.number = x.network_->open_sum_for_all(group.multicast, bytes, x.options_.traffic_class, receives);
+          for (std::size_t q = 0; q < receives.size(); ++q) {
+            x.network_->messages()[receives[q]].tag = static_cast<std::uint32_t>(to[q].step);
+            x.network_->dispatcher().assign(receives[q], nullptr, &x.agents_[static_cast<std::size_t>(to[q].rank)]);
+          }
+        }
+        const auto me = std::find(group.ranks.begin(), group.ranks.end(), rank) - group.ranks.begin();
+        const HostId via = x.agents_[static_cast<std::size_t>(group.ranks[static_cast<std::size_t>(me + 1) % group.ranks.size()])].host;
+        id = x.network_->add_contribution_for_all(host, group.multicast, sum->second.number, via, bytes, x.options_.traffic_class);
+        x.network_->dispatcher().assign(id, this, nullptr);
+        if (++sum->second.made == group.ranks.size()) x.all_sums_.erase(sum);
       } else if (s.kind == StepKind::kSwitchReduce) {
         RankAgent& peer = x.agents_[static_cast<std::size_t>(to[0].rank)];
         auto [slot, fresh] = x.sum_slots_.try_emplace(to[0], Network::kNoSum);

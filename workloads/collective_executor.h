@@ -114,6 +114,11 @@ class CollectiveExecutor final {
   const InNetworkGroup& in_network_group(int g) const { return in_network_groups_[static_cast<std::size_t>(g + 1)]; }
   std::vector<InNetworkGroup> in_network_groups_;  // by group + 1 (0: every rank)
   std::map<StepRef, std::uint32_t> sum_slots_;  // an in-switch sum's receive slot at its owner
+  struct AllSum {
+    std::uint32_t number = 0;  // the network's name for it
+    std::size_t made = 0;      // contributions made so far
+  };
+  std::map<StepRef, AllSum> all_sums_;  // SHARP sums being contributed to (by the first member's receive)
   std::map<StepRef, std::vector<ContributionSet>> payload_;  // receive -> data in flight (checking only)
   std::optional<DataState> data_;
   std::optional<std::string> data_error_;

@@ -17,6 +17,8 @@ std::variant<ProgramMatching, std::string> match_program(const CollectiveProgram
   m.fed_by.resize(static_cast<std::size_t>(n));
   std::map<std::tuple<int, int, int>, std::deque<StepRef>> recvs;  // (from, to, channel) -> receives in order
   std::map<std::pair<int, int>, std::vector<StepRef>> sums;       // (owner, channel) -> sums in order
+  // SHARP: (group, channel) -> per member rank, its sums in order.
+  std::map<std::pair<int, int>, std::map<int, std::vector<StepRef>>> all_sums;
   for (int r = 0; r < n; ++r) {
     const auto& steps = p.programs[static_cast<std::size_t>(r)].steps;
     m.feeds[static_cast<std::size_t>(r)].resize(steps.size());
@@ -24,7 +26,11 @@ std::variant<ProgramMatching, std::string> match_program(const CollectiveProgram
     for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
       const Step& s = steps[static_cast<std::size_t>(i)];
       if (s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce) recvs[{s.peer, r, s.channel}].push_back({r, i});
-      if (s.kind == StepKind::kRecvSum) sums[{r, s.channel}].push_back({r, i});
+      if (s.kind == StepKind::kRecvSum && s.peer == kAllMembers) {
+        all_sums[{s.group, s.channel}][r].push_back({r, i});
+      } else if (s.kind == StepKind::kRecvSum) {
+        sums[{r, s.channel}].push_back({r, i});
+      }
     }
   }
   const auto pair_name = [](int from, int to, int channel) {
@@ -59,6 +65,25 @@ std::variant<ProgramMatching, std::string> match_program(const CollectiveProgram
       } else if (s.kind == StepKind::kMulticast) {
         for (int q : p.group_members(s.group)) {
           if (auto e = feed(q)) return "multicast: " + *e;
+        }
+      } else if (s.kind == StepKind::kSwitchReduce && s.peer == kAllMembers) {
+        // SHARP: the k-th contribution feeds every member's k-th sum.
+        const std::size_t k = contributed[{r, kAllMembers - s.group, s.channel}]++;
+        auto& per_member = all_sums[{s.group, s.channel}];
+        for (int q : p.group_members(s.group)) {
+          const auto& list = per_member[q];
+          if (k >= list.size()) {
+            return "rank " + std::to_string(r) + " makes " + std::to_string(k + 1) + " contributions to group " +
+                   std::to_string(s.group) + "'s sums on channel " + std::to_string(s.channel) + ", rank " + std::to_string(q) +
+                   " takes " + std::to_string(list.size());
+          }
+          if (step_of(list[k]).count != s.count) {
+            return "rank " + std::to_string(r) + "'s contribution " + std::to_string(k) + " to group " + std::to_string(s.group) +
+                   " carries " + std::to_string(s.count) + " chunks, rank " + std::to_string(q) + "'s sum expects " +
+                   std::to_string(step_of(list[k]).count);
+          }
+          feeds.push_back(list[k]);
+          ++m.fed_by[static_cast<std::size_t>(q)][static_cast<std::size_t>(list[k].step)];
         }
       } else if (s.kind == StepKind::kSwitchReduce) {
         const std::size_t k = contributed[{r, s.peer, s.channel}]++;
@@ -99,6 +124,19 @@ std::variant<ProgramMatching, std::string> match_program(const CollectiveProgram
         return "rank " + std::to_string(key.first) + "'s sum on channel " + std::to_string(key.second) + " (step " +
                std::to_string(s.step) + ") gets " + std::to_string(got) + " contributions, expected one from each of " +
                std::to_string(want) + " ranks";
+      }
+    }
+  }
+  for (const auto& [key, per_member] : all_sums) {
+    const int want = static_cast<int>(p.group_members(key.first).size());
+    for (const auto& [rank, list] : per_member) {
+      for (const StepRef& s : list) {
+        const int got = m.fed_by[static_cast<std::size_t>(s.rank)][static_cast<std::size_t>(s.step)];
+        if (got != want) {
+          return "rank " + std::to_string(rank) + "'s group sum on channel " + std::to_string(key.second) + " (step " +
+                 std::to_string(s.step) + ") gets " + std::to_string(got) + " contributions, expected one from each of " +
+                 std::to_string(want) + " ranks";
+        }
       }
     }
   }
