@@ -312,3 +312,17 @@ workload: {kind: collective, op: all_reduce, algorithm: collnet, bytes: BYTES}
   CHECK(busbw > 399.6);
   CHECK(busbw < 482.0);
 }
+
+TEST_CASE("a trace whose collectives NVLS cannot serve is refused before the run, naming the operation") {
+  // Llama-70B on 16 DGX H100 nodes with every collective forced to NVLS: its data-
+  // parallel groups span nodes, which one NVSwitch domain cannot reduce.
+  try {
+    ScenarioRun run(load_config_file(FABRICSIM_SOURCE_DIR "/configs/dgx_h100_16node_llama70b.yaml", {"workload.algorithm=nvls"}));
+    FAIL("expected an error");
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("workload.file") != std::string::npos);
+    CHECK(what.find("operation") != std::string::npos);
+    CHECK(what.find("nvls needs every rank") != std::string::npos);
+  }
+}

@@ -1,7 +1,9 @@
 #include "workloads/trace_replay.h"
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
+#include <tuple>
 
 namespace fabricsim {
 
@@ -9,6 +11,7 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
     : network_(&network), trace_(std::move(trace)), hosts_(std::move(rank_hosts)), options_(std::move(options)) {
   if (static_cast<int>(hosts_.size()) != trace_.ranks) throw std::invalid_argument("one endpoint per trace rank needed");
   if (std::string problem = check_trace(trace_); !problem.empty()) throw std::invalid_argument(problem);
+  if (!options_.ideal_network) check_algorithms();
   const auto n = static_cast<std::size_t>(trace_.ranks);
   state_.resize(n);
   index_of_.resize(n);
@@ -31,6 +34,35 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
       for (int d : ops[i].deps) state_[r][static_cast<std::size_t>(index_of_[r][d])].children.push_back(static_cast<int>(i));
     }
     left_ += static_cast<std::int64_t>(ops.size());
+  }
+}
+
+void TraceReplay::check_algorithms() const {
+  // Every collective's algorithm must do its operation for its group on these endpoints
+  // (a group, operation and algorithm checked once, on a small size): a refusal now is
+  // a config error, later it would stop the run halfway.
+  std::set<std::tuple<std::string, int, std::vector<int>>> seen;
+  for (int r = 0; r < trace_.ranks; ++r) {
+    for (const TraceOp& op : trace_.ops[static_cast<std::size_t>(r)]) {
+      if (op.kind != TraceOpKind::kCollective) continue;
+      const std::string algorithm = op.algorithm.empty() ? options_.default_algorithm : op.algorithm;
+      if (algorithm == "auto") continue;  // the tuner picks only what fits
+      if (!seen.insert({algorithm, static_cast<int>(op.op), op.group}).second) continue;
+      AlgorithmParams params = options_.params;
+      params.local_size = std::min<int>(params.local_size, static_cast<int>(op.group.size()));
+      if (static_cast<int>(op.group.size()) % std::max(1, params.local_size) != 0) params.local_size = static_cast<int>(op.group.size());
+      std::vector<HostId> hosts;
+      for (int member : op.group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
+      const auto where = [&] { return "rank " + std::to_string(r) + " operation " + std::to_string(op.id) + " (" + algorithm + "): "; };
+      try {
+        const CollectiveProgram p = build_collective(algorithm, op.op, static_cast<int>(op.group.size()), 1 << 20, params);
+        if (uses_in_network(p)) {
+          if (auto problem = CollectiveExecutor::in_network_problem(*network_, p, hosts)) throw std::invalid_argument(*problem);
+        }
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(where() + e.what());
+      }
+    }
   }
 }
 

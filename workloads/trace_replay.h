@@ -58,6 +58,7 @@ class TraceReplay final {
 
 
  private:
+  void check_algorithms() const;  // throws std::invalid_argument naming the operation
   struct OpState {
     int waiting = 0;
     std::vector<int> children;
