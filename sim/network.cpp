@@ -190,19 +190,26 @@ MessageId Network::add_multicast(HostId src, std::uint16_t group, std::int64_t b
   m.in_network = InNetwork::kMulticast;
   m.group = group;
   m.awaits_delivery = false;
-  const std::uint32_t sequence = m.sequence;
+  // The copies carry the sender's name for the message.
+  open_member_receives(group, InNetwork::kMulticast, src, m.sequence, bytes, traffic_class, receives);
+  return id;
+}
+
+void Network::open_member_receives(std::uint16_t group, InNetwork kind, HostId name_src, std::uint32_t name_sequence,
+                                   std::int64_t bytes, std::uint8_t traffic_class, std::vector<MessageId>& receives) {
+  const std::uint32_t packets = packets_for(bytes, params_.nic.mtu);
   receives.clear();
-  for (HostId h : members) {
-    const MessageId r = messages_.add(src, h, bytes, traffic_class, packets, /*counted=*/false);
+  for (HostId h : multicast_members_.at(group)) {
+    const HostId record_src = name_src == kSumSource ? h : name_src;  // a sum has no one sender
+    const MessageId r = messages_.add(record_src, h, bytes, traffic_class, packets, /*counted=*/false);
     Message& rm = messages_[r];
-    rm.in_network = InNetwork::kMulticast;
+    rm.in_network = kind;
     rm.group = group;
     rm.has_sender = false;
-    rm.sequence = sequence;  // the copies carry the sender's name for the message
-    rm.recv_slot = nics_[h].open_in_network_receive(r, src, sequence, packets, /*by_name=*/true);
+    rm.sequence = name_sequence;
+    rm.recv_slot = nics_[h].open_in_network_receive(r, name_src, name_sequence, packets, /*by_name=*/true);
     receives.push_back(r);
   }
-  return id;
 }
 
 MessageId Network::add_contribution(HostId src, HostId owner, HostId via, std::uint16_t contributors,
@@ -226,20 +233,9 @@ MessageId Network::add_contribution(HostId src, HostId owner, HostId via, std::u
 
 std::uint32_t Network::open_sum_for_all(std::uint16_t group, std::int64_t bytes, std::uint8_t traffic_class,
                                         std::vector<MessageId>& receives) {
-  const std::vector<HostId>& members = multicast_members_.at(group);
   if (sums_opened_.size() <= group) sums_opened_.resize(static_cast<std::size_t>(group) + 1, 0);
   const std::uint32_t sum = sums_opened_[group]++;
-  const std::uint32_t packets = packets_for(bytes, params_.nic.mtu);
-  receives.clear();
-  for (HostId h : members) {
-    const MessageId r = messages_.add(h, h, bytes, traffic_class, packets, /*counted=*/false);
-    Message& m = messages_[r];
-    m.in_network = InNetwork::kReduceAll;
-    m.group = group;
-    m.has_sender = false;
-    m.recv_slot = nics_[h].open_in_network_receive(r, kSumSource, sum, packets, /*by_name=*/true);
-    receives.push_back(r);
-  }
+  open_member_receives(group, InNetwork::kReduceAll, kSumSource, sum, bytes, traffic_class, receives);
   return sum;
 }
 

@@ -138,6 +138,10 @@ class Network {
   const std::vector<std::uint32_t>& host_groups() const { return host_groups_; }
 
  private:
+  // A receive at every member of multicast `group`, found by the name (name_src,
+  // name_sequence) its packets carry; one record each, with no sender side.
+  void open_member_receives(std::uint16_t group, InNetwork kind, HostId name_src, std::uint32_t name_sequence,
+                            std::int64_t bytes, std::uint8_t traffic_class, std::vector<MessageId>& receives);
   PacketSink& sink(NodeRef n);
   PortIndex add_port(NodeRef n, EgressPort& port);
 

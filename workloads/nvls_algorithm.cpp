@@ -1,10 +1,35 @@
 #include "workloads/nvls_algorithm.h"
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
 namespace fabricsim {
+namespace {
+
+// Appends `rank`'s contributions on `channel`: for each piece j, one to each owner's sum
+// (owners first_owner.. first_owner + owners - 1, local index q), one after another.
+void add_contributions(CollectiveProgram& p, int rank, int first_owner, int owners, int group, int channel, int pieces,
+                       const std::function<int(int, int, int)>& slot) {
+  auto& steps = p.programs[static_cast<std::size_t>(rank)].steps;
+  int previous = -1;
+  for (int j = 0; j < pieces; ++j) {
+    for (int q = 0; q < owners; ++q) {
+      Step s;
+      s.kind = StepKind::kSwitchReduce;
+      s.peer = first_owner + q;
+      s.group = group;
+      s.channel = channel;
+      s.src = slot(q, channel, j);
+      if (previous >= 0) s.deps = {previous};
+      steps.push_back(std::move(s));
+      previous = static_cast<int>(steps.size()) - 1;
+    }
+  }
+}
+
+}  // namespace
 
 CollectiveProgram nvls(CollectiveOp op, int n, std::int64_t bytes, const AlgorithmParams& a) {
   const bool reduce = op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter;
@@ -37,20 +62,7 @@ CollectiveProgram nvls(CollectiveOp op, int n, std::int64_t bytes, const Algorit
       // Contributions in piece order, owners in turn, one after another per channel (as
       // a channel's threads walk the buffer), so the first sums are ready early and
       // their multicasts overlap the later contributions.
-      int previous = -1;
-      if (reduce) {
-        for (int j = 0; j < k; ++j) {
-          for (int q = 0; q < n; ++q) {
-            Step s;
-            s.kind = StepKind::kSwitchReduce;
-            s.peer = q;
-            s.channel = c;
-            s.src = slot(q, c, j);
-            if (previous >= 0) s.deps = {previous};
-            previous = add(r, std::move(s));
-          }
-        }
-      }
+      if (reduce) add_contributions(p, r, 0, n, -1, c, k, slot);
       // This rank's own pieces: take each sum, then multicast it (all_gather: multicast
       // the input at once).
       int previous_multicast = -1;
@@ -140,19 +152,7 @@ CollectiveProgram nvls_tree(CollectiveOp op, int n, std::int64_t bytes, const Al
     const int node = r / g, local = r % g;
     for (int c = 0; c < channels; ++c) {
       // 1. This node's sums: every GPU adds each piece into the switch's sum for its owner.
-      int previous = -1;
-      for (int j = 0; j < k; ++j) {
-        for (int q = 0; q < g; ++q) {
-          Step s;
-          s.kind = StepKind::kSwitchReduce;
-          s.peer = node * g + q;
-          s.group = node;
-          s.channel = c;
-          s.src = slot(q, c, j);
-          if (previous >= 0) s.deps = {previous};
-          previous = add(r, std::move(s));
-        }
-      }
+      add_contributions(p, r, node * g, g, node, c, k, slot);
       // 2. Own pieces: the node's sum, the tree across nodes on this GPU's rail, then a
       // multicast of the total to the node.
       int previous_multicast = -1;
