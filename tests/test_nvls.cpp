@@ -174,18 +174,7 @@ TEST_CASE("NVLS-tree on 2 x DGX H100: NVLS sums in each node, a tree per rail ac
   // GB/s of payload): the switches bind, T = S * wire / 272 GB/s plus fill, and busbw =
   // 2 (n-1)/n * algbw reaches 272 * 30/16 = 510 GB/s where a ring tops out at the NICs'
   // 8 x 49.95 = 399.6 GB/s.
-  const std::string yaml = R"(
-topology:
-  kind: cluster
-  nodes: 2
-  node: {preset: dgx_h100}
-  nics_per_node: 8
-  pcie: {bandwidth: 64GBps, latency: 500ns}
-  nic: {bandwidth: 400Gbps, latency: 500ns, kind: infiniband}
-  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 400Gbps, latency: 500ns}}
-network: {mtu: 64KiB}
-workload: {kind: collective, op: all_reduce, algorithm: nvls_tree, bytes: 1GiB}
-)";
+  const std::string yaml = two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: nvls_tree, bytes: 1GiB}");
   ScenarioRun run(load_config_text(yaml, "nvls_tree"));
   run.run();
   const CollectiveRow& row = run.collective()->rows()[0];
@@ -236,16 +225,7 @@ TEST_CASE("algorithm auto for a trace's groups: NVLS inside a node, NVLS-tree ov
   // Two DGX H100 nodes (GPUs 0-7 and 8-15, node-major): a TP group inside node 0 runs
   // NVLS; all 16 GPUs (whole nodes) NVLS-tree at 1 GiB; a DP pair (GPU 3 of each node,
   // one per node) has no node structure for NVLS: the ring over its rail.
-  const ScenarioConfig c = load_config_text(R"(
-topology:
-  kind: cluster
-  nodes: 2
-  node: {preset: dgx_h100}
-  nics_per_node: 8
-  nic: {bandwidth: 400Gbps, latency: 500ns, kind: infiniband}
-  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 400Gbps, latency: 500ns}}
-)",
-                                            "<test>");
+  const ScenarioConfig c = load_config_text(two_dgx_h100_yaml(""), "<test>");
   const std::int64_t gib = 1LL << 30;
   std::vector<std::uint32_t> node0, all;
   for (std::uint32_t h = 0; h < 16; ++h) {
@@ -275,17 +255,8 @@ TEST_CASE("CollNet with SHARP rail switches on 2 x DGX H100: sums in the switch,
   // second member). The NVLinks carry 7/8 of the buffer out twice (reduce-scatter and
   // all-gather): 1.75 S / 450 GB/s binds, under the NICs' S / 8 at 50 GB/s each way, so
   // busbw stays below 2 x 15/16 x 257 = 482 GB/s and above a ring's NIC ceiling (399.6).
-  const std::string yaml = R"(
-topology:
-  kind: cluster
-  nodes: 2
-  node: {preset: dgx_h100}
-  nics_per_node: 8
-  nic: {bandwidth: 400Gbps, latency: 500ns, kind: infiniband}
-  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 400Gbps, latency: 500ns}, sharp: {bandwidth: 100GBps}}
-network: {mtu: 64KiB}
-workload: {kind: collective, op: all_reduce, algorithm: collnet, bytes: BYTES}
-)";
+  const std::string yaml = two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: collnet, bytes: BYTES}", "",
+                                             ", sharp: {bandwidth: 100GBps}");
   std::string text = yaml;
   text.replace(text.find("BYTES"), 5, "64MiB");
   ScenarioRun run(load_config_text(text, "collnet"));

@@ -57,17 +57,8 @@ workload: {kind: collective, op: all_reduce, algorithm: ring, protocol: ll, byte
 }
 
 TEST_CASE("protocol auto: LL for small sizes, Simple for large ones, on 2 x DGX H100") {
-  const std::string yaml = R"(
-topology:
-  kind: cluster
-  nodes: 2
-  node: {preset: dgx_h100, nvls: false}
-  nics_per_node: 8
-  nic: {bandwidth: 400Gbps, latency: 500ns, kind: infiniband}
-  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 400Gbps, latency: 500ns}}
-network: {mtu: 64KiB}
-workload: {kind: collective, op: all_reduce, algorithm: auto, protocol: auto, channels: 8, bytes: SIZE, check_data: false}
-)";
+  const std::string yaml = two_dgx_h100_yaml(
+      "{kind: collective, op: all_reduce, algorithm: auto, protocol: auto, channels: 8, bytes: SIZE, check_data: false}", ", nvls: false");
   // By NCCL's model (busbw 400 GB/s for Simple, 100 for LL, 8 x 16.7 for LL128; algbw is
   // busbw / (2 x 15/16)):
   // 4 KiB: LL 32.7 us + 0.04 us beats LL128 71.2 and Simple 122.8; 1 GiB: Simple's

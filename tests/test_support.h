@@ -9,6 +9,17 @@ inline doctest::Approx within(double expected, double relative) {
   return doctest::Approx(expected).epsilon(relative).scale(0);
 }
 
+// Two DGX H100 nodes (8 GPUs, 8 x 400G InfiniBand NICs each) on a rail-optimized fabric
+// with 2 spines, 64 KiB packets. `node_keys` and `fabric_keys` go inside the node's and
+// the fabric's maps (", nvls: false"), `workload` after `workload: `.
+inline std::string two_dgx_h100_yaml(const std::string& workload, const std::string& node_keys = "",
+                                     const std::string& fabric_keys = "") {
+  return "topology:\n  kind: cluster\n  nodes: 2\n  node: {preset: dgx_h100" + node_keys +
+         "}\n  nics_per_node: 8\n  nic: {bandwidth: 400Gbps, latency: 500ns, kind: infiniband}\n"
+         "  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 400Gbps, latency: 500ns}" +
+         fabric_keys + "}\nnetwork: {mtu: 64KiB}\n" + (workload.empty() ? "" : "workload: " + workload + "\n");
+}
+
 // Two senders, a and b, each with one 1 GiB flow into r through switch s, over 100G, 1 us
 // links: s -> r is the bottleneck. `network_keys` adds congestion control (indented two
 // spaces, under `network`) to a 16 MiB shared buffer with PFC as the backstop.
