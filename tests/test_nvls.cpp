@@ -2,6 +2,8 @@
 // hand counts and the published 8 x H100 measurement.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "app/calibration.h"
@@ -285,15 +287,24 @@ TEST_CASE("CollNet with SHARP rail switches on 2 x DGX H100: sums in the switch,
 }
 
 TEST_CASE("a trace whose collectives NVLS cannot serve is refused before the run, naming the operation") {
-  // Llama-70B on 16 DGX H100 nodes with every collective forced to NVLS: its data-
-  // parallel groups span nodes, which one NVSwitch domain cannot reduce.
+  // Two DGX H100 nodes; a data-parallel pair (GPU 0 of each node) asks for NVLS, which one
+  // NVSwitch domain cannot reduce across nodes.
+  const std::string path = "/tmp/fabricsim_test_nvls_dp_pair.jsonl";
+  std::string trace = "{\"fabricsim_trace\": 1, \"ranks\": 16, \"achieved_tflops\": 400}\n";
+  for (int r : {0, 8}) {
+    trace += "{\"rank\": " + std::to_string(r) +
+             ", \"id\": 7, \"kind\": \"collective\", \"op\": \"all_reduce\", \"bytes\": 1048576, \"key\": \"dp\", "
+             "\"group\": [0,8], \"algorithm\": \"nvls\", \"deps\": [], \"label\": \"dp\"}\n";
+  }
+  std::ofstream(path) << trace;
   try {
-    ScenarioRun run(load_config_file(FABRICSIM_SOURCE_DIR "/configs/dgx_h100_16node_llama70b.yaml", {"workload.algorithm=nvls"}));
+    ScenarioRun run(load_config_text(two_dgx_h100_yaml("{kind: trace, file: " + path + "}"), "<test>"));
     FAIL("expected an error");
   } catch (const ConfigError& e) {
     const std::string what = e.what();
     CHECK(what.find("workload.file") != std::string::npos);
-    CHECK(what.find("operation") != std::string::npos);
+    CHECK(what.find("rank 0 operation 7 (nvls)") != std::string::npos);
     CHECK(what.find("nvls needs every rank") != std::string::npos);
   }
+  std::filesystem::remove(path);
 }
