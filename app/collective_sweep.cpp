@@ -52,18 +52,15 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
     try {
       const CollectiveProgram p = program_for(bytes);
       if (auto problem = check_program(p, config_.check_data)) throw std::invalid_argument(*problem);
+      // In-network algorithms need switches that reduce and copy for these ranks.
+      if (bytes == config_.sizes.front() && uses_in_network(p)) {
+        if (auto problem = CollectiveExecutor::in_network_problem(network, p, hosts_)) throw ConfigError(where, "workload.algorithm", *problem);
+      }
     } catch (const ConfigError&) {
       throw;  // already located in the steps file
     } catch (const std::exception& e) {
       const SourceRef& src = config_.file.empty() ? config.topology.source : config_.file_source;
       throw ConfigError(config_.file.empty() ? where : src.where, config_.file.empty() ? "workload" : src.path, e.what());
-    }
-  }
-  // In-network algorithms need a switch layer that reduces and copies for these ranks.
-  if (!config_.sizes.empty()) {
-    const CollectiveProgram p = program_for(config_.sizes.front());
-    if (uses_in_network(p)) {
-      if (auto problem = CollectiveExecutor::in_network_problem(network, p, hosts_)) throw ConfigError(where, "workload.algorithm", *problem);
     }
   }
 }

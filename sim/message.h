@@ -31,7 +31,7 @@ struct Message {
   // multicast (each member has a receive record of its own, with no sender side), kReduce
   // one contribution (the first one made for a sum also records the sum's delivery).
   InNetwork in_network = InNetwork::kNone;
-  std::uint16_t group = 0;      // kMulticast: the group; kReduce: contributions to the sum
+  std::uint16_t group = 0;      // kMulticast, kReduceAll: the multicast group; kReduce: contributions to the sum
   std::uint32_t stripe_base = 0;  // in-network: where its address falls in the stripe over
                                   // the sender's links (the same for every contribution to a
                                   // sum and for the sum's multicast: the piece's place in the buffer)

@@ -46,6 +46,18 @@ std::vector<int> CollectiveProgram::group_members(int g) const {
   return all;
 }
 
+std::vector<bool> in_network_groups_named(const CollectiveProgram& program) {
+  std::vector<bool> named(program.groups.size() + 1, false);
+  for (const RankProgram& rp : program.programs) {
+    for (const Step& s : rp.steps) {
+      if (s.kind == StepKind::kSwitchReduce || s.kind == StepKind::kRecvSum || s.kind == StepKind::kMulticast) {
+        named[static_cast<std::size_t>(s.group + 1)] = true;
+      }
+    }
+  }
+  return named;
+}
+
 bool uses_in_network(const CollectiveProgram& program) {
   for (const RankProgram& rp : program.programs) {
     for (const Step& s : rp.steps) {

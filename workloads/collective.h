@@ -107,5 +107,7 @@ struct CollectiveProgram {
 
 // Whether it has steps of the in-network kinds (which need a switch that reduces and copies).
 bool uses_in_network(const CollectiveProgram& program);
+// The groups its in-network steps name, by group + 1 (index 0: every rank).
+std::vector<bool> in_network_groups_named(const CollectiveProgram& program);
 
 }  // namespace fabricsim

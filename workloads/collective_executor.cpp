@@ -35,16 +35,16 @@ CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram progr
   if (uses_in_network(program_)) {
     // NVLink SHARP: each group's ranks must hang off one switch layer that reduces and
     // copies; its multicast group is set up now (as NCCL does at communicator creation).
-    const int groups = static_cast<int>(program_.groups.size());
-    for (int g = -1; g < groups; ++g) {
-      InNetworkGroup& ig = in_network_groups_.emplace_back();
+    if (auto problem = in_network_problem(*network_, program_, rank_hosts)) throw std::invalid_argument(*problem);
+    const std::vector<bool> named = in_network_groups_named(program_);
+    in_network_groups_.resize(named.size());
+    for (int g = -1; g + 1 < static_cast<int>(named.size()); ++g) {
+      // Groups no step names (NVLS-tree's all-ranks group) need no multicast group.
+      if (!named[static_cast<std::size_t>(g + 1)]) continue;
+      InNetworkGroup& ig = in_network_groups_[static_cast<std::size_t>(g + 1)];
       ig.ranks = program_.group_members(g);
       std::vector<HostId> hosts;
       for (int r : ig.ranks) hosts.push_back(rank_hosts[static_cast<std::size_t>(r)]);
-      if (g == -1) {
-        if (auto problem = in_network_problem(*network_, program_, rank_hosts)) throw std::invalid_argument(*problem);
-      }
-      // Groups no step names may span switches (NVLS-tree's all-ranks group): no multicast.
       if (const auto id = network_->multicast_group(hosts)) ig.multicast = *id;
     }
   }
@@ -54,14 +54,7 @@ CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram progr
 std::optional<std::string> CollectiveExecutor::in_network_problem(const Network& network, const CollectiveProgram& program,
                                                                   const std::vector<HostId>& rank_hosts) {
   // Only the groups the steps name must reduce (NVLS-tree's are its nodes, not all ranks).
-  std::vector<bool> used(program.groups.size() + 1, false);
-  for (const RankProgram& rp : program.programs) {
-    for (const Step& s : rp.steps) {
-      if (s.kind == StepKind::kSwitchReduce || s.kind == StepKind::kRecvSum || s.kind == StepKind::kMulticast) {
-        used[static_cast<std::size_t>(s.group + 1)] = true;
-      }
-    }
-  }
+  const std::vector<bool> used = in_network_groups_named(program);
   for (int g = -1; g < static_cast<int>(program.groups.size()); ++g) {
     if (!used[static_cast<std::size_t>(g + 1)]) continue;
     std::vector<HostId> hosts;
