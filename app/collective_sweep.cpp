@@ -16,6 +16,7 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
     : network_(&network),
       config_(config.workload.collective),
       traffic_class_(static_cast<std::uint8_t>(config.workload.traffic_class)) {
+  set_order(network.next_order_key());
   const auto endpoints = static_cast<int>(topology.host_count());
   ranks_ = config_.ranks == 0 ? endpoints : config_.ranks;
   const std::string where = config.file;

@@ -141,6 +141,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   }
   if (lossless.queue_sample_interval > 0) {
     sampler_.run = this;
+    sampler_.set_order(1);  // a monitor: first at its time, after the deadlock check
     queue_samples_.resize(network_->directions().size());
     sim_->register_monitor();
     sim_->schedule_at(sampler_, 0);
@@ -261,6 +262,7 @@ void ScenarioRun::add_workload() {
         throw ConfigError(w.trace.file_source.where, w.trace.file_source.path, e.what());
       }
       replay_starter_.replay = replay_.get();
+      replay_starter_.set_order(network_->next_order_key());
       sim_->schedule_at(replay_starter_, w.start);
       break;
     }

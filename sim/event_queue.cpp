@@ -20,12 +20,23 @@ void EventQueue::put(const Entry& e) {
   occupied_[static_cast<std::size_t>(b >> 6)] |= 1ull << (b & 63);
 }
 
+std::uint32_t EventQueue::next_seq() {
+  const std::uint32_t s = next_seq_++;
+  if (next_seq_ == 0) next_seq_ = 1;  // 0 means "not queued"; wrapping only breaks ties
+  return s;
+}
+
 void EventQueue::insert(const Entry& e) {
-  // Earlier than now only after the simulator peeked past a stop time and was then asked
-  // for an earlier event: rare, so an O(n) rebuild is fine.
+  // Earlier than now only when a caller moved past a stop time by hand: rare, so an O(n)
+  // rebuild is fine.
   if (e.time < now_) rebase(e.time);
   if (e.time == now_) {
-    batch_.push_back(e);  // the newest sequence number: the batch stays in order
+    if (running_now_) {
+      next_round_.push_back(e);
+    } else {
+      batch_.push_back(e);  // round 0 of a time not yet begun: sorted before the first pop
+      batch_dirty_ = true;
+    }
   } else {
     put(e);
   }
@@ -36,8 +47,8 @@ void EventQueue::schedule(EventHandler& h, Time at) {
   assert(at >= 0);
   cancel(h);
   h.time_ = at;
-  h.seq_ = next_seq_++;
-  insert({at, h.seq_, &h});
+  h.seq_ = next_seq();
+  insert({at, &h, h.order_, h.seq_});
 }
 
 void EventQueue::cancel(EventHandler& h) {
@@ -55,20 +66,32 @@ void EventQueue::cancel(EventHandler& h) {
     occupied_ = {};
     batch_.clear();
     batch_head_ = 0;
+    batch_dirty_ = false;
+    next_round_.clear();
     forgotten_ = 0;
   }
 }
 
-void EventQueue::settle() {
+bool EventQueue::settle(Time limit) {
   for (;;) {
+    if (batch_dirty_) {
+      std::sort(batch_.begin() + static_cast<std::ptrdiff_t>(batch_head_), batch_.end(), before);
+      batch_dirty_ = false;
+    }
     // Forgotten entries at the head of the batch go.
     while (batch_head_ < batch_.size() && !live(batch_[batch_head_])) {
       ++batch_head_;
       --forgotten_;
     }
-    if (batch_head_ < batch_.size()) return;
+    if (batch_head_ < batch_.size()) return now_ <= limit;
     batch_.clear();
     batch_head_ = 0;
+    if (!next_round_.empty()) {
+      // The round ran out; those scheduled at this time meanwhile are the next one.
+      batch_.swap(next_round_);
+      if (batch_.size() > 1) std::sort(batch_.begin(), batch_.end(), before);
+      continue;
+    }
     int i = -1;
     for (int w = 0; w < kWords; ++w) {
       if (occupied_[static_cast<std::size_t>(w)] != 0) {
@@ -80,7 +103,11 @@ void EventQueue::settle() {
     std::vector<Entry>& b = buckets_[static_cast<std::size_t>(i)];
     Time earliest = b.front().time;
     for (const Entry& e : b) earliest = std::min(earliest, e.time);
+    // Later than the limit: stop here, before now_ moves (the bound may be a forgotten
+    // entry's; the live ones are no earlier).
+    if (earliest > limit) return false;
     now_ = earliest;
+    running_now_ = false;
     // Every other entry of bucket i lands in a lower bucket: it agrees with the new now_
     // on more leading digits than it did with the old one.
     std::vector<Entry> moving;
@@ -95,9 +122,7 @@ void EventQueue::settle() {
     }
     moving.clear();
     if (b.capacity() < moving.capacity()) b.swap(moving);  // keep the larger allocation
-    if (batch_.size() > 1) {
-      std::sort(batch_.begin(), batch_.end(), [](const Entry& x, const Entry& y) { return x.seq < y.seq; });
-    }
+    if (batch_.size() > 1) std::sort(batch_.begin(), batch_.end(), before);
   }
 }
 
@@ -113,11 +138,14 @@ EventHandler* EventQueue::pop() {
   const Entry e = batch_[batch_head_++];
   e.handler->seq_ = 0;
   --size_;
+  running_now_ = true;
   return e.handler;
 }
 
 void EventQueue::rebase(Time new_now) {
   std::vector<Entry> all(batch_.begin() + static_cast<std::ptrdiff_t>(batch_head_), batch_.end());
+  all.insert(all.end(), next_round_.begin(), next_round_.end());
+  next_round_.clear();
   for (auto& b : buckets_) {
     all.insert(all.end(), b.begin(), b.end());
     b.clear();
@@ -126,6 +154,8 @@ void EventQueue::rebase(Time new_now) {
   batch_.clear();
   batch_head_ = 0;
   now_ = new_now;
+  running_now_ = false;
+  batch_dirty_ = false;
   for (const Entry& e : all) {
     if (e.time == now_) {
       batch_.push_back(e);
@@ -133,7 +163,7 @@ void EventQueue::rebase(Time new_now) {
       put(e);
     }
   }
-  std::sort(batch_.begin(), batch_.end(), [](const Entry& x, const Entry& y) { return x.seq < y.seq; });
+  std::sort(batch_.begin(), batch_.end(), before);
 }
 
 }  // namespace fabricsim

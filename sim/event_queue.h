@@ -1,6 +1,12 @@
 #pragma once
-// Pending events, ordered by (time, sequence): equal times run in the order they were
-// scheduled, so every run is deterministic.
+// Pending events, ordered by (time, round, order key, sequence). Equal times run in
+// rounds: an event scheduled for a later time is in round 0 of its time; one scheduled
+// for the time being run joins the round after the one running (VHDL's delta cycles).
+// Within a round, events run by their handler's order key, a number the model gives
+// each component when it is built, and only then by when they were scheduled. So the
+// order at one instant depends on which components are due, not on which was scheduled
+// first: a run split over partitions (each with its own queue) runs every partition's
+// events in the order a single queue would, and results do not depend on the split.
 //
 // A radix heap over event times, with 4-bit digits. A discrete-event simulation only
 // ever schedules at or after the last event taken out, which is exactly the monotone
@@ -8,10 +14,11 @@
 // which its time differs from the current time and by its own value of that digit; when
 // the lowest bucket is emptied into lower ones, each entry drops at least one digit, so
 // it moves about log16(time spread / event spacing) times in its life: insert O(1), pop
-// amortized O(log16 spread). Events at the current time form a batch in sequence order
-// (a settled bucket's equal-time entries are sorted once; later ones arrive in order),
-// so equal times cost a sort, not a radix pass over 16 digits of sequence numbers:
-// fabrics of equal links run in lock-step, and thousands of events share each time.
+// amortized O(log16 spread). Events at the current time form a batch (a settled
+// bucket's equal-time entries, sorted once by order key; those scheduled at the current
+// time while it runs gather for the next round and are sorted when it starts), so equal
+// times cost a sort, not a radix pass over 16 more digits: fabrics of equal links run in
+// lock-step, and thousands of events share each time.
 // Cancel is O(1) and lazy, as in ns-3: a handler keeps the sequence number of its one
 // live entry (0: none); cancelling or rescheduling forgets that number, and an entry
 // whose number its handler no longer holds is dropped when it reaches the front. So
@@ -41,10 +48,18 @@ class EventHandler {
   bool scheduled() const { return seq_ != 0; }
   Time event_time() const { return time_; }
 
+  // Where it runs among events of its time and round. Components get distinct keys from
+  // the network that builds them (the same keys however the run is split); handlers
+  // without one run last, in the order they were scheduled.
+  static constexpr std::uint32_t kUnordered = UINT32_MAX;
+  void set_order(std::uint32_t key) { order_ = key; }
+  std::uint32_t order() const { return order_; }
+
  private:
   friend class EventQueue;
   Time time_ = 0;
-  std::uint64_t seq_ = 0;  // the sequence number of its live entry; 0 when not queued
+  std::uint32_t seq_ = 0;  // the sequence number of its live entry; 0 when not queued
+  std::uint32_t order_ = kUnordered;
 };
 
 class EventQueue {
@@ -62,6 +77,10 @@ class EventQueue {
   EventHandler* pop();
   // Time of the earliest event; the queue must not be empty.
   Time next_time();
+  // Whether an event is due at or before `until`. When none is, nothing moves: events
+  // may still be scheduled anywhere after the last one popped (a partition's inbox is
+  // emptied into its queue between windows).
+  bool due_by(Time until) { return settle(until); }
 
   // The handler k places behind the front among events at the current time, if known
   // without settling (for prefetching only: it may be one already forgotten).
@@ -74,9 +93,11 @@ class EventQueue {
  private:
   struct Entry {
     Time time;
-    std::uint64_t seq;
     EventHandler* handler;
+    std::uint32_t order;  // the handler's order key
+    std::uint32_t seq;    // liveness (the handler's seq_) and the last tie-break
   };
+  static bool before(const Entry& x, const Entry& y) { return x.order != y.order ? x.order < y.order : x.seq < y.seq; }
   // One bucket per (hex digit of the time, value of that digit).
   static constexpr int kDigitBits = 4;
   static constexpr int kValues = 1 << kDigitBits;
@@ -87,16 +108,22 @@ class EventQueue {
   int bucket_of(Time t) const;
   void insert(const Entry& e);
   void put(const Entry& e);
-  void settle();  // makes batch_ hold the events at the earliest pending time
+  // Makes batch_ hold the next round of events, if their time is at or before `limit`;
+  // false (and nothing moved) when the earliest pending event is later.
+  bool settle(Time limit = kTimeMax);
+  std::uint32_t next_seq();
   void rebase(Time new_now);
   bool live(const Entry& e) const { return e.handler->seq_ == e.seq; }
 
   std::array<std::vector<Entry>, kBuckets> buckets_;
   std::array<std::uint64_t, kWords> occupied_{};  // bit b set: buckets_[b] non-empty
-  std::vector<Entry> batch_;                      // entries at time now_, by sequence
+  std::vector<Entry> batch_;                      // entries at time now_ of the round running, in order
   std::size_t batch_head_ = 0;                    // next of batch_ to pop
+  std::vector<Entry> next_round_;                 // entries scheduled at now_ since its round began
+  bool running_now_ = false;                      // an event at now_ has been popped
+  bool batch_dirty_ = false;                      // batch_ gained entries since it was sorted
   Time now_ = 0;                                  // no pending entry is earlier
-  std::uint64_t next_seq_ = 1;
+  std::uint32_t next_seq_ = 1;
   std::size_t size_ = 0;
   std::size_t forgotten_ = 0;  // entries still held whose handler moved on
 };

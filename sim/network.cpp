@@ -10,7 +10,9 @@ namespace fabricsim {
 
 HostId Network::add_host() {
   const auto id = static_cast<HostId>(nics_.size());
-  nics_.emplace_back(*sim_, id, params_.nic, &dispatcher_);
+  Nic& nic = nics_.emplace_back(*sim_, id, params_.nic, &dispatcher_);
+  nic.set_order_keys(next_order_key_);
+  next_order_key_ += Nic::kOrderKeys;
   return id;
 }
 
@@ -45,6 +47,10 @@ std::pair<std::size_t, std::size_t> Network::connect(NodeRef a, NodeRef b, Bandw
   const PortIndex pb = add_port(b, ba);
   Link& lab = links_.emplace_back(*sim_, latency, sink(b), pb);
   Link& lba = links_.emplace_back(*sim_, latency, sink(a), pa);
+  ab.set_order(next_order_key());
+  ba.set_order(next_order_key());
+  lab.set_order(next_order_key());
+  lba.set_order(next_order_key());
   ab.attach(lab);
   ba.attach(lba);
   if (credit_bytes > 0) {
@@ -116,6 +122,8 @@ void Network::add_reduction_engine(std::uint32_t s, Bandwidth rate) {
   const PortIndex index = sw.add_port(port);
   // The engine's output loops back into the switch after the latency floor (1 ns).
   Link& loop = links_.emplace_back(*sim_, ns(1), sw, index);
+  port.set_order(next_order_key());
+  loop.set_order(next_order_key());
   port.attach(loop);
   sw.set_reduction_engine(index);
 }

@@ -120,6 +120,12 @@ class Network {
     return nics_[m.dst].received_packets(m.recv_slot, id, m.packets);
   }
 
+  // A fresh order key (EventHandler::order) for a handler of the workload's: keys follow
+  // the order things are built in, which does not depend on how a run is split.
+  // Keys below kFirstComponentKey are kept for monitors, which run first at their time.
+  static constexpr std::uint32_t kFirstComponentKey = 16;
+  std::uint32_t next_order_key() { return next_order_key_++; }
+
   Simulator& sim() { return *sim_; }
   const NetworkParams& params() const { return params_; }
   std::size_t host_count() const { return nics_.size(); }
@@ -147,6 +153,7 @@ class Network {
 
   Simulator* sim_;
   NetworkParams params_;
+  std::uint32_t next_order_key_ = kFirstComponentKey;
   std::deque<Nic> nics_;
   std::deque<Switch> switches_;
   std::deque<EgressPort> ports_;

@@ -20,6 +20,14 @@ bool bit(const std::vector<std::uint64_t>& bits, std::uint32_t i) {
 }
 }  // namespace
 
+void Nic::set_order_keys(std::uint32_t first) {
+  retransmit_timer_.set_order(first);
+  rate_timer_.set_order(first + 1);
+  pacer_.set_order(first + 2);
+  sent_notifier_.set_order(first + 3);
+  waker_.set_order(first + 4);
+}
+
 Nic::Nic(Simulator& sim, HostId host, const NicConfig& config, MessageObserver* observer)
     : sim_(&sim), host_(host), config_(config), observer_(observer), cc_(config.congestion_control.get()) {
   if (cc_ != nullptr) {

@@ -113,6 +113,9 @@ class Nic final : public PacketSink, public PacketSource {
   Packet* pull(PortIndex port) override;
 
   HostId host() const { return host_; }
+  // Gives the NIC's timers order keys first .. first + kOrderKeys - 1 (EventHandler::order).
+  static constexpr std::uint32_t kOrderKeys = 5;
+  void set_order_keys(std::uint32_t first);
   const NicCounters& counters() const { return counters_; }
   const NicConfig& config() const { return config_; }
 

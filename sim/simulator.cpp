@@ -13,7 +13,7 @@ StopReason Simulator::run(Time until, std::uint64_t max_events) {
   std::uint64_t budget = max_events;
   if (stop_requested_) return StopReason::kRequested;
   while (!queue_.empty()) {
-    if (queue_.next_time() > until) {
+    if (!queue_.due_by(until)) {
       now_ = until;
       return StopReason::kTimeLimit;
     }

@@ -114,3 +114,48 @@ TEST_CASE("peeking the next time, then scheduling earlier, keeps the order") {
   CHECK(id_of(q.pop()) == 1);
   CHECK(q.empty());
 }
+
+TEST_CASE("equal times run by order key, then in rounds: a split queue runs its part in the same order") {
+  // Handlers 0..5 with order keys 50, 10, 40, 20, 30, 60, all due at 100: they run by key,
+  // whatever order they were scheduled in.
+  EventQueue q;
+  auto h = recorders(8);
+  const std::uint32_t keys[] = {50, 10, 40, 20, 30, 60};
+  for (int i = 0; i < 6; ++i) h[i].set_order(keys[i]);
+  h[6].set_order(5);
+  h[7].set_order(15);
+  for (int i = 0; i < 6; ++i) q.schedule(h[i], 100);
+  std::vector<int> order;
+  order.push_back(id_of(q.pop()));  // key 10
+  // Scheduled at the running time: the next round, even with a smaller key (5) than
+  // those still due in this one; a key-15 handler joins that round too.
+  q.schedule(h[6], 100);
+  q.schedule(h[7], 100);
+  while (!q.empty()) order.push_back(id_of(q.pop()));
+  CHECK(order == std::vector<int>{1, 3, 4, 2, 0, 5, 6, 7});
+
+  // A queue holding only the odd-keyed half runs that half in the same relative order.
+  EventQueue part;
+  auto g = recorders(6);
+  for (int i = 0; i < 6; ++i) g[i].set_order(keys[i]);
+  for (int i : {4, 0, 2}) part.schedule(g[i], 100);  // keys 30, 50, 40
+  std::vector<int> sub;
+  while (!part.empty()) sub.push_back(id_of(part.pop()));
+  CHECK(sub == std::vector<int>{4, 2, 0});
+}
+
+TEST_CASE("looking ahead to a limit moves nothing: earlier events may still be scheduled") {
+  // A partition's window ends before its next event; its inbox then brings an event
+  // between the window's end and that event.
+  EventQueue q;
+  auto h = recorders(3);
+  q.schedule(h[0], 10);
+  q.schedule(h[1], 5'000'000);
+  CHECK(q.due_by(10));
+  CHECK(id_of(q.pop()) == 0);
+  CHECK_FALSE(q.due_by(999'999));
+  q.schedule(h[2], 1'000'000);
+  CHECK(q.due_by(1'000'000));
+  CHECK(id_of(q.pop()) == 2);
+  CHECK(id_of(q.pop()) == 1);
+}

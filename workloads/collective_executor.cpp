@@ -23,6 +23,8 @@ CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram progr
     a.host = rank_hosts[static_cast<std::size_t>(r)];
     a.engine.agent = &a;
     a.starter.agent = &a;
+    a.engine.set_order(network_->next_order_key());
+    a.starter.set_order(network_->next_order_key());
     const auto& steps = program_.programs[static_cast<std::size_t>(r)].steps;
     a.steps.resize(steps.size());
     for (std::size_t i = 0; i < steps.size(); ++i) {

@@ -11,7 +11,7 @@ namespace fabricsim {
 
 class MessageSchedule final : public EventHandler {
  public:
-  explicit MessageSchedule(Network& network) : network_(&network) {}
+  explicit MessageSchedule(Network& network) : network_(&network) { set_order(network.next_order_key()); }
 
   // Adds a start; call arm() once all are added. Equal start times keep insertion order.
   void add(Time start, MessageId id) { starts_.emplace_back(start, id); }

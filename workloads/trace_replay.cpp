@@ -22,6 +22,7 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
     state_[r].resize(ops.size());
     streams_[r].owner = this;
     streams_[r].rank = static_cast<int>(r);
+    streams_[r].set_order(network_->next_order_key());
     agents_[r].owner = this;
     agents_[r].rank = static_cast<int>(r);
     rank_of_host_[hosts_[r]] = static_cast<int>(r);
