@@ -160,6 +160,9 @@ struct ScenarioConfig {
   // Refuse runs estimated to need more (bytes); 0: the memory this machine has free.
   // Set by --memory-limit, not by the config file: it is the machine's, not the scenario's.
   std::uint64_t memory_limit = 0;
+  // Split the run over this many partitions, one thread each (--threads); 0: one queue.
+  // Like the memory limit, the machine's choice, not the scenario's.
+  int threads = 0;
 };
 
 }  // namespace fabricsim

@@ -40,8 +40,18 @@ void MessageLog::write(MessageId id, const Message& m) {
 void MessageLog::on_message_finished(MessageId id, Time) {
   const Message& m = run_->network().messages()[id];
   const Time took = m.finished - m.posted;
-  if (took > slowest_.took) slowest_ = {m.serial, m.src, m.dst, m.bytes, took};
+  // Equal times: the first made, whichever finished first (the same for any split).
+  if (took > slowest_.took || (took == slowest_.took && m.serial < slowest_.serial)) {
+    slowest_ = {m.serial, m.src, m.dst, m.bytes, took};
+  }
   if (out_) write(id, m);
+}
+
+void MessageLog::read_records() {
+  const auto& all = run_->network().messages().all();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i].finished >= 0) on_message_finished(static_cast<MessageId>(i), all[i].finished);
+  }
 }
 
 void MessageLog::finish_records() {

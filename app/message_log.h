@@ -31,6 +31,9 @@ class MessageLog final : public MessageObserver {
   void finish_records();
 
   void on_message_finished(MessageId id, Time now) override;
+  // A split run's log: taken from the kept records after the run (its partitions finish
+  // messages at once), as the serial tap would have; refused with --records.
+  void read_records();
   const SlowestMessage& slowest() const { return slowest_; }
   std::uint64_t records_written() const { return written_; }
 

@@ -48,7 +48,7 @@ std::vector<std::string> deadlock_cycle(const ScenarioRun& run) {
 std::string results_json(const ScenarioRun& run) {
   const Network& net = run.network();
   const Topology& topo = run.topology();
-  const Time sim_time = run.sim().now();
+  const Time sim_time = run.sim_time();
   JsonWriter j;
   j.begin_object();
   j.key("fabricsim_version").value(FABRICSIM_VERSION);
@@ -58,9 +58,39 @@ std::string results_json(const ScenarioRun& run) {
   j.key("complete").value(run.complete());
   j.key("stop_reason").value(stop_reason_name(run.stop_reason()));
   j.key("sim_time_ps").value(static_cast<std::int64_t>(sim_time));
-  j.key("events").value(run.sim().events_processed());
+  j.key("events").value(run.events());
   j.key("wall_seconds").value(run.wall_seconds());
   j.key("setup_wall_seconds").value(run.setup_wall_seconds());
+  if (const ParallelEngine* engine = run.parallel()) {
+    // How the split run went: why it does or does not scale. The one section (with the
+    // wall times) that differs between splits of the same run.
+    const ParallelStats& s = engine->stats();
+    j.key("parallel").begin_object();
+    j.key("backend").value("threads");
+    j.key("partitions").value(static_cast<std::uint64_t>(s.partitions));
+    j.key("threads").value(static_cast<std::int64_t>(s.threads));
+    j.key("cut_links").value(static_cast<std::uint64_t>(s.cut_links));
+    j.key("lookahead_ps").value(static_cast<std::int64_t>(s.lookahead == kTimeMax ? -1 : s.lookahead));
+    j.key("windows").value(s.windows);
+    j.key("events_per_partition").begin_array();
+    std::uint64_t total = 0, busiest = 0;
+    for (std::uint64_t e : s.events) {
+      j.value(e);
+      total += e;
+      busiest = std::max(busiest, e);
+    }
+    j.end_array();
+    j.key("blocked_seconds_per_thread").begin_array();
+    for (double b : s.blocked_seconds) j.value(b);
+    j.end_array();
+    j.key("critical_path_events").value(s.critical_path_events);
+    // The speedup the split allows if synchronisation were free: events over the
+    // busiest partition's, summed window by window (each window waits for its slowest).
+    j.key("speedup_bound").value(s.critical_path_events > 0 ? static_cast<double>(total) / static_cast<double>(s.critical_path_events) : 1.0);
+    j.key("balance_bound").value(busiest > 0 ? static_cast<double>(total) / static_cast<double>(busiest) : 1.0);
+    j.key("events_per_window").value(s.windows > 0 ? static_cast<double>(total) / static_cast<double>(s.windows) : 0.0);
+    j.end_object();
+  }
   j.key("hosts").value(static_cast<std::uint64_t>(net.host_count()));
   j.key("switches").value(static_cast<std::uint64_t>(net.switch_count()));
   j.key("messages_total").value(net.messages().created());
@@ -263,7 +293,7 @@ void print_collective_table(std::ostream& out, const CollectiveSweep& c) {
 void print_summary(std::ostream& out, const ScenarioRun& run, const std::string& results_path) {
   const Network& net = run.network();
   const Topology& topo = run.topology();
-  const Time sim_time = run.sim().now();
+  const Time sim_time = run.sim_time();
   out << "fabricsim: " << run.config().name << " (seed " << run.config().seed << ")\n";
   out << "  network   " << net.host_count() << " hosts, " << net.switch_count() << " switches, "
       << net.directions().size() / 2 << " links\n";
@@ -322,8 +352,8 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
   const double wall = run.wall_seconds();
   char rate[64];
   std::snprintf(rate, sizeof rate, "%.3f s wall, %.2f M events/s", wall,
-                wall > 0 ? static_cast<double>(run.sim().events_processed()) / wall * 1e-6 : 0.0);
-  out << "  simulated " << format_time(sim_time) << " in " << run.sim().events_processed() << " events, " << rate
+                wall > 0 ? static_cast<double>(run.events()) / wall * 1e-6 : 0.0);
+  out << "  simulated " << format_time(sim_time) << " in " << run.events() << " events, " << rate
       << "\n";
   char setup[96];
   std::snprintf(setup, sizeof setup, "  setup     %.3f s; peak memory %.1f MB (estimated %.1f MB)\n", run.setup_wall_seconds(),

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "app/config_error.h"
+#include "topologies/partition.h"
 #include "topologies/analysis.h"
 #include "topologies/cluster.h"
 #include "topologies/compile.h"
@@ -102,14 +103,27 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   options.dateline = lossless.dateline;
 
   sim_ = std::make_unique<Simulator>(config_.seed);
+  if (config_.threads > 0) {
+    check_splittable();
+    const Partitioning split = partition_topology(topology_, static_cast<std::uint32_t>(config_.threads));
+    for (std::uint32_t q = 0; q < split.partitions; ++q) {
+      partitions_.push_back(std::make_unique<Simulator>(config_.seed));
+      options.partitions.push_back(partitions_.back().get());
+    }
+    options.node_partition = split.node_partition;
+  }
   try {
     network_ = compile_network(topology_, *sim_, options, routing_progress);
   } catch (const std::invalid_argument& e) {
     throw ConfigError(config_.topology.source.where, config_.topology.source.path, e.what());
   }
-  schedule_ = std::make_unique<MessageSchedule>(*network_);
+  // One schedule per sending endpoint, in its partition: the same events however the run
+  // is split.
+  schedules_.resize(network_->host_count());
+  const auto schedule = [&](Time start, MessageId id) { schedule_message(start, id); };
   message_log_ = std::make_unique<MessageLog>(*this);
-  network_->dispatcher().set_tap(message_log_.get());
+  // A split run's partitions finish messages at once: the log reads the records after.
+  if (partitions_.empty()) network_->dispatcher().set_tap(message_log_.get());
   const auto host = [&](const std::string& name, const SourceRef& src) {
     const auto node = topology_.find(name);
     if (!node || topology_.node(*node).kind != NodeKind::kHost) {
@@ -121,7 +135,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
     const HostId src = host(m.src, m.src_source);
     const HostId dst = host(m.dst, m.dst_source);
     const MessageId id = network_->add_message(src, dst, m.bytes, static_cast<std::uint8_t>(m.traffic_class));
-    schedule_->add(m.start, id);
+    schedule(m.start, id);
     starts_.push_back(m.start);
   }
   first_workload_ = static_cast<MessageId>(starts_.size());
@@ -131,7 +145,9 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
     }
     add_workload();
   }
-  schedule_->arm();
+  for (auto& s : schedules_) {
+    if (s) s->arm();
+  }
   // Messages made before the run keep their slots for the results; later ones (a
   // collective's, a trace's) reuse finished slots, so memory follows what is in flight.
   network_->messages().set_recycle_from(static_cast<MessageId>(network_->messages().size()));
@@ -146,7 +162,41 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
     sim_->register_monitor();
     sim_->schedule_at(sampler_, 0);
   }
+  if (!partitions_.empty()) engine_ = std::make_unique<ParallelEngine>(*network_, *sim_, config_.threads);
   setup_wall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
+}
+
+void ScenarioRun::schedule_message(Time start, MessageId id) {
+  const HostId src = network_->messages()[id].src;
+  auto& s = schedules_[src];
+  if (!s) s = std::make_unique<MessageSchedule>(*network_, network_->partition(network_->host_partition(src)));
+  s->add(start, id);
+}
+
+void ScenarioRun::check_splittable() const {
+  const WorkloadConfig& w = config_.workload;
+  using K = WorkloadConfig::Kind;
+  if (w.kind == K::kCollective || w.kind == K::kTrace || w.kind == K::kChakra) {
+    throw ConfigError(config_.file, "workload.kind",
+                      "--threads splits runs of messages and synthetic traffic (permutation, incast, uniform, "
+                      "poisson); collectives and traces make messages during the run, across partitions, and run "
+                      "on one thread for now: expected no --threads for this workload");
+  }
+  if (config_.stop.events < static_cast<std::uint64_t>(INT64_MAX)) {  // the default is no limit
+    throw ConfigError(config_.file, "stop.events",
+                      "an event limit has no meaning that is the same for every split; expected stop.time with --threads");
+  }
+}
+
+std::uint64_t ScenarioRun::events() const {
+  if (engine_) return engine_->events();
+  return sim_->events_processed();
+}
+
+Time ScenarioRun::sim_time() const {
+  if (!engine_) return sim_->now();
+  if (stop_reason_ == StopReason::kTimeLimit) return time_limit_reached_;
+  return engine_->last_event_time();
 }
 
 void ScenarioRun::QueueSampler::on_event() {
@@ -270,7 +320,7 @@ void ScenarioRun::add_workload() {
   }
   for (const Flow& f : flows) {
     const MessageId id = network_->add_message(f.src, f.dst, f.bytes, static_cast<std::uint8_t>(w.traffic_class));
-    schedule_->add(f.start, id);
+    schedule_message(f.start, id);
     starts_.push_back(f.start);
   }
 }
@@ -299,6 +349,12 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   constexpr std::uint64_t kChunk = 4'000'000;
   const auto t0 = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  if (engine_) {
+    run_split(progress, elapsed);
+    wall_seconds_ = elapsed();
+    message_log_->read_records();
+    return;
+  }
   // Runs until `until` (or the stop limits), reporting progress between chunks; false
   // once the run is over for good.
   const auto run_until = [&](Time until) {
@@ -329,6 +385,32 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   }
   run_until(kTimeMax);
   wall_seconds_ = elapsed();
+}
+
+void ScenarioRun::run_split(const std::function<void(const Progress&)>& progress, const std::function<double()>& elapsed) {
+  const std::function<void()> report = [&] {
+    if (progress) progress({engine_->last_event_time(), engine_->events(), messages_finished(), network_->messages().created(), elapsed()});
+  };
+  // As the serial loop: events at or before `until`; true while the run goes on.
+  const auto run_until = [&](Time until) {
+    const Time limit = std::min(until, config_.stop.time);
+    stop_reason_ = engine_->run(limit, report);
+    if (stop_reason_ == StopReason::kTimeLimit) time_limit_reached_ = limit;
+    return stop_reason_ == StopReason::kTimeLimit && limit < config_.stop.time;
+  };
+  if (window_) {
+    std::uint64_t at_from = 0;
+    if (run_until(window_->from)) {
+      at_from = delivered_payload();
+      if (run_until(window_->to)) {
+        double capacity = 0;
+        for (HostId h = 0; h < network_->host_count(); ++h) capacity += endpoint_rate_bps(h);
+        window_->delivered_load = static_cast<double>(delivered_payload() - at_from) * 8 /
+                                  (capacity * to_seconds(window_->to - window_->from));
+      }
+    }
+  }
+  run_until(kTimeMax);
 }
 
 std::size_t ScenarioRun::messages_finished() const {

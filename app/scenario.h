@@ -12,6 +12,7 @@
 #include "app/message_log.h"
 #include "app/config.h"
 #include "sim/network.h"
+#include "sim/parallel_engine.h"
 #include "sim/simulator.h"
 #include "topologies/routing.h"
 #include "topologies/topology.h"
@@ -61,6 +62,11 @@ class ScenarioRun {
   const Topology& topology() const { return topology_; }
   const Network& network() const { return *network_; }
   const Simulator& sim() const { return *sim_; }
+  // Events run, and the simulated time reached (a split run's, over its partitions).
+  std::uint64_t events() const;
+  Time sim_time() const;
+  // The split run's engine (its statistics), when --threads asked for one.
+  const ParallelEngine* parallel() const { return engine_.get(); }
   StopReason stop_reason() const { return stop_reason_; }
   bool complete() const;  // every message acknowledged
   std::size_t messages_finished() const;
@@ -93,6 +99,10 @@ class ScenarioRun {
 
  private:
   void add_workload();
+  // Located errors for what a split run cannot do yet.
+  void check_splittable() const;
+  void schedule_message(Time start, MessageId id);
+  void run_split(const std::function<void(const Progress&)>& progress, const std::function<double()>& elapsed);
   // The workload's `placement` as endpoints (empty when not given); unknown names are
   // located config errors.
   std::vector<HostId> placement() const;
@@ -101,9 +111,12 @@ class ScenarioRun {
   ScenarioConfig config_;
   Topology topology_;
   MemoryEstimate memory_;
-  std::unique_ptr<Simulator> sim_;
+  std::unique_ptr<Simulator> sim_;  // unsplit: everything; split: the monitors' clock
+  std::vector<std::unique_ptr<Simulator>> partitions_;
   std::unique_ptr<Network> network_;
-  std::unique_ptr<MessageSchedule> schedule_;
+  std::unique_ptr<ParallelEngine> engine_;
+  Time time_limit_reached_ = 0;
+  std::vector<std::unique_ptr<MessageSchedule>> schedules_;  // by sending endpoint (null: none)
   std::vector<Time> starts_;
   MessageId first_workload_ = 0;
   std::optional<LoadWindow> window_;

@@ -126,6 +126,20 @@ bool EventQueue::settle(Time limit) {
   }
 }
 
+Time EventQueue::lower_bound_time() {
+  if (size_ == 0) return kTimeMax;
+  if (batch_dirty_ || batch_head_ < batch_.size() || !next_round_.empty()) return now_;
+  for (int w = 0; w < kWords; ++w) {
+    if (occupied_[static_cast<std::size_t>(w)] != 0) {
+      const int i = w * 64 + std::countr_zero(occupied_[static_cast<std::size_t>(w)]);
+      Time earliest = kTimeMax;
+      for (const Entry& e : buckets_[static_cast<std::size_t>(i)]) earliest = std::min(earliest, e.time);
+      return earliest;
+    }
+  }
+  return kTimeMax;
+}
+
 Time EventQueue::next_time() {
   assert(size_ > 0);
   settle();

@@ -81,6 +81,8 @@ class EventQueue {
   // may still be scheduled anywhere after the last one popped (a partition's inbox is
   // emptied into its queue between windows).
   bool due_by(Time until) { return settle(until); }
+  // No live event is earlier than this (kTimeMax when empty). Nothing moves.
+  Time lower_bound_time();
 
   // The handler k places behind the front among events at the current time, if known
   // without settling (for prefetching only: it may be one already forgotten).

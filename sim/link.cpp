@@ -5,7 +5,22 @@
 namespace fabricsim {
 
 void Link::transmit(Packet* p) {
+  if (outbox_ != nullptr) {
+    PacketPool& pool = sender_->packets();
+    CrossPacket& c = outbox_->to[to_partition_].emplace_back();
+    c.arrives = sender_->now() + latency_;
+    c.link = cut_index_;
+    c.packet = *p;
+    if (pool.telemetry_enabled()) c.telemetry = pool.telemetry(p);
+    pool.release(p);
+    return;
+  }
   const Time arrives = sim_->now() + latency_;
+  in_flight_.push_back({arrives, p});
+  if (!scheduled()) sim_->schedule_at(*this, arrives);
+}
+
+void Link::accept(Time arrives, Packet* p) {
   in_flight_.push_back({arrives, p});
   if (!scheduled()) sim_->schedule_at(*this, arrives);
 }

@@ -2,6 +2,12 @@
 // One direction of a cable: a fixed propagation delay. Packets leave in the order they
 // entered, so the in-flight set is a FIFO and the link needs one pending event (for
 // the packet at its head) however many packets are on the wire.
+// A link is the only door between partitions of a split run: a cut link lives in its
+// receiving partition, and its sender writes packets into the sending partition's
+// outbox (sim/cross_partition.h) instead of onto the wire; between windows the receiving
+// partition puts them on the wire with the time they arrive. Its latency (at least
+// 1 ns) is the run's lookahead.
+#include "sim/cross_partition.h"
 #include "sim/event_queue.h"
 #include "sim/packet_sink.h"
 #include "sim/ring_buffer.h"
@@ -17,6 +23,18 @@ class Link final : public EventHandler {
 
   // The last bit of `p` has just left the sender; it reaches the far end after latency.
   void transmit(Packet* p);
+  // Makes it a cut link: its sender runs on `sender`, writing into `outbox` for
+  // partition `to_partition`, where the link is cut link number `index`.
+  void cut(Simulator& sender, Outbox& outbox, std::uint32_t to_partition, std::uint32_t index) {
+    sender_ = &sender;
+    outbox_ = &outbox;
+    to_partition_ = to_partition;
+    cut_index_ = index;
+  }
+  bool is_cut() const { return outbox_ != nullptr; }
+  // The receiving side of a cut link: `p` (from this partition's pool) reaches the far
+  // end at `arrives`.
+  void accept(Time arrives, Packet* p);
   void on_event() override;
   void prefetch() const override {
     if (!in_flight_.empty()) __builtin_prefetch(in_flight_.front().packet);
@@ -35,6 +53,10 @@ class Link final : public EventHandler {
   Simulator* sim_;
   Time latency_;
   PortIndex far_port_;
+  Outbox* outbox_ = nullptr;  // a cut link's sending partition's outbox
+  Simulator* sender_ = nullptr;
+  std::uint32_t to_partition_ = 0;
+  std::uint32_t cut_index_ = 0;
 };
 
 }  // namespace fabricsim

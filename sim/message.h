@@ -97,6 +97,7 @@ class MessageTable {
   }
   // Slots below `first` are never reused (messages whose records are read after the run).
   void set_recycle_from(MessageId first) { recycle_from_ = first; }
+  bool recyclable(MessageId id) const { return id >= recycle_from_; }
   Message& operator[](MessageId id) { return messages_[id]; }
   const Message& operator[](MessageId id) const { return messages_[id]; }
   std::size_t size() const { return messages_.size(); }  // slots

@@ -45,6 +45,8 @@ class MessageDispatcher final : public MessageObserver {
  private:
   // A record is free once each side it has is done with it.
   void release_when_done(MessageId id) {
+    // Kept records are never released (and a split run's two sides may write them at once).
+    if (!records_->recyclable(id)) return;
     const Message& m = (*records_)[id];
     if ((m.finished >= 0 || !m.has_sender) && (m.delivered >= 0 || !m.awaits_delivery)) records_->release(id);
   }

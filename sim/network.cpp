@@ -8,9 +8,47 @@
 
 namespace fabricsim {
 
+void Network::set_partitions(std::vector<Simulator*> partitions, std::vector<std::uint32_t> host_partition,
+                             std::vector<std::uint32_t> switch_partition) {
+  if (!nics_.empty() || !switches_.empty()) throw std::logic_error("partitions are set before any node is added");
+  partitions_ = std::move(partitions);
+  host_partition_ = std::move(host_partition);
+  switch_partition_ = std::move(switch_partition);
+  outboxes_.resize(partitions_.size());
+  for (Outbox& o : outboxes_) o.to.resize(partitions_.size());
+  cut_links_.resize(partitions_.size());
+  // Switches stamp INT into whichever pool their packets are in.
+  if (params_.nic.congestion_control && params_.nic.congestion_control->wants_telemetry()) {
+    for (Simulator* s : partitions_) s->packets().enable_telemetry();
+  }
+}
+
+void Network::deliver_cut_packets(std::uint32_t q) {
+  PacketPool& pool = partition(q).packets();
+  for (Outbox& from : outboxes_) {
+    std::vector<CrossPacket>& in = from.to[q];
+    for (const CrossPacket& c : in) {
+      Packet* p = pool.allocate();
+      const std::uint32_t index = p->pool_index;
+      *p = c.packet;
+      p->pool_index = index;
+      if (pool.telemetry_enabled()) pool.telemetry(p) = c.telemetry;
+      cut_links_[q][c.link]->accept(c.arrives, p);
+    }
+    in.clear();
+  }
+}
+
+std::size_t Network::cut_link_count() const {
+  std::size_t n = 0;
+  for (const auto& links : cut_links_) n += links.size();
+  return n;
+}
+
 HostId Network::add_host() {
   const auto id = static_cast<HostId>(nics_.size());
-  Nic& nic = nics_.emplace_back(*sim_, id, params_.nic, &dispatcher_);
+  if (!partitions_.empty() && id >= host_partition_.size()) throw std::logic_error("host has no partition");
+  Nic& nic = nics_.emplace_back(sim_of(NodeRef::host(id)), id, params_.nic, &dispatcher_);
   nic.set_order_keys(next_order_key_);
   next_order_key_ += Nic::kOrderKeys;
   return id;
@@ -19,7 +57,8 @@ HostId Network::add_host() {
 std::uint32_t Network::add_switch() {
   const auto id = static_cast<std::uint32_t>(switches_.size());
   std::uint64_t s = params_.salt_seed ^ (0x5eed0000ull + id);
-  switches_.emplace_back(*sim_, splitmix64(s), params_.load_balancing);
+  if (!partitions_.empty() && id >= switch_partition_.size()) throw std::logic_error("switch has no partition");
+  switches_.emplace_back(sim_of(NodeRef::sw(id)), splitmix64(s), params_.load_balancing);
   return id;
 }
 
@@ -41,12 +80,21 @@ std::pair<std::size_t, std::size_t> Network::connect(NodeRef a, NodeRef b, Bandw
   const auto capacity_at = [&](NodeRef n) {
     return n.kind == NodeRef::Kind::kHost ? EgressPort::kUnlimited : queue_capacity_bytes;
   };
-  EgressPort& ab = ports_.emplace_back(*sim_, bandwidth, params_.traffic_classes, capacity_at(a));
-  EgressPort& ba = ports_.emplace_back(*sim_, bandwidth, params_.traffic_classes, capacity_at(b));
+  EgressPort& ab = ports_.emplace_back(sim_of(a), bandwidth, params_.traffic_classes, capacity_at(a));
+  EgressPort& ba = ports_.emplace_back(sim_of(b), bandwidth, params_.traffic_classes, capacity_at(b));
   const PortIndex pa = add_port(a, ab);
   const PortIndex pb = add_port(b, ba);
-  Link& lab = links_.emplace_back(*sim_, latency, sink(b), pb);
-  Link& lba = links_.emplace_back(*sim_, latency, sink(a), pa);
+  // Each direction runs where it arrives; across partitions it is cut.
+  Link& lab = links_.emplace_back(sim_of(b), latency, sink(b), pb);
+  Link& lba = links_.emplace_back(sim_of(a), latency, sink(a), pa);
+  const std::uint32_t qa = partition_of(a), qb = partition_of(b);
+  if (qa != qb) {
+    lab.cut(sim_of(a), outboxes_[qa], qb, static_cast<std::uint32_t>(cut_links_[qb].size()));
+    cut_links_[qb].push_back(&lab);
+    lba.cut(sim_of(b), outboxes_[qb], qa, static_cast<std::uint32_t>(cut_links_[qa].size()));
+    cut_links_[qa].push_back(&lba);
+    lookahead_ = std::min(lookahead_, latency);
+  }
   ab.set_order(next_order_key());
   ba.set_order(next_order_key());
   lab.set_order(next_order_key());
@@ -118,10 +166,10 @@ namespace fabricsim {
 void Network::add_reduction_engine(std::uint32_t s, Bandwidth rate) {
   if (rate.bits_per_second <= 0) throw std::invalid_argument("reduction rate must be positive");
   Switch& sw = switches_.at(s);
-  EgressPort& port = ports_.emplace_back(*sim_, rate, params_.traffic_classes, EgressPort::kUnlimited);
+  EgressPort& port = ports_.emplace_back(sim_of(NodeRef::sw(s)), rate, params_.traffic_classes, EgressPort::kUnlimited);
   const PortIndex index = sw.add_port(port);
   // The engine's output loops back into the switch after the latency floor (1 ns).
-  Link& loop = links_.emplace_back(*sim_, ns(1), sw, index);
+  Link& loop = links_.emplace_back(sim_of(NodeRef::sw(s)), ns(1), sw, index);
   port.set_order(next_order_key());
   loop.set_order(next_order_key());
   port.attach(loop);

@@ -59,6 +59,22 @@ class Network {
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
+  // Splits the run into partitions: host h's NIC, ports and incoming links run on
+  // partitions[host_partition[h]], switch s's on partitions[switch_partition[s]]; a link
+  // between partitions is cut (sim/link.h). Call before any node is added. Unsplit,
+  // everything runs on the network's simulator.
+  void set_partitions(std::vector<Simulator*> partitions, std::vector<std::uint32_t> host_partition,
+                      std::vector<std::uint32_t> switch_partition);
+  std::size_t partition_count() const { return partitions_.empty() ? 1 : partitions_.size(); }
+  Simulator& partition(std::size_t q) { return partitions_.empty() ? *sim_ : *partitions_[q]; }
+  std::uint32_t host_partition(HostId h) const { return partitions_.empty() ? 0 : host_partition_[h]; }
+  std::uint32_t switch_partition(std::uint32_t s) const { return partitions_.empty() ? 0 : switch_partition_[s]; }
+  // Between windows: partition q puts on its cut links what the others sent it.
+  void deliver_cut_packets(std::uint32_t q);
+  std::size_t cut_link_count() const;
+  // The smallest latency of a cut link (kTimeMax when nothing is cut): the lookahead.
+  Time lookahead() const { return lookahead_; }
+
   HostId add_host();
   std::uint32_t add_switch();
   // A full-duplex cable between two nodes; returns the directions (a->b, b->a).
@@ -110,7 +126,7 @@ class Network {
                              std::uint8_t traffic_class, std::uint32_t* sum_slot);
   void post(MessageId id) {
     Message& m = messages_[id];
-    m.posted = sim_->now();
+    m.posted = partition(host_partition(m.src)).now();
     nics_[m.src].post(id, m);
   }
   // For observers and tests: distinct packets of message `id` its destination has (the
@@ -149,11 +165,23 @@ class Network {
   void open_member_receives(std::uint16_t group, InNetwork kind, HostId name_src, std::uint32_t name_sequence,
                             std::int64_t bytes, std::uint8_t traffic_class, std::vector<MessageId>& receives);
   PacketSink& sink(NodeRef n);
+  Simulator& sim_of(NodeRef n) {
+    return partition(n.kind == NodeRef::Kind::kHost ? host_partition(n.index) : switch_partition(n.index));
+  }
+  std::uint32_t partition_of(NodeRef n) const {
+    return n.kind == NodeRef::Kind::kHost ? host_partition(n.index) : switch_partition(n.index);
+  }
   PortIndex add_port(NodeRef n, EgressPort& port);
 
   Simulator* sim_;
   NetworkParams params_;
   std::uint32_t next_order_key_ = kFirstComponentKey;
+  std::vector<Simulator*> partitions_;
+  std::vector<std::uint32_t> host_partition_;
+  std::vector<std::uint32_t> switch_partition_;
+  std::vector<Outbox> outboxes_;                 // by sending partition
+  std::vector<std::vector<Link*>> cut_links_;    // by receiving partition
+  Time lookahead_ = kTimeMax;
   std::deque<Nic> nics_;
   std::deque<Switch> switches_;
   std::deque<EgressPort> ports_;

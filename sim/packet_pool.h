@@ -39,6 +39,7 @@ class PacketPool {
     return telemetry_[p->pool_index / kBlockPackets][p->pool_index % kBlockPackets];
   }
 
+  bool telemetry_enabled() const { return telemetry_wanted_; }
   std::size_t in_use() const { return in_use_; }
   std::size_t capacity() const { return blocks_.size() * kBlockPackets; }
 

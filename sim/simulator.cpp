@@ -26,7 +26,7 @@ StopReason Simulator::run(Time until, std::uint64_t max_events) {
     // prefetching the egress port an arriving packet will take, measured no gain.)
     if (EventHandler* later = queue_.peek(2)) __builtin_prefetch(later);
     if (EventHandler* next = queue_.peek(1)) next->prefetch();
-    now_ = h->event_time();
+    now_ = last_event_ = h->event_time();
     ++events_;
     h->on_event();
     if (stop_requested_) return StopReason::kRequested;

@@ -2,6 +2,7 @@
 // One simulation: its clock, event queue, packet pool and random numbers. Nothing is
 // global, so two Simulators can run side by side in one process.
 #include <cstdint>
+#include <functional>
 
 #include "sim/event_queue.h"
 #include "sim/packet_pool.h"
@@ -19,6 +20,8 @@ class Simulator {
   Simulator& operator=(const Simulator&) = delete;
 
   Time now() const { return now_; }
+  // The time of the last event run (-1 before any): a time limit moves now() past it.
+  Time last_event_time() const { return last_event_; }
   std::uint64_t events_processed() const { return events_; }
 
   void schedule_at(EventHandler& h, Time at);
@@ -38,7 +41,12 @@ class Simulator {
   // anything but the other monitors is still pending; if not, it retires.
   void register_monitor() { ++monitors_; }
   void retire_monitor() { --monitors_; }
-  bool work_pending() const { return queue_.size() + 1 > monitors_; }
+  bool work_pending() const { return queue_.size() + 1 > monitors_ || (work_elsewhere_ && work_elsewhere_()); }
+  // In a split run the monitors sit on a clock of their own, and the work is in the
+  // partitions: this tells them whether any is left.
+  void set_work_elsewhere(std::function<bool()> f) { work_elsewhere_ = std::move(f); }
+  // No event is due before this (kTimeMax when none is pending); nothing moves.
+  Time next_event_bound() { return queue_.lower_bound_time(); }
 
   bool idle() const { return queue_.empty(); }
   std::size_t pending_events() const { return queue_.size(); }
@@ -47,7 +55,9 @@ class Simulator {
 
  private:
   Time now_ = 0;
+  Time last_event_ = -1;
   std::uint64_t events_ = 0;
+  std::function<bool()> work_elsewhere_;
   bool stop_requested_ = false;
   std::size_t monitors_ = 0;
   EventQueue queue_;

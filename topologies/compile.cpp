@@ -44,6 +44,12 @@ std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, cons
   if (!routes.unreachable.empty()) throw std::invalid_argument(routes.unreachable);
 
   auto net = std::make_unique<Network>(sim, options.params);
+  if (!options.partitions.empty()) {
+    std::vector<std::uint32_t> hosts(t.host_count()), switches(t.switch_count());
+    for (std::uint32_t h = 0; h < t.host_count(); ++h) hosts[h] = options.node_partition.at(t.host_node(h));
+    for (std::uint32_t s = 0; s < t.switch_count(); ++s) switches[s] = options.node_partition.at(t.switch_node(s));
+    net->set_partitions(options.partitions, std::move(hosts), std::move(switches));
+  }
   for (std::size_t h = 0; h < t.host_count(); ++h) net->add_host();
   for (std::size_t s = 0; s < t.switch_count(); ++s) net->add_switch();
   const auto ref = [&](std::uint32_t node) {

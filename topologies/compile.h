@@ -17,6 +17,10 @@ struct NetworkOptions {
   std::int64_t switch_queue_capacity_bytes = EgressPort::kUnlimited;
   // Torus dateline virtual channels (classes 0 and 1); needs two traffic classes.
   bool dateline = false;
+  // A split run (topologies/partition.h): one simulator per partition, and each
+  // topology node's partition. Empty: everything runs on the simulator passed in.
+  std::vector<Simulator*> partitions;
+  std::vector<std::uint32_t> node_partition;
 };
 
 // The credits (bytes per class) a credit-based link grants: its own figure, or enough

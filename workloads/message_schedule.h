@@ -11,7 +11,8 @@ namespace fabricsim {
 
 class MessageSchedule final : public EventHandler {
  public:
-  explicit MessageSchedule(Network& network) : network_(&network) { set_order(network.next_order_key()); }
+  // Posts on `sim`: its partition's, in a split run.
+  MessageSchedule(Network& network, Simulator& sim) : network_(&network), sim_(&sim) { set_order(network.next_order_key()); }
 
   // Adds a start; call arm() once all are added. Equal start times keep insertion order.
   void add(Time start, MessageId id) { starts_.emplace_back(start, id); }
@@ -20,6 +21,7 @@ class MessageSchedule final : public EventHandler {
 
  private:
   Network* network_;
+  Simulator* sim_;
   std::vector<std::pair<Time, MessageId>> starts_;
   std::size_t next_ = 0;
 };

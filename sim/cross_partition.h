@@ -1,0 +1,28 @@
+#pragma once
+// What crosses between partitions of a split run: packets on cut links. A partition's
+// cut links write into its outbox during a window; between windows each partition
+// takes what the others wrote for it and hands the packets to its own side of the
+// link (sim/link.h). The packet travels by value with its INT stack (pools and their
+// side tables are per partition), as it would travel between MPI ranks.
+#include <cstdint>
+#include <vector>
+
+#include "sim/packet.h"
+#include "sim/telemetry.h"
+#include "sim/time.h"
+
+namespace fabricsim {
+
+struct CrossPacket {
+  Time arrives;
+  std::uint32_t link;  // the link's number among its receiving partition's cut links
+  Packet packet;
+  IntStack telemetry;  // meaningful only when the pools carry telemetry
+};
+
+// One partition's packets for the others, by receiving partition, in the order sent.
+struct Outbox {
+  std::vector<std::vector<CrossPacket>> to;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,110 @@
+#include "topologies/partition.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace fabricsim {
+
+namespace {
+struct UnionFind {
+  std::vector<std::uint32_t> parent;
+  explicit UnionFind(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0u); }
+  std::uint32_t find(std::uint32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void join(std::uint32_t a, std::uint32_t b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  }
+};
+}  // namespace
+
+Partitioning partition_topology(const Topology& t, std::uint32_t partitions) {
+  const std::size_t n = t.nodes().size();
+  Partitioning out;
+  out.partitions = std::max<std::uint32_t>(1, partitions);
+  out.node_partition.assign(n, 0);
+  out.ports.assign(out.partitions, 0);
+  if (out.partitions == 1 || n == 0) {
+    out.ports[0] = 2 * t.links().size();
+    return out;
+  }
+  // Units: nodes joined by links shorter than the longest stay together.
+  Time longest = 0;
+  for (const TopologyLink& l : t.links()) longest = std::max(longest, l.latency);
+  UnionFind units(n);
+  for (const TopologyLink& l : t.links()) {
+    if (l.latency < longest) units.join(l.a, l.b);
+  }
+  std::vector<std::vector<std::uint32_t>> adjacent(n);  // unit root -> roots of neighbouring units (with repeats)
+  std::vector<std::size_t> unit_ports(n, 0);
+  for (const TopologyLink& l : t.links()) {
+    const std::uint32_t a = units.find(l.a), b = units.find(l.b);
+    unit_ports[a] += 1;
+    unit_ports[b] += 1;
+    if (a != b) {
+      adjacent[a].push_back(b);
+      adjacent[b].push_back(a);
+    }
+  }
+  constexpr std::uint32_t kNone = UINT32_MAX;
+  std::vector<std::uint32_t> unit_partition(n, kNone);
+  // Hosts in contiguous runs of their numbers, in equal shares (a unit goes where its
+  // first host falls).
+  const std::size_t hosts = t.host_count();
+  for (std::size_t h = 0; h < hosts; ++h) {
+    const std::uint32_t u = units.find(t.host_node(static_cast<std::uint32_t>(h)));
+    if (unit_partition[u] != kNone) continue;
+    unit_partition[u] = static_cast<std::uint32_t>(h * out.partitions / hosts);
+    out.ports[unit_partition[u]] += unit_ports[u];
+  }
+  // Then outward, a layer at a time: each unit joins the partition it has most links to.
+  std::vector<std::uint32_t> frontier;
+  for (std::uint32_t u = 0; u < n; ++u) {
+    if (units.find(u) == u && unit_partition[u] != kNone) frontier.push_back(u);
+  }
+  std::vector<std::size_t> votes(out.partitions);
+  for (;;) {
+    std::vector<std::uint32_t> next;
+    for (std::uint32_t u : frontier) {
+      for (std::uint32_t v : adjacent[u]) {
+        if (unit_partition[v] == kNone) next.push_back(v);
+      }
+    }
+    std::sort(next.begin(), next.end());
+    next.erase(std::unique(next.begin(), next.end()), next.end());
+    if (next.empty()) break;
+    for (std::uint32_t v : next) {
+      std::fill(votes.begin(), votes.end(), 0);
+      for (std::uint32_t w : adjacent[v]) {
+        if (unit_partition[w] != kNone) ++votes[unit_partition[w]];
+      }
+      std::uint32_t best = 0;
+      for (std::uint32_t q = 1; q < out.partitions; ++q) {
+        if (votes[q] > votes[best] || (votes[q] == votes[best] && out.ports[q] < out.ports[best])) best = q;
+      }
+      unit_partition[v] = best;
+      out.ports[best] += unit_ports[v];
+    }
+    frontier = std::move(next);
+  }
+  // Units no host reaches (a switch with no links): the least loaded partition.
+  for (std::uint32_t u = 0; u < n; ++u) {
+    if (units.find(u) != u || unit_partition[u] != kNone) continue;
+    const auto q = static_cast<std::uint32_t>(std::min_element(out.ports.begin(), out.ports.end()) - out.ports.begin());
+    unit_partition[u] = q;
+    out.ports[q] += unit_ports[u];
+  }
+  for (std::uint32_t v = 0; v < n; ++v) out.node_partition[v] = unit_partition[units.find(v)];
+  for (const TopologyLink& l : t.links()) {
+    if (out.node_partition[l.a] != out.node_partition[l.b]) {
+      ++out.cut_links;
+      out.lookahead = std::min(out.lookahead, l.latency);
+    }
+  }
+  return out;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,27 @@
+#pragma once
+// Splitting a fabric for a parallel run: every node gets a partition, cutting only
+// links between partitions. By structure: nodes joined by links shorter than the
+// fabric's longest are never split (a DGX node's NVLink and PCIe stay whole, so the
+// lookahead is a fabric link's latency); hosts go to partitions in contiguous runs of
+// their numbers, which the builders lay out by pod, node or torus slab, in equal shares;
+// then switches, outward from the hosts, join the partition they have most links to
+// (ties: the partition with fewest ports so far), so pods and their aggregation layer
+// stay together and core switches spread evenly.
+#include <cstdint>
+#include <vector>
+
+#include "topologies/topology.h"
+
+namespace fabricsim {
+
+struct Partitioning {
+  std::vector<std::uint32_t> node_partition;  // by topology node
+  std::uint32_t partitions = 1;
+  std::size_t cut_links = 0;
+  Time lookahead = kTimeMax;  // the smallest latency of a cut link
+  std::vector<std::size_t> ports;  // per partition: link ends (a proxy for events)
+};
+
+Partitioning partition_topology(const Topology& topology, std::uint32_t partitions);
+
+}  // namespace fabricsim
