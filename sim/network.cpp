@@ -42,7 +42,7 @@ void Network::deliver_cut_packets(std::uint32_t q) {
 std::size_t Network::cut_link_count() const {
   std::size_t n = 0;
   for (const auto& links : cut_links_) n += links.size();
-  return n;
+  return n / 2;  // cables: both directions are cut
 }
 
 HostId Network::add_host() {

@@ -71,7 +71,7 @@ class Network {
   std::uint32_t switch_partition(std::uint32_t s) const { return partitions_.empty() ? 0 : switch_partition_[s]; }
   // Between windows: partition q puts on its cut links what the others sent it.
   void deliver_cut_packets(std::uint32_t q);
-  std::size_t cut_link_count() const;
+  std::size_t cut_link_count() const;  // cables between partitions
   // The smallest latency of a cut link (kTimeMax when nothing is cut): the lookahead.
   Time lookahead() const { return lookahead_; }
 

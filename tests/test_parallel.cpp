@@ -1,0 +1,180 @@
+// Split runs (run --threads N): the same results for every split, and the partitioner's
+// cuts worked out by hand.
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+
+#include "app/config_error.h"
+#include "app/config_loader.h"
+#include "app/results.h"
+#include "app/scenario.h"
+#include "test_support.h"
+#include "topologies/fat_tree.h"
+#include "topologies/partition.h"
+
+using namespace fabricsim;
+
+namespace {
+// results.json without the lines a split may change: wall times and the parallel section.
+std::string comparable_results(const std::string& yaml, int threads) {
+  ScenarioConfig config = load_config_text(yaml, "<test>");
+  config.threads = threads;
+  ScenarioRun run(std::move(config));
+  run.run();
+  std::istringstream in(results_json(run));
+  std::string line, kept;
+  bool in_parallel = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("  \"parallel\": {", 0) == 0) in_parallel = true;
+    if (in_parallel) {
+      if (line == "  }," || line == "  }") in_parallel = false;
+      continue;
+    }
+    if (line.find("wall_seconds\"") != std::string::npos) continue;
+    kept += line + "\n";
+  }
+  return kept;
+}
+
+void check_same_for_every_split(const std::string& yaml) {
+  const std::string serial = comparable_results(yaml, 0);
+  REQUIRE(serial.size() > 1000);
+  for (int p : {1, 2, 3, 4, 8}) {
+    CAPTURE(p);
+    CHECK(comparable_results(yaml, p) == serial);
+  }
+}
+
+const char* kFatTreePermutation = R"(
+topology:
+  kind: fat_tree
+  k: 4
+  host_link: {bandwidth: 100Gbps, latency: 1us}
+  fabric_link: {bandwidth: 100Gbps, latency: 1us}
+network:
+  mtu: 4000
+  load_balancing: ecmp
+  buffer: {size: 1MiB}
+  pfc: {classes: [0]}
+  queue_sample_interval: 10us
+workload: {kind: permutation, bytes: 1000000}
+)";
+}  // namespace
+
+TEST_CASE("a split run's results are the serial run's: permutation under PFC with queue sampling") {
+  check_same_for_every_split(kFatTreePermutation);
+}
+
+TEST_CASE("a split run's results are the serial run's: HPCC's telemetry crosses cut links") {
+  // The INT stack travels with the packet between partitions' pools.
+  check_same_for_every_split(two_flows_yaml("  hpcc: {}\n"));
+  check_same_for_every_split(incast_yaml("  ecn: {}\n  dcqcn: {}\n"));
+}
+
+TEST_CASE("a split run's results are the serial run's: Poisson arrivals and the load window") {
+  check_same_for_every_split(R"(
+topology:
+  kind: leaf_spine
+  leaves: 4
+  spines: 2
+  hosts_per_leaf: 4
+  host_link: {bandwidth: 100Gbps, latency: 1us}
+  fabric_link: {bandwidth: 100Gbps, latency: 2us}
+network: {mtu: 4000, buffer: {size: 4MiB}, pfc: {}}
+workload: {kind: poisson, load: 0.4, duration: 200us, flow_size_cdf: )" FABRICSIM_SOURCE_DIR R"(/configs/flow_cdf/websearch.txt}
+)");
+}
+
+TEST_CASE("a split run finds the same PFC deadlock, at the same time, as the serial run") {
+  const std::string yaml = R"(
+topology:
+  kind: torus3d
+  dims: [4, 1, 1]
+  link: {bandwidth: 100Gbps, latency: 1us}
+  host_link: {bandwidth: 100Gbps, latency: 1us}
+network:
+  mtu: 4KiB
+  traffic_classes: 2
+  ack_traffic_class: 1
+  buffer: {size: 512KiB, alpha: 0.125}
+  pfc: {classes: [0, 1]}
+  deadlock_check_interval: 50us
+messages:
+  - {src: h0, dst: h2, bytes: 64MiB}
+  - {src: h1, dst: h3, bytes: 64MiB}
+  - {src: h2, dst: h0, bytes: 64MiB}
+  - {src: h3, dst: h1, bytes: 64MiB}
+)";
+  const std::string serial = comparable_results(yaml, 0);
+  CHECK(serial.find("\"deadlock\": true") != std::string::npos);
+  for (int p : {2, 4}) CHECK(comparable_results(yaml, p) == serial);
+}
+
+TEST_CASE("one message across a cut link takes the closed-form time") {
+  // a - s - b, 100G, 1 us links; a and b in different partitions. 1,000,000 B in 4,000 B
+  // packets of 4,048 B on the wire: 250 x 323.84 ns = 80.96 us to send, one more packet
+  // behind the pipeline at s (323.84 ns), 2 x 1 us of wire; the ack (64 B: 5.12 ns a hop)
+  // comes back over 2 hops: 2 x (1 us + 5.12 ns).
+  ScenarioConfig config = load_config_text(R"(
+topology:
+  kind: custom
+  hosts: [a, b]
+  switches: [s]
+  links:
+    - {a: a, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: s, b: b, bandwidth: 100Gbps, latency: 1us}
+network: {mtu: 4000, header_bytes: 48, ack_bytes: 64}
+messages:
+  - {src: a, dst: b, bytes: 1000000}
+)", "<test>");
+  config.threads = 2;
+  ScenarioRun run(std::move(config));
+  REQUIRE(run.parallel() != nullptr);
+  CHECK(run.parallel()->stats().cut_links == 1);
+  CHECK(run.parallel()->stats().lookahead == us(1));
+  run.run();
+  REQUIRE(run.complete());
+  const Message& m = run.network().messages()[0];
+  CHECK(m.delivered == 250 * 323'840 + 323'840 + 2 * 1'000'000);
+  CHECK(m.finished == m.delivered + 2 * (1'000'000 + 5'120));
+}
+
+TEST_CASE("the partitioner cuts a k=4 fat-tree between pods and spreads the cores") {
+  // k=4: 16 hosts, pods of 4 hosts, 2 edge and 2 aggregation switches each; 4 cores,
+  // each with one link into every pod. Two partitions: pods 0-1 and 2-3; each core
+  // has two links on each side, a tie, so cores go to the partition with fewer ports
+  // (alternately) and two of each core's links are cut: 8.
+  FatTreeSpec spec;
+  spec.k = 4;
+  spec.host_link = spec.edge_link = spec.core_link = LinkSpec{Bandwidth::gbps(100), us(1)};
+  const Topology t = fat_tree_topology(spec);
+  const Partitioning split = partition_topology(t, 2);
+  for (std::uint32_t h = 0; h < 16; ++h) CHECK(split.node_partition[t.host_node(h)] == (h < 8 ? 0u : 1u));
+  CHECK(split.cut_links == 8);
+  CHECK(split.ports[0] == split.ports[1]);
+}
+
+TEST_CASE("the partitioner keeps a DGX node whole: only fabric links are cut") {
+  const ScenarioConfig config = load_config_text(two_dgx_h100_yaml(""), "<test>");
+  const Topology t = build_topology(config.topology);
+  const Partitioning split = partition_topology(t, 2);
+  // Every link shorter than the fabric's (NVLink, PCIe) stays inside a partition.
+  for (const TopologyLink& l : t.links()) {
+    if (split.node_partition[l.a] != split.node_partition[l.b]) CHECK(l.latency == ns(500));
+  }
+  CHECK(split.lookahead == ns(500));
+  for (std::uint32_t g = 0; g < 8; ++g) CHECK(split.node_partition[t.host_node(g)] == 0);
+  for (std::uint32_t g = 8; g < 16; ++g) CHECK(split.node_partition[t.host_node(g)] == 1);
+}
+
+TEST_CASE("workloads that cannot be split yet are refused with a located error") {
+  ScenarioConfig config = load_config_text(two_dgx_h100_yaml("{kind: collective, op: all_reduce, sizes: {from: 1MiB, to: 1MiB}}"), "<test>");
+  config.threads = 2;
+  try {
+    ScenarioRun run(std::move(config));
+    FAIL("expected a ConfigError");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("workload.kind") != std::string::npos);
+  }
+}
