@@ -163,6 +163,8 @@ struct ScenarioConfig {
   // Split the run over this many partitions, one thread each (--threads); 0: one queue.
   // Like the memory limit, the machine's choice, not the scenario's.
   int threads = 0;
+  // Partitions for those threads (several per thread); 0: one per thread.
+  int partitions = 0;
 };
 
 }  // namespace fabricsim

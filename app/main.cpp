@@ -106,13 +106,27 @@ bool apply_memory_limit(const po::variables_map& vm, ScenarioConfig& config) {
 }
 
 bool apply_threads(const po::variables_map& vm, ScenarioConfig& config) {
-  if (!vm.count("threads")) return true;
+  if (!vm.count("threads")) {
+    if (vm.count("partitions")) {
+      std::cerr << "fabricsim: --partitions: expected --threads too (the partitions are shared among them)\n";
+      return false;
+    }
+    return true;
+  }
   const int n = vm["threads"].as<int>();
   if (n < 1 || n > 1024) {
     std::cerr << "fabricsim: --threads: expected a number of threads from 1 to 1024, got " << n << "\n";
     return false;
   }
   config.threads = n;
+  if (vm.count("partitions")) {
+    const int p = vm["partitions"].as<int>();
+    if (p < n || p > 65536) {
+      std::cerr << "fabricsim: --partitions: expected at least --threads (" << n << ") and at most 65536, got " << p << "\n";
+      return false;
+    }
+    config.partitions = p;
+  }
   return true;
 }
 
@@ -564,6 +578,7 @@ int main(int argc, char** argv) {
       ("records", po::value<std::string>()->value_name("messages"), "run: stream one JSON line per message to DIR/messages.jsonl")
       ("memory-limit", po::value<std::string>()->value_name("SIZE"), "run, validate: refuse runs estimated to need more (default: free memory)")
       ("threads", po::value<int>()->value_name("N"), "run, validate: split the run into N partitions on N threads (results are the same for any N)")
+      ("partitions", po::value<int>()->value_name("P"), "run, validate: with --threads, P partitions shared among the threads")
       ("json", "topo: print one JSON object")
       ("dot", po::value<std::string>()->value_name("FILE"), "topo: write the fabric as Graphviz")
       ("op", po::value<std::string>()->value_name("OP"), "collective: the operation (default all_reduce)")

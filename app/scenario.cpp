@@ -105,7 +105,8 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   sim_ = std::make_unique<Simulator>(config_.seed);
   if (config_.threads > 0) {
     check_splittable();
-    const Partitioning split = partition_topology(topology_, static_cast<std::uint32_t>(config_.threads));
+    const int parts = config_.partitions > 0 ? config_.partitions : config_.threads;
+    const Partitioning split = partition_topology(topology_, static_cast<std::uint32_t>(parts));
     for (std::uint32_t q = 0; q < split.partitions; ++q) {
       partitions_.push_back(std::make_unique<Simulator>(config_.seed));
       options.partitions.push_back(partitions_.back().get());

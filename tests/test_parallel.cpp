@@ -2,6 +2,7 @@
 // cuts worked out by hand.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -17,9 +18,11 @@ using namespace fabricsim;
 
 namespace {
 // results.json without the lines a split may change: wall times and the parallel section.
-std::string comparable_results(const std::string& yaml, int threads) {
+// P partitions on at most two threads (this machine's cores).
+std::string comparable_results(const std::string& yaml, int partitions) {
   ScenarioConfig config = load_config_text(yaml, "<test>");
-  config.threads = threads;
+  config.threads = std::min(partitions, 2);
+  config.partitions = partitions;
   ScenarioRun run(std::move(config));
   run.run();
   std::istringstream in(results_json(run));
