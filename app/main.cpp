@@ -179,6 +179,7 @@ int validate_command(const po::variables_map& vm) {
   const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
   ScenarioConfig config = load(vm["config"].as<std::string>(), sets);
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
+  if (!apply_threads(vm, config)) return kExitBadInput;
   const std::string name = config.name;
   const std::size_t messages = config.messages.size();
   ScenarioRun run(std::move(config), routing_progress());  // builds the network too, so name errors show here
@@ -193,6 +194,25 @@ int validate_command(const po::variables_map& vm) {
     if (d.port->credit_based()) ++credit_links;
   }
   std::cout << "  lookahead " << format_time(lookahead) << " (the smallest link latency: how far a parallel run may work ahead)\n";
+  if (const ParallelEngine* engine = run.parallel()) {
+    // What the split will cost: one synchronisation (two barrier waits, a few us each)
+    // per window, and a window can be no longer than the lookahead.
+    const ParallelStats& s = engine->stats();
+    std::cout << "  split       " << s.partitions << " partitions on " << s.threads << " threads, " << s.cut_links
+              << " cut links";
+    if (s.lookahead == kTimeMax) {
+      std::cout << " (nothing cut: one window)\n";
+    } else {
+      const double windows_per_ms = 1e9 / static_cast<double>(s.lookahead);
+      std::cout << ", lookahead " << format_time(s.lookahead) << ": at least " << windows_per_ms
+                << " synchronisations per simulated ms\n";
+      if (s.lookahead < ns(100)) {
+        std::cout << "  warning     the lookahead is tiny: a busy simulated ms costs at least "
+                  << windows_per_ms * 11e-6 << " s of synchronisation alone (about 11 us each on two cores: BM_WindowSync); "
+                  << "expected cut links of 100 ns or more (fewer partitions, or cut elsewhere)\n";
+      }
+    }
+  }
   std::cout << "  flow control " << credit_links / 2 << " credit-based links (InfiniBand, PCIe, NVLink), "
             << (run.network().directions().size() - credit_links) / 2 << " Ethernet\n";
   std::printf("  built in %.3f s; peak memory %.1f MB\n", run.setup_wall_seconds(), static_cast<double>(peak_memory_bytes()) / 1e6);

@@ -1,0 +1,35 @@
+// The price of one synchronisation between windows of a split run: every thread waits
+// twice at a barrier (deliver and plan, then run and account), as sim/parallel_engine.cpp
+// does, with no events in between. items_per_second is windows per second, so its
+// inverse is the floor a window costs however little it holds.
+#include <benchmark/benchmark.h>
+
+#include <barrier>
+#include <thread>
+#include <vector>
+
+namespace {
+
+void BM_WindowSync(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  constexpr int kWindows = 20'000;
+  for (auto _ : state) {
+    int planned = 0;
+    std::barrier sync(threads, [&]() noexcept { ++planned; });
+    const auto body = [&] {
+      for (int w = 0; w < kWindows; ++w) {
+        sync.arrive_and_wait();
+        sync.arrive_and_wait();
+      }
+    };
+    std::vector<std::thread> others;
+    for (int t = 1; t < threads; ++t) others.emplace_back(body);
+    body();
+    for (std::thread& t : others) t.join();
+    benchmark::DoNotOptimize(planned);
+  }
+  state.SetItemsProcessed(state.iterations() * kWindows);
+}
+BENCHMARK(BM_WindowSync)->Arg(1)->Arg(2)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
