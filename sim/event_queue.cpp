@@ -6,7 +6,7 @@
 
 namespace fabricsim {
 
-int EventQueue::bucket_of(Time t) const {
+__attribute__((always_inline)) inline int EventQueue::bucket_of(Time t) const {
   // The highest hex digit in which t differs from now_, and t's own value of it.
   const auto diff = static_cast<std::uint64_t>(t ^ now_);
   const int digit = (63 - std::countl_zero(diff)) / kDigitBits;
@@ -14,7 +14,7 @@ int EventQueue::bucket_of(Time t) const {
   return digit * kValues + value;
 }
 
-void EventQueue::put(const Entry& e) {
+__attribute__((always_inline)) inline void EventQueue::put(const Entry& e) {
   const int b = bucket_of(e.time);
   buckets_[static_cast<std::size_t>(b)].push_back(e);
   occupied_[static_cast<std::size_t>(b >> 6)] |= 1ull << (b & 63);

@@ -5,11 +5,11 @@
 namespace fabricsim {
 
 void Link::transmit(Packet* p) {
-  if (outbox_ != nullptr) {
-    PacketPool& pool = sender_->packets();
-    CrossPacket& c = outbox_->to[to_partition_].emplace_back();
-    c.arrives = sender_->now() + latency_;
-    c.link = cut_index_;
+  if (cut_ != nullptr) {
+    PacketPool& pool = cut_->sender->packets();
+    CrossPacket& c = cut_->outbox->to[cut_->to_partition].emplace_back();
+    c.arrives = cut_->sender->now() + latency_;
+    c.link = cut_->index;
     c.packet = *p;
     if (pool.telemetry_enabled()) c.telemetry = pool.telemetry(p);
     pool.release(p);

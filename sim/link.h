@@ -23,15 +23,17 @@ class Link final : public EventHandler {
 
   // The last bit of `p` has just left the sender; it reaches the far end after latency.
   void transmit(Packet* p);
-  // Makes it a cut link: its sender runs on `sender`, writing into `outbox` for
-  // partition `to_partition`, where the link is cut link number `index`.
-  void cut(Simulator& sender, Outbox& outbox, std::uint32_t to_partition, std::uint32_t index) {
-    sender_ = &sender;
-    outbox_ = &outbox;
-    to_partition_ = to_partition;
-    cut_index_ = index;
-  }
-  bool is_cut() const { return outbox_ != nullptr; }
+  // The sending side of a cut link: the sender's simulator, and where its packets go
+  // (the sending partition's outbox, for partition `to_partition`, where the link is cut
+  // link number `index`). Kept apart, so an uncut link stays as small as it was.
+  struct CutEnd {
+    Simulator* sender;
+    Outbox* outbox;
+    std::uint32_t to_partition;
+    std::uint32_t index;
+  };
+  void cut(const CutEnd& end) { cut_ = &end; }
+  bool is_cut() const { return cut_ != nullptr; }
   // The receiving side of a cut link: `p` (from this partition's pool) reaches the far
   // end at `arrives`.
   void accept(Time arrives, Packet* p);
@@ -51,12 +53,9 @@ class Link final : public EventHandler {
   RingBuffer<InFlight, 4> in_flight_;
   PacketSink* far_end_;
   Simulator* sim_;
+  const CutEnd* cut_ = nullptr;  // null unless the link is cut
   Time latency_;
   PortIndex far_port_;
-  Outbox* outbox_ = nullptr;  // a cut link's sending partition's outbox
-  Simulator* sender_ = nullptr;
-  std::uint32_t to_partition_ = 0;
-  std::uint32_t cut_index_ = 0;
 };
 
 }  // namespace fabricsim

@@ -89,9 +89,9 @@ std::pair<std::size_t, std::size_t> Network::connect(NodeRef a, NodeRef b, Bandw
   Link& lba = links_.emplace_back(sim_of(a), latency, sink(a), pa);
   const std::uint32_t qa = partition_of(a), qb = partition_of(b);
   if (qa != qb) {
-    lab.cut(sim_of(a), outboxes_[qa], qb, static_cast<std::uint32_t>(cut_links_[qb].size()));
+    lab.cut(cut_ends_.emplace_back(Link::CutEnd{&sim_of(a), &outboxes_[qa], qb, static_cast<std::uint32_t>(cut_links_[qb].size())}));
     cut_links_[qb].push_back(&lab);
-    lba.cut(sim_of(b), outboxes_[qb], qa, static_cast<std::uint32_t>(cut_links_[qa].size()));
+    lba.cut(cut_ends_.emplace_back(Link::CutEnd{&sim_of(b), &outboxes_[qb], qa, static_cast<std::uint32_t>(cut_links_[qa].size())}));
     cut_links_[qa].push_back(&lba);
     lookahead_ = std::min(lookahead_, latency);
   }

@@ -181,6 +181,7 @@ class Network {
   std::vector<std::uint32_t> switch_partition_;
   std::vector<Outbox> outboxes_;                 // by sending partition
   std::vector<std::vector<Link*>> cut_links_;    // by receiving partition
+  std::deque<Link::CutEnd> cut_ends_;
   Time lookahead_ = kTimeMax;
   std::deque<Nic> nics_;
   std::deque<Switch> switches_;
