@@ -75,6 +75,13 @@ TEST_CASE("a split run's results are the serial run's: HPCC's telemetry crosses 
   check_same_for_every_split(incast_yaml("  ecn: {}\n  dcqcn: {}\n"));
 }
 
+TEST_CASE("a split run's results are the serial run's: InfiniBand credits across cut links, and a time limit") {
+  // Credit updates cross cut links as frames, as PFC does.
+  check_same_for_every_split(incast_yaml("", ", kind: infiniband"));
+  // Stopped half way: the same state at the limit.
+  check_same_for_every_split(std::string(kFatTreePermutation) + "stop: {time: 40us}\n");
+}
+
 TEST_CASE("a split run's results are the serial run's: Poisson arrivals and the load window") {
   check_same_for_every_split(R"(
 topology:
