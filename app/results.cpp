@@ -67,6 +67,7 @@ std::string results_json(const ScenarioRun& run) {
     const ParallelStats& s = engine->stats();
     j.key("parallel").begin_object();
     j.key("backend").value("threads");
+    j.key("partitioner").value(run.partitioner());
     j.key("partitions").value(static_cast<std::uint64_t>(s.partitions));
     j.key("threads").value(static_cast<std::int64_t>(s.threads));
     j.key("cut_links").value(static_cast<std::uint64_t>(s.cut_links));

@@ -106,7 +106,12 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   if (config_.threads > 0) {
     check_splittable();
     const int parts = config_.partitions > 0 ? config_.partitions : config_.threads;
-    const Partitioning split = partition_topology(topology_, static_cast<std::uint32_t>(parts));
+    // The builders number hosts by pod, node or slab: split by that structure. A custom
+    // graph's numbers say nothing: split it as a graph (METIS).
+    const PartitionMethod method =
+        config_.topology.kind == TopologyConfig::Kind::kCustom ? PartitionMethod::kGraph : PartitionMethod::kStructure;
+    const Partitioning split = partition_topology(topology_, static_cast<std::uint32_t>(parts), method);
+    partitioner_ = split.method;
     for (std::uint32_t q = 0; q < split.partitions; ++q) {
       partitions_.push_back(std::make_unique<Simulator>(config_.seed));
       options.partitions.push_back(partitions_.back().get());

@@ -67,6 +67,7 @@ class ScenarioRun {
   Time sim_time() const;
   // The split run's engine (its statistics), when --threads asked for one.
   const ParallelEngine* parallel() const { return engine_.get(); }
+  const char* partitioner() const { return partitioner_; }  // how the split was made
   StopReason stop_reason() const { return stop_reason_; }
   bool complete() const;  // every message acknowledged
   std::size_t messages_finished() const;
@@ -116,6 +117,7 @@ class ScenarioRun {
   std::unique_ptr<Network> network_;
   std::unique_ptr<ParallelEngine> engine_;
   Time time_limit_reached_ = 0;
+  const char* partitioner_ = "";
   std::vector<std::unique_ptr<MessageSchedule>> schedules_;  // by sending endpoint (null: none)
   std::vector<Time> starts_;
   MessageId first_workload_ = 0;

@@ -188,3 +188,48 @@ TEST_CASE("workloads that cannot be split yet are refused with a located error")
     CHECK(std::string(e.what()).find("workload.kind") != std::string::npos);
   }
 }
+
+TEST_CASE("a custom graph is split as a graph: two islands joined by one link, hosts numbered across them") {
+  // Islands A (switches a0, a1) and B (b0, b1), each a pair of switches with two hosts on
+  // each; hosts named alternately from A and B, so runs of host numbers mix the islands.
+  // One link joins a1 and b0. METIS keeps each island whole and cuts only that link.
+  std::string yaml = R"(
+topology:
+  kind: custom
+  hosts: [h0, h1, h2, h3, h4, h5, h6, h7]
+  switches: [a0, a1, b0, b1]
+  links:
+    - {a: h0, b: a0, bandwidth: 100Gbps, latency: 1us}
+    - {a: h2, b: a0, bandwidth: 100Gbps, latency: 1us}
+    - {a: h4, b: a1, bandwidth: 100Gbps, latency: 1us}
+    - {a: h6, b: a1, bandwidth: 100Gbps, latency: 1us}
+    - {a: h1, b: b0, bandwidth: 100Gbps, latency: 1us}
+    - {a: h3, b: b0, bandwidth: 100Gbps, latency: 1us}
+    - {a: h5, b: b1, bandwidth: 100Gbps, latency: 1us}
+    - {a: h7, b: b1, bandwidth: 100Gbps, latency: 1us}
+    - {a: a0, b: a1, bandwidth: 100Gbps, latency: 1us}
+    - {a: b0, b: b1, bandwidth: 100Gbps, latency: 1us}
+    - {a: a1, b: b0, bandwidth: 100Gbps, latency: 1us}
+network: {mtu: 4000}
+messages:
+  - {src: h0, dst: h1, bytes: 100000}
+  - {src: h3, dst: h6, bytes: 100000}
+)";
+  ScenarioConfig config = load_config_text(yaml, "<test>");
+  config.threads = 2;
+  ScenarioRun run(std::move(config));
+  if (!graph_partitioner_available()) {
+    MESSAGE("built without METIS: the custom graph splits by structure");
+    CHECK(std::string(run.partitioner()) == "structure");
+    return;
+  }
+  CHECK(std::string(run.partitioner()) == "metis");
+  CHECK(run.parallel()->stats().cut_links == 1);
+  for (HostId h = 0; h < 8; ++h) CHECK(run.network().host_partition(h) == run.network().host_partition(h % 2));
+  CHECK(run.network().host_partition(0) != run.network().host_partition(1));
+  run.run();
+  CHECK(run.complete());
+  // The structural split (runs of host numbers) would cut more.
+  const ScenarioConfig again = load_config_text(yaml, "<test>");
+  CHECK(partition_topology(build_topology(again.topology), 2).cut_links > 1);
+}

@@ -1,7 +1,12 @@
 #include "topologies/partition.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+
+#ifdef FABRICSIM_HAVE_METIS
+#include <metis.h>
+#endif
 
 namespace fabricsim {
 
@@ -21,7 +26,66 @@ struct UnionFind {
 };
 }  // namespace
 
-Partitioning partition_topology(const Topology& t, std::uint32_t partitions) {
+bool graph_partitioner_available() {
+#ifdef FABRICSIM_HAVE_METIS
+  return true;
+#else
+  return false;
+#endif
+}
+
+namespace {
+#ifdef FABRICSIM_HAVE_METIS
+// METIS's k-way split of the units (roots of `units`), weighted by their link ends, edges
+// by the links between them. False when it cannot (fewer units than partitions).
+bool metis_split(const std::vector<std::uint32_t>& unit_of, const std::vector<std::size_t>& unit_ports,
+                 const Topology& t, std::uint32_t parts, std::vector<std::uint32_t>& unit_partition) {
+  const std::size_t n = unit_of.size();
+  std::vector<std::uint32_t> roots;
+  std::vector<idx_t> vertex(n, -1);
+  for (std::uint32_t v = 0; v < n; ++v) {
+    if (unit_of[v] == v) {
+      vertex[v] = static_cast<idx_t>(roots.size());
+      roots.push_back(v);
+    }
+  }
+  if (roots.size() < parts) return false;
+  std::vector<std::map<idx_t, idx_t>> edges(roots.size());  // merged parallel links
+  for (const TopologyLink& l : t.links()) {
+    const idx_t a = vertex[unit_of[l.a]], b = vertex[unit_of[l.b]];
+    if (a == b) continue;
+    ++edges[static_cast<std::size_t>(a)][b];
+    ++edges[static_cast<std::size_t>(b)][a];
+  }
+  std::vector<idx_t> xadj{0}, adjncy, adjwgt, vwgt;
+  for (std::size_t i = 0; i < roots.size(); ++i) {
+    for (const auto& [to, w] : edges[i]) {
+      adjncy.push_back(to);
+      adjwgt.push_back(w);
+    }
+    xadj.push_back(static_cast<idx_t>(adjncy.size()));
+    vwgt.push_back(static_cast<idx_t>(std::max<std::size_t>(1, unit_ports[roots[i]])));
+  }
+  idx_t nvtxs = static_cast<idx_t>(roots.size()), ncon = 1, nparts = static_cast<idx_t>(parts), objval = 0;
+  idx_t options[METIS_NOPTIONS];
+  METIS_SetDefaultOptions(options);
+  options[METIS_OPTION_SEED] = 1;  // the same split every time
+  std::vector<idx_t> part(roots.size(), 0);
+  if (METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.data(), vwgt.data(), nullptr, adjwgt.data(), &nparts,
+                          nullptr, nullptr, options, &objval, part.data()) != METIS_OK) {
+    return false;
+  }
+  // On tiny graphs METIS may leave a partition empty: the structural split does better.
+  std::vector<bool> used(parts, false);
+  for (idx_t p : part) used[static_cast<std::size_t>(p)] = true;
+  if (std::find(used.begin(), used.end(), false) != used.end()) return false;
+  for (std::size_t i = 0; i < roots.size(); ++i) unit_partition[roots[i]] = static_cast<std::uint32_t>(part[i]);
+  return true;
+}
+#endif
+}  // namespace
+
+Partitioning partition_topology(const Topology& t, std::uint32_t partitions, PartitionMethod method) {
   const std::size_t n = t.nodes().size();
   Partitioning out;
   out.partitions = std::max<std::uint32_t>(1, partitions);
@@ -51,10 +115,26 @@ Partitioning partition_topology(const Topology& t, std::uint32_t partitions) {
   }
   constexpr std::uint32_t kNone = UINT32_MAX;
   std::vector<std::uint32_t> unit_partition(n, kNone);
+  bool split_by_graph = false;
+#ifdef FABRICSIM_HAVE_METIS
+  if (method == PartitionMethod::kGraph) {
+    std::vector<std::uint32_t> unit_of(n);
+    for (std::uint32_t v = 0; v < n; ++v) unit_of[v] = units.find(v);
+    if (metis_split(unit_of, unit_ports, t, out.partitions, unit_partition)) {
+      out.method = "metis";
+      split_by_graph = true;
+      for (std::uint32_t u = 0; u < n; ++u) {
+        if (unit_of[u] == u) out.ports[unit_partition[u]] += unit_ports[u];
+      }
+    }
+  }
+#else
+  (void)method;
+#endif
   // Hosts in contiguous runs of their numbers, in equal shares (a unit goes where its
   // first host falls).
   const std::size_t hosts = t.host_count();
-  for (std::size_t h = 0; h < hosts; ++h) {
+  for (std::size_t h = 0; !split_by_graph && h < hosts; ++h) {
     const std::uint32_t u = units.find(t.host_node(static_cast<std::uint32_t>(h)));
     if (unit_partition[u] != kNone) continue;
     unit_partition[u] = static_cast<std::uint32_t>(h * out.partitions / hosts);

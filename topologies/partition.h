@@ -7,6 +7,9 @@
 // then switches, outward from the hosts, join the partition they have most links to
 // (ties: the partition with fewest ports so far), so pods and their aggregation layer
 // stay together and core switches spread evenly.
+// By graph: for custom graphs, whose host numbers say nothing of their structure, METIS
+// (where the build found it) splits the same units, each weighted by its link ends (a
+// node's events grow with its ports), minimising the links cut between them.
 #include <cstdint>
 #include <vector>
 
@@ -20,8 +23,14 @@ struct Partitioning {
   std::size_t cut_links = 0;
   Time lookahead = kTimeMax;  // the smallest latency of a cut link
   std::vector<std::size_t> ports;  // per partition: link ends (a proxy for events)
+  const char* method = "structure";  // or "metis"
 };
 
-Partitioning partition_topology(const Topology& topology, std::uint32_t partitions);
+enum class PartitionMethod : std::uint8_t { kStructure, kGraph };
+// Whether kGraph has a graph partitioner behind it (else it falls back to kStructure).
+bool graph_partitioner_available();
+
+Partitioning partition_topology(const Topology& topology, std::uint32_t partitions,
+                                PartitionMethod method = PartitionMethod::kStructure);
 
 }  // namespace fabricsim
