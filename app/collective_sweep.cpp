@@ -31,12 +31,12 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   tuner_facts_ = tuner_facts(config.topology, ranks_);
   tuner_facts_.channels = config_.channels;
   // A protocol is NCCL's ring's (NVLS runs Simple): other algorithms move the network's bytes.
-  const bool costed = config_.algorithm == "auto" || config_.algorithm == "ring" || config_.algorithm == "nvls" ||
-                      config_.algorithm == "nvls_tree";
+  const bool costed = config_.algorithm == "auto" || config_.algorithm == "ring" || config_.algorithm == "tree" ||
+                      config_.algorithm == "nvls" || config_.algorithm == "nvls_tree";
   const bool named = config_.protocol != "none" && config_.protocol != "auto";
   if (named && !costed) {
     throw ConfigError(where, "workload.protocol",
-                      "protocol " + config_.protocol + " is modelled for the ring (and NVLS, Simple only); algorithm " +
+                      "protocol " + config_.protocol + " is modelled for the ring and the tree (and NVLS, Simple only); algorithm " +
                           config_.algorithm + " takes none or auto");
   }
   if (named && config_.protocol != "simple" && (config_.algorithm == "nvls" || config_.algorithm == "nvls_tree")) {
@@ -113,6 +113,15 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
       const int inter = m == 1 ? 0 : config_.op == CollectiveOp::kAllReduce ? 2 * (m - 1) : m - 1;
       const double wire_us = (steps - inter) * tuner_facts_.intra_step_us + inter * tuner_facts_.inter_step_us;
       const double nccl_us = nccl_ring_latency_us(choice.protocol, config_.op, ranks_, m, tuner_facts_.nvlink_GBps > 0);
+      p.start_latency_ps = static_cast<std::int64_t>(std::max(0.0, nccl_us - wire_us) * 1e6);
+    } else if (choice.algorithm == "tree") {
+      // The same for the tree: NCCL's latency less the simulated links' own along a chain
+      // inside the node and down and up a tree of depth log2(nodes) between them.
+      const int m = std::max(1, tuner_facts_.nodes);
+      int depth = 0;
+      while ((2 << depth) <= m) ++depth;
+      const double wire_us = 2 * ((ranks_ / m - 1) * tuner_facts_.intra_step_us + depth * tuner_facts_.inter_step_us);
+      const double nccl_us = nccl_tree_latency_us(choice.protocol, ranks_, m, tuner_facts_.nvlink_GBps > 0);
       p.start_latency_ps = static_cast<std::int64_t>(std::max(0.0, nccl_us - wire_us) * 1e6);
     }
   }

@@ -82,6 +82,18 @@ TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFac
       }
     }
   }
+  // NCCL's tree (AllReduce across whole nodes): costed with NCCL's own figures, so only
+  // when protocols are costed too (the network-only estimates have no tree figures).
+  if (wanted("tree") && protocols && op == CollectiveOp::kAllReduce && f.nodes > 1 && f.gpus_per_node >= 1 &&
+      f.ranks % f.gpus_per_node == 0 && (f.nvlink_GBps > 0 || f.node_nic_GBps > 0)) {
+    const double nic = f.node_nic_GBps > 0 ? f.node_nic_GBps : f.nvlink_GBps;
+    const double base = f.nodes <= 2 && f.nvlink_GBps > 0 ? f.nvlink_GBps : std::min(f.nvlink_GBps > 0 ? f.nvlink_GBps : nic, nic);
+    for (NcclProtocol p : ring_protocols) {
+      const double algbw = nccl_tree_busbw_GBps(p, base, f.nodes, f.channels) * 0.5 * nccl_tree_correction(p, bytes);
+      const double latency = nccl_tree_latency_us(p, f.ranks, f.nodes, f.nvlink_GBps > 0);
+      choice.estimates.push_back({"tree", p, latency + size / (algbw * 1e3)});
+    }
+  }
   if (wanted("nvls") && reducing && f.nvls_GBps > 0 && f.nodes == 1) {
     choice.estimates.push_back({"nvls", nvls_protocol, f.nvls_latency_us + size / (f.nvls_GBps * 1e3)});
   }

@@ -3,9 +3,10 @@
 // from a latency + size / bandwidth estimate of each candidate on this topology
 // (NCCL's src/graph/tuning.cc has the same shape: a base latency per algorithm and a
 // bus bandwidth the topology allows). Candidates: ring; NVLS on one NVSwitch domain
-// whose switches reduce; NVLS-tree across such nodes. With protocols on (`auto` or a
-// named one) the ring is costed per protocol with NCCL's own latency and bandwidth
-// figures (workloads/nccl_protocol.h); NVLS runs Simple only, as in NCCL.
+// whose switches reduce; NVLS-tree across such nodes; with protocols on, NCCL's tree
+// (AllReduce across whole nodes). With protocols on (`auto` or a named one) the ring and
+// the tree are costed per protocol with NCCL's own latency and bandwidth figures
+// (workloads/nccl_protocol.h); NVLS runs Simple only, as in NCCL.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -24,6 +24,17 @@ RingFigures figures(NcclProtocol p) {
   }
   return {0, 0, 0, 0};
 }
+// The tree's: base latency, per-hop NVLink, PCIe and network latency.
+RingFigures tree_figures(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::kLL: return {6.8, 0.6, 1.0, 5.0};
+    case NcclProtocol::kLL128: return {14.0, 1.25, 1.9, 8.5};
+    case NcclProtocol::kSimple: return {0.0, 4.0, 6.0, 14.0};
+    case NcclProtocol::kNone: break;
+  }
+  return {0, 0, 0, 0};
+}
+int node_class(int nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; }  // NCCL's N1 / N2 / N4
 }  // namespace
 
 const char* protocol_name(NcclProtocol p) {
@@ -61,6 +72,42 @@ double nccl_ring_latency_us(NcclProtocol p, CollectiveOp op, int ranks, int node
   double intra = nvlink ? f.nvlink : f.pcie;
   if (m > 1 && p == NcclProtocol::kLL) intra *= 1.8;  // NCCL's multi-node LL correction
   return f.base + (steps - inter) * intra + inter * f.net;
+}
+
+double nccl_tree_latency_us(NcclProtocol p, int ranks, int nodes, bool nvlink) {
+  if (p == NcclProtocol::kNone) return 0;
+  const RingFigures f = tree_figures(p);
+  const int m = std::max(1, nodes);
+  const int per_node = std::max(1, ranks / m);
+  double intra = nvlink ? f.nvlink : f.pcie;
+  if (m > 1 && p == NcclProtocol::kLL) intra *= 1.8;  // the multi-node LL correction, as the ring's
+  int log2_nodes = 0;
+  while ((2 << log2_nodes) <= m) ++log2_nodes;
+  return f.base + 2 * ((per_node - 1) * intra + log2_nodes * f.net);
+}
+
+double nccl_tree_busbw_GBps(NcclProtocol p, double base, int nodes, int channels) {
+  static constexpr double kTreeCap[3] = {38.7, 41.4, 36.0};
+  static constexpr double kLLCap[3] = {87.7, 22.5, 19.0};
+  static constexpr double kLL128Cap[3] = {36.7, 36.7, 29.0};
+  const int c = node_class(nodes);
+  const int ch = std::max(1, channels);
+  double bus = std::min(base * 0.92, ch * kTreeCap[c]);
+  if (p == NcclProtocol::kLL) bus = std::min(bus / 3.8, kLLCap[c]);
+  if (p == NcclProtocol::kLL128) bus = std::min(bus * (nodes <= 1 ? 7.0 / 9.0 : 120.0 / 128.0), ch * kLL128Cap[c]);
+  return bus;
+}
+
+double nccl_tree_correction(NcclProtocol p, std::int64_t bytes) {
+  static constexpr double kFactor[3][23] = {
+      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},   // LL
+      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},  // LL128
+      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};       // Simple
+  const int row = p == NcclProtocol::kLL ? 0 : p == NcclProtocol::kLL128 ? 1 : 2;
+  int log_size = 0;
+  for (std::int64_t n = bytes >> 6; n > 1; n >>= 1) ++log_size;
+  if (log_size >= 23 || p == NcclProtocol::kNone) return 1.0;
+  return kFactor[row][log_size];
 }
 
 double nccl_ring_busbw_GBps(NcclProtocol p, double simple, CollectiveOp op, int nodes, int channels) {

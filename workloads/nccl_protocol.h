@@ -38,4 +38,16 @@ double nccl_ring_latency_us(NcclProtocol p, CollectiveOp op, int ranks, int node
 // for AllReduce (per-collective caps in NCCL's table).
 double nccl_ring_busbw_GBps(NcclProtocol p, double simple_busbw_GBps, CollectiveOp op, int nodes, int channels);
 
+// NCCL's tree (AllReduce across nodes), from the Hopper-era figures of the same table:
+// latency base + 2 x ((GPUs per node - 1) x intra-node + log2(nodes) x network), in us.
+double nccl_tree_latency_us(NcclProtocol p, int ranks, int nodes, bool nvlink);
+// Its bus bandwidth from the link figure `base_GBps` (NVLink on two nodes or fewer, else
+// the slower of NVLink and the NICs, as NCCL takes intra- or inter-node speed): 92% up to
+// a per-channel cap by node count (38.7 / 41.4 / 36.0 GB/s for 1 / 2 / more nodes); LL
+// 1/3.8 up to 87.7 / 22.5 / 19.0 GB/s; LL128 120/128 (7/9 on one node) up to 36.7 / 36.7
+// / 29.0 GB/s per channel. The algorithm bandwidth is half of it.
+double nccl_tree_busbw_GBps(NcclProtocol p, double base_GBps, int nodes, int channels);
+// NCCL's correction of the tree's bandwidth for medium sizes (by log2(bytes / 64)).
+double nccl_tree_correction(NcclProtocol p, std::int64_t bytes);
+
 }  // namespace fabricsim
