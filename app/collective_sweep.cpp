@@ -32,14 +32,15 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   tuner_facts_.channels = config_.channels;
   // A protocol is NCCL's ring's (NVLS runs Simple): other algorithms move the network's bytes.
   const bool costed = config_.algorithm == "auto" || config_.algorithm == "ring" || config_.algorithm == "tree" ||
-                      config_.algorithm == "nvls" || config_.algorithm == "nvls_tree";
+                      config_.algorithm == "nvls" || config_.algorithm == "nvls_tree" || config_.algorithm == "collnet";
   const bool named = config_.protocol != "none" && config_.protocol != "auto";
   if (named && !costed) {
     throw ConfigError(where, "workload.protocol",
                       "protocol " + config_.protocol + " is modelled for the ring and the tree (and NVLS, Simple only); algorithm " +
                           config_.algorithm + " takes none or auto");
   }
-  if (named && config_.protocol != "simple" && (config_.algorithm == "nvls" || config_.algorithm == "nvls_tree")) {
+  if (named && config_.protocol != "simple" &&
+      (config_.algorithm == "nvls" || config_.algorithm == "nvls_tree" || config_.algorithm == "collnet")) {
     throw ConfigError(where, "workload.protocol", config_.algorithm + " runs NCCL's Simple protocol only");
   }
   // NVLS's start-up cost is the NVSwitch domain's (a calibrated figure).
@@ -122,6 +123,13 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
       while ((2 << depth) <= m) ++depth;
       const double wire_us = 2 * ((ranks_ / m - 1) * tuner_facts_.intra_step_us + depth * tuner_facts_.inter_step_us);
       const double nccl_us = nccl_tree_latency_us(choice.protocol, ranks_, m, tuner_facts_.nvlink_GBps > 0);
+      p.start_latency_ps = static_cast<std::int64_t>(std::max(0.0, nccl_us - wire_us) * 1e6);
+    } else if (choice.algorithm == "collnet" && !choice.estimates.empty()) {
+      // CollNet Direct: NCCL's latency (the tuner's estimate at zero bytes) less the links'
+      // own, into the node's switches and out through the NICs and the reducing switch.
+      const double ppn = tuner_facts_.gpus_per_node;
+      const double nccl_us = 2 * (std::min(1.0, ppn - 1) * 8.0 + (ppn - 1) * 0.5) + 10.7;
+      const double wire_us = 2 * tuner_facts_.intra_step_us + 2 * tuner_facts_.inter_step_us;
       p.start_latency_ps = static_cast<std::int64_t>(std::max(0.0, nccl_us - wire_us) * 1e6);
     }
   }

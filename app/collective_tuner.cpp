@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <variant>
 
 namespace fabricsim {
 
@@ -31,6 +32,8 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
     f.hop_latency_us = us_of(c.nic_link.latency);
     f.intra_step_us = 2 * us_of(c.node.latency);
     f.inter_step_us = 2 * us_of(c.pcie.latency) + 2 * us_of(c.nic_link.latency);
+    f.nics_per_node = c.nics_per_node;
+    if (const auto* rail = std::get_if<RailOptimizedSpec>(&c.fabric)) f.sharp = rail->sharp_bandwidth.bits_per_second > 0;
   } else {
     // Host fabrics: one endpoint per "node"; the ring is the only candidate.
     f.gpus_per_node = 1;
@@ -93,6 +96,19 @@ TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFac
       const double latency = nccl_tree_latency_us(p, f.ranks, f.nodes, f.nvlink_GBps > 0);
       choice.estimates.push_back({"tree", p, latency + size / (algbw * 1e3)});
     }
+  }
+  // CollNet Direct (AllReduce, Simple only, where the rail switches reduce): NCCL's
+  // figures: bus bandwidth NVLink's over the GPU-per-NIC factor (ppn / heads, softened
+  // halfway to 1), 85% on Hopper-class parts; half of it as algorithm bandwidth; latency
+  // 2 x (one NVLink hop of 8 us + 0.5 us per further GPU of the node) + the network's 10.7.
+  if (wanted("collnet") && protocols && op == CollectiveOp::kAllReduce && f.sharp && f.nodes > 1 && f.nvlink_GBps > 0 &&
+      f.ranks % f.gpus_per_node == 0 && f.nics_per_node > 0 && (protocol == "auto" || protocol == "simple")) {
+    const double ppn = f.gpus_per_node;
+    double factor = ppn / f.nics_per_node;
+    factor -= (factor - 1) / 2;
+    const double algbw = f.nvlink_GBps / factor * 0.85 * 0.5;
+    const double latency = 2 * (std::min(1.0, ppn - 1) * 8.0 + (ppn - 1) * 0.5) + 10.7;
+    choice.estimates.push_back({"collnet", NcclProtocol::kSimple, latency + size / (algbw * 1e3)});
   }
   if (wanted("nvls") && reducing && f.nvls_GBps > 0 && f.nodes == 1) {
     choice.estimates.push_back({"nvls", nvls_protocol, f.nvls_latency_us + size / (f.nvls_GBps * 1e3)});

@@ -4,7 +4,7 @@
 // (NCCL's src/graph/tuning.cc has the same shape: a base latency per algorithm and a
 // bus bandwidth the topology allows). Candidates: ring; NVLS on one NVSwitch domain
 // whose switches reduce; NVLS-tree across such nodes; with protocols on, NCCL's tree
-// (AllReduce across whole nodes). With protocols on (`auto` or a named one) the ring and
+// (AllReduce across whole nodes) and, where the rail switches run SHARP, CollNet Direct. With protocols on (`auto` or a named one) the ring and
 // the tree are costed per protocol with NCCL's own latency and bandwidth figures
 // (workloads/nccl_protocol.h); NVLS runs Simple only, as in NCCL.
 #include <cstdint>
@@ -32,6 +32,8 @@ struct TunerFacts {
   double intra_step_us = 0;
   double inter_step_us = 0;
   int channels = 1;           // the ring's channels (LL128's per-channel cap)
+  bool sharp = false;         // the rail switches reduce (InfiniBand SHARP): CollNet
+  int nics_per_node = 0;      // CollNet Direct's heads
 };
 
 TunerFacts tuner_facts(const TopologyConfig& topology, int ranks);

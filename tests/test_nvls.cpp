@@ -308,3 +308,27 @@ TEST_CASE("a trace whose collectives NVLS cannot serve is refused before the run
   }
   std::filesystem::remove(path);
 }
+
+TEST_CASE("algorithm auto with SHARP rail switches: CollNet Direct by NCCL's figures, crossover worked by hand") {
+  // 2 x DGX H100, 8 NICs per node, SHARP in the rail switches, NVLS off, protocols on,
+  // 8 channels. CollNet Direct: GPU-per-NIC factor 8/8 = 1, algbw 450 x 0.85 / 2 =
+  // 191.25 GB/s; latency 2 x (8.0 + 7 x 0.5) + 10.7 = 33.7 us.
+  // 64 MiB: CollNet 33.7 + 67108864 / 191.25e3 = 384.6 us; the ring's Simple 122.8 +
+  // 67108864 / 213.3e3 = 437.4 us; NCCL's tree with LL128 48.5 + 67108864 / (293.6 / 2 x
+  // 0.9, its correction at 64 MiB) = 556.4 us. 256 MiB: CollNet 1437.3 us, the ring
+  // 1381.1: the ring.
+  const ScenarioConfig config =
+      load_config_text(two_dgx_h100_yaml("", ", nvls: false", ", sharp: {bandwidth: 100GBps}"), "<test>");
+  TunerFacts f = tuner_facts(config.topology, 16);
+  f.channels = 8;
+  REQUIRE(f.sharp);
+  const TunerChoice mid = choose_algorithm(CollectiveOp::kAllReduce, 64LL << 20, f, "auto", "auto");
+  CHECK(mid.algorithm == "collnet");
+  CHECK(mid.protocol == NcclProtocol::kSimple);
+  for (const TunerEstimate& e : mid.estimates) {
+    if (e.algorithm == "collnet") CHECK(e.time_us == within(33.7 + 67108864 / 191.25e3, 1e-9));
+  }
+  CHECK(choose_algorithm(CollectiveOp::kAllReduce, 256LL << 20, f, "auto", "auto").algorithm == "ring");
+  // Without protocols (the network alone) CollNet has no figures: not a candidate.
+  CHECK(choose_algorithm(CollectiveOp::kAllReduce, 64LL << 20, f, "auto", "none").algorithm != "collnet");
+}
