@@ -355,15 +355,9 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   constexpr std::uint64_t kChunk = 4'000'000;
   const auto t0 = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  if (engine_) {
-    run_split(progress, elapsed);
-    wall_seconds_ = elapsed();
-    message_log_->read_records();
-    return;
-  }
   // Runs until `until` (or the stop limits), reporting progress between chunks; false
   // once the run is over for good.
-  const auto run_until = [&](Time until) {
+  const auto run_serial = [&](Time until) {
     for (;;) {
       const std::uint64_t done = sim_->events_processed();
       const std::uint64_t left = config_.stop.events - std::min(done, config_.stop.events);
@@ -377,6 +371,17 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
     }
     return stop_reason_ == StopReason::kTimeLimit && sim_->now() < config_.stop.time;
   };
+  // The same over a split run's partitions (its engine reports progress between windows).
+  const std::function<void()> report = [&] {
+    if (progress) progress({engine_->last_event_time(), engine_->events(), messages_finished(), network_->messages().created(), elapsed()});
+  };
+  const auto run_split = [&](Time until) {
+    const Time limit = std::min(until, config_.stop.time);
+    stop_reason_ = engine_->run(limit, report);
+    if (stop_reason_ == StopReason::kTimeLimit) time_limit_reached_ = limit;
+    return stop_reason_ == StopReason::kTimeLimit && limit < config_.stop.time;
+  };
+  const std::function<bool(Time)> run_until = engine_ ? std::function<bool(Time)>(run_split) : std::function<bool(Time)>(run_serial);
   if (window_) {
     std::uint64_t at_from = 0;
     if (run_until(window_->from)) {
@@ -391,32 +396,8 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   }
   run_until(kTimeMax);
   wall_seconds_ = elapsed();
-}
-
-void ScenarioRun::run_split(const std::function<void(const Progress&)>& progress, const std::function<double()>& elapsed) {
-  const std::function<void()> report = [&] {
-    if (progress) progress({engine_->last_event_time(), engine_->events(), messages_finished(), network_->messages().created(), elapsed()});
-  };
-  // As the serial loop: events at or before `until`; true while the run goes on.
-  const auto run_until = [&](Time until) {
-    const Time limit = std::min(until, config_.stop.time);
-    stop_reason_ = engine_->run(limit, report);
-    if (stop_reason_ == StopReason::kTimeLimit) time_limit_reached_ = limit;
-    return stop_reason_ == StopReason::kTimeLimit && limit < config_.stop.time;
-  };
-  if (window_) {
-    std::uint64_t at_from = 0;
-    if (run_until(window_->from)) {
-      at_from = delivered_payload();
-      if (run_until(window_->to)) {
-        double capacity = 0;
-        for (HostId h = 0; h < network_->host_count(); ++h) capacity += endpoint_rate_bps(h);
-        window_->delivered_load = static_cast<double>(delivered_payload() - at_from) * 8 /
-                                  (capacity * to_seconds(window_->to - window_->from));
-      }
-    }
-  }
-  run_until(kTimeMax);
+  // A split run's partitions finish messages at once: the log reads the records now.
+  if (engine_) message_log_->read_records();
 }
 
 std::size_t ScenarioRun::messages_finished() const {

@@ -103,7 +103,6 @@ class ScenarioRun {
   // Located errors for what a split run cannot do yet.
   void check_splittable() const;
   void schedule_message(Time start, MessageId id);
-  void run_split(const std::function<void(const Progress&)>& progress, const std::function<double()>& elapsed);
   // The workload's `placement` as endpoints (empty when not given); unknown names are
   // located config errors.
   std::vector<HostId> placement() const;
