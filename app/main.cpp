@@ -208,7 +208,7 @@ int validate_command(const po::variables_map& vm) {
                 << " synchronisations per simulated ms\n";
       if (s.lookahead < ns(100)) {
         std::cout << "  warning     the lookahead is tiny: a busy simulated ms costs at least "
-                  << windows_per_ms * 11e-6 << " s of synchronisation alone (about 11 us each on two cores: BM_WindowSync); "
+                  << windows_per_ms * 1e-6 << " s of synchronisation alone (about 1 us each on a few cores, more on many: BM_WindowSync); "
                   << "expected cut links of 100 ns or more (fewer partitions, or cut elsewhere)\n";
       }
     }

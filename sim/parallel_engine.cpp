@@ -1,9 +1,10 @@
 #include "sim/parallel_engine.h"
 
 #include <algorithm>
-#include <barrier>
 #include <chrono>
 #include <thread>
+
+#include "sim/spin_barrier.h"
 
 namespace fabricsim {
 
@@ -111,7 +112,7 @@ StopReason ParallelEngine::run(Time until, const std::function<void()>& progress
   next_progress_ = events() + kProgressEvents;
   const int threads = stats_.threads;
   auto completion = [this]() noexcept { between_windows(); };
-  std::barrier sync(threads, completion);
+  SpinBarrier sync(threads, completion);
   const auto body = [&](int t) {
     double blocked = 0;
     const auto wait = [&] {

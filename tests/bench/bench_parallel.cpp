@@ -1,6 +1,6 @@
 // The price of one synchronisation between windows of a split run: every thread waits
 // twice at a barrier (deliver and plan, then run and account), as sim/parallel_engine.cpp
-// does, with no events in between. items_per_second is windows per second, so its
+// does, with no events in between: its spinning barrier, and std::barrier for comparison. items_per_second is windows per second, so its
 // inverse is the floor a window costs however little it holds.
 #include <benchmark/benchmark.h>
 
@@ -8,14 +8,18 @@
 #include <thread>
 #include <vector>
 
+#include "sim/spin_barrier.h"
+
 namespace {
 
-void BM_WindowSync(benchmark::State& state) {
+template <template <typename> class Barrier>
+void window_sync(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   constexpr int kWindows = 20'000;
   for (auto _ : state) {
     int planned = 0;
-    std::barrier sync(threads, [&]() noexcept { ++planned; });
+    auto completion = [&]() noexcept { ++planned; };
+    Barrier<decltype(completion)> sync(threads, completion);
     const auto body = [&] {
       for (int w = 0; w < kWindows; ++w) {
         sync.arrive_and_wait();
@@ -30,6 +34,12 @@ void BM_WindowSync(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * kWindows);
 }
+
+// What sim/parallel_engine.cpp uses.
+void BM_WindowSync(benchmark::State& state) { window_sync<fabricsim::SpinBarrier>(state); }
+// The standard library's, for comparison.
+void BM_WindowSyncStdBarrier(benchmark::State& state) { window_sync<std::barrier>(state); }
 BENCHMARK(BM_WindowSync)->Arg(1)->Arg(2)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_WindowSyncStdBarrier)->Arg(1)->Arg(2)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
