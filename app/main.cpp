@@ -195,7 +195,7 @@ int validate_command(const po::variables_map& vm) {
   }
   std::cout << "  lookahead " << format_time(lookahead) << " (the smallest link latency: how far a parallel run may work ahead)\n";
   if (const ParallelEngine* engine = run.parallel()) {
-    // What the split will cost: one synchronisation (two barrier waits, a few us each)
+    // What the split will cost: one synchronisation (two barrier waits, under a us on a few cores)
     // per window, and a window can be no longer than the lookahead.
     const ParallelStats& s = engine->stats();
     std::cout << "  split       " << s.partitions << " partitions on " << s.threads << " threads, " << s.cut_links
