@@ -147,10 +147,6 @@ int run_command(const po::variables_map& vm) {
   if (vm.count("seed")) config.seed = vm["seed"].as<std::uint64_t>();
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   if (!apply_threads(vm, config)) return kExitBadInput;
-  if (config.threads > 0 && vm.count("records")) {
-    std::cerr << "fabricsim run: --records is written by one thread for now: expected no --threads with --records\n";
-    return kExitBadInput;
-  }
   const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "out/" + config.name;
   ScenarioRun run(std::move(config), routing_progress());
   if (vm.count("records")) {

@@ -1,6 +1,8 @@
 #include "app/message_log.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <filesystem>
 #include <stdexcept>
 
@@ -25,40 +27,68 @@ void MessageLog::record_to(const std::string& path) {
   if (!*out_) throw std::runtime_error("cannot write " + path + ".partial");
 }
 
-void MessageLog::write(MessageId id, const Message& m) {
+MessageLog::MessageLog(const ScenarioRun& run, std::size_t partitions)
+    : run_(&run), partitions_(std::max<std::size_t>(1, partitions)), split_(partitions > 1) {}
+
+std::string MessageLog::line(MessageId id, const Message& m) const {
   const Topology& t = run_->topology();
-  *out_ << "{\"id\":" << m.serial << ",\"source\":\"" << node_name(t, NodeRef::host(m.src)) << "\",\"destination\":\""
-        << node_name(t, NodeRef::host(m.dst)) << "\",\"bytes\":" << m.bytes << ",\"packets\":" << m.packets
-        << ",\"start_ps\":" << run_->message_start(id) << ",\"finish_ps\":";
-  if (m.finished >= 0) *out_ << m.finished; else *out_ << "null";
-  *out_ << ",\"delivered_ps\":";
-  if (m.delivered >= 0) *out_ << m.delivered; else *out_ << "null";
-  *out_ << "}\n";
-  ++written_;
+  std::ostringstream out;
+  out << "{\"id\":" << m.serial << ",\"source\":\"" << node_name(t, NodeRef::host(m.src)) << "\",\"destination\":\""
+      << node_name(t, NodeRef::host(m.dst)) << "\",\"bytes\":" << m.bytes << ",\"packets\":" << m.packets
+      << ",\"start_ps\":" << run_->message_start(id) << ",\"finish_ps\":";
+  if (m.finished >= 0) out << m.finished; else out << "null";
+  out << ",\"delivered_ps\":";
+  if (m.delivered >= 0) out << m.delivered; else out << "null";
+  out << "}\n";
+  return out.str();
 }
 
-void MessageLog::on_message_finished(MessageId id, Time) {
+void MessageLog::on_message_finished(MessageId id, Time now) {
   const Message& m = run_->network().messages()[id];
+  // Only the sender's partition's thread reports this message: its buffer is its own.
+  Partition& p = partitions_[split_ ? run_->network().host_partition(m.src) : 0];
   const Time took = m.finished - m.posted;
   // Equal times: the first made, whichever finished first (the same for any split).
-  if (took > slowest_.took || (took == slowest_.took && m.serial < slowest_.serial)) {
-    slowest_ = {m.serial, m.src, m.dst, m.bytes, took};
+  if (took > p.slowest.took || (took == p.slowest.took && m.serial < p.slowest.serial)) {
+    p.slowest = {m.serial, m.src, m.dst, m.bytes, took};
   }
-  if (out_) write(id, m);
+  if (!out_) return;
+  if (!split_ && !p.pending.empty() && p.pending.front().finished != now) flush();
+  p.pending.push_back({now, m.serial, line(id, m)});
 }
 
-void MessageLog::read_records() {
-  const auto& all = run_->network().messages().all();
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (all[i].finished >= 0) on_message_finished(static_cast<MessageId>(i), all[i].finished);
+void MessageLog::flush() {
+  if (!out_) return;
+  std::vector<Pending> all;
+  for (Partition& p : partitions_) {
+    for (Pending& x : p.pending) all.push_back(std::move(x));
+    p.pending.clear();
   }
+  std::sort(all.begin(), all.end(), [](const Pending& a, const Pending& b) {
+    return a.finished != b.finished ? a.finished < b.finished : a.serial < b.serial;
+  });
+  for (const Pending& x : all) *out_ << x.line;
+  written_ += all.size();
+}
+
+SlowestMessage MessageLog::slowest() const {
+  SlowestMessage best;
+  for (const Partition& p : partitions_) {
+    const SlowestMessage& s = p.slowest;
+    if (s.took > best.took || (s.took == best.took && s.took >= 0 && s.serial < best.serial)) best = s;
+  }
+  return best;
 }
 
 void MessageLog::finish_records() {
   if (!out_) return;
+  flush();
   const auto& all = run_->network().messages().all();
   for (std::size_t i = 0; i < all.size(); ++i) {
-    if (all[i].finished < 0) write(static_cast<MessageId>(i), all[i]);
+    if (all[i].finished < 0) {
+      *out_ << line(static_cast<MessageId>(i), all[i]);
+      ++written_;
+    }
   }
   out_->close();
   const bool ok = static_cast<bool>(*out_);

@@ -2,11 +2,15 @@
 // What the results keep of individual messages, gathered as each one finishes (message
 // slots are reused during a run, so nothing is read back afterwards): the slowest one,
 // and, on request (`run --records messages`), one JSON line per message streamed to a
-// file as the run goes.
+// file as the run goes, in order of finish time, then id. A split run's partitions
+// finish messages at once: each gathers into its own buffer (by the sender's partition),
+// merged between windows (flush()); a serial run flushes as its clock moves on. So the
+// file is the same for any split.
 #include <cstdint>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sim/message.h"
 
@@ -23,7 +27,8 @@ struct SlowestMessage {
 
 class MessageLog final : public MessageObserver {
  public:
-  explicit MessageLog(const ScenarioRun& run) : run_(&run) {}
+  // `partitions`: how many threads may report at once (one buffer each).
+  MessageLog(const ScenarioRun& run, std::size_t partitions);
   ~MessageLog() override;
   // Streams records to `path` (written to path.partial, renamed by finish_records()).
   void record_to(const std::string& path);
@@ -31,17 +36,27 @@ class MessageLog final : public MessageObserver {
   void finish_records();
 
   void on_message_finished(MessageId id, Time now) override;
-  // A split run's log: taken from the kept records after the run (its partitions finish
-  // messages at once), as the serial tap would have; refused with --records.
-  void read_records();
-  const SlowestMessage& slowest() const { return slowest_; }
+  // Writes what the buffers hold (a split run calls it between windows: every partition
+  // is stopped, and nothing later than what they hold can finish before it).
+  void flush();
+  SlowestMessage slowest() const;
   std::uint64_t records_written() const { return written_; }
 
  private:
-  void write(MessageId id, const Message& m);
+  std::string line(MessageId id, const Message& m) const;
+  struct Pending {
+    Time finished;
+    std::uint64_t serial;
+    std::string line;
+  };
+  struct Partition {
+    SlowestMessage slowest;
+    std::vector<Pending> pending;
+  };
 
   const ScenarioRun* run_;
-  SlowestMessage slowest_;
+  std::vector<Partition> partitions_;
+  bool split_ = false;
   std::string path_;
   std::unique_ptr<std::ofstream> out_;
   std::uint64_t written_ = 0;

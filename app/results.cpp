@@ -300,7 +300,7 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
       << net.directions().size() / 2 << " links\n";
   out << "  messages  " << run.messages_finished() << " of " << net.messages().created() << " finished"
       << (run.complete() ? "" : "  (INCOMPLETE: " + std::string(stop_reason_name(run.stop_reason())) + ")") << "\n";
-  if (const SlowestMessage& m = run.message_log().slowest(); m.took >= 0) {
+  if (const SlowestMessage m = run.message_log().slowest(); m.took >= 0) {
     out << "  slowest   message " << m.serial << " (" << node_name(topo, NodeRef::host(m.src)) << " -> "
         << node_name(topo, NodeRef::host(m.dst)) << ", " << m.bytes << " B) took " << format_time(m.took) << "\n";
   }

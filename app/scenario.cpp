@@ -127,9 +127,8 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   // is split.
   schedules_.resize(network_->host_count());
   const auto schedule = [&](Time start, MessageId id) { schedule_message(start, id); };
-  message_log_ = std::make_unique<MessageLog>(*this);
-  // A split run's partitions finish messages at once: the log reads the records after.
-  if (partitions_.empty()) network_->dispatcher().set_tap(message_log_.get());
+  message_log_ = std::make_unique<MessageLog>(*this, partitions_.size());
+  network_->dispatcher().set_tap(message_log_.get());
   const auto host = [&](const std::string& name, const SourceRef& src) {
     const auto node = topology_.find(name);
     if (!node || topology_.node(*node).kind != NodeKind::kHost) {
@@ -168,7 +167,11 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
     sim_->register_monitor();
     sim_->schedule_at(sampler_, 0);
   }
-  if (!partitions_.empty()) engine_ = std::make_unique<ParallelEngine>(*network_, *sim_, config_.threads);
+  if (!partitions_.empty()) {
+    engine_ = std::make_unique<ParallelEngine>(*network_, *sim_, config_.threads);
+    // Between windows the partitions' message records are merged into the stream.
+    engine_->set_window_hook([log = message_log_.get()] { log->flush(); });
+  }
   setup_wall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
 }
 
@@ -396,8 +399,6 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   }
   run_until(kTimeMax);
   wall_seconds_ = elapsed();
-  // A split run's partitions finish messages at once: the log reads the records now.
-  if (engine_) message_log_->read_records();
 }
 
 std::size_t ScenarioRun::messages_finished() const {

@@ -59,6 +59,7 @@ void ParallelEngine::between_windows() {
     }
     stats_.critical_path_events += busiest;
     ++stats_.windows;
+    if (window_hook_) window_hook_();
     if (progress_ && *progress_ && events() >= next_progress_) {
       (*progress_)();
       next_progress_ = events() + kProgressEvents;

@@ -40,6 +40,10 @@ class ParallelEngine {
   // `progress` is called between windows, about every few million events.
   StopReason run(Time until, const std::function<void()>& progress = {});
 
+  // Called after every window, on one thread while every partition is stopped (for
+  // recorders that merge what the partitions gathered).
+  void set_window_hook(std::function<void()> hook) { window_hook_ = std::move(hook); }
+
   const ParallelStats& stats() const { return stats_; }
   std::uint64_t events() const;  // run so far, monitors' included
   Time last_event_time() const;
@@ -60,6 +64,7 @@ class ParallelEngine {
   Time window_end_ = 0;
   StopReason reason_ = StopReason::kQueueEmpty;
   const std::function<void()>* progress_ = nullptr;
+  std::function<void()> window_hook_;
   std::uint64_t next_progress_ = 0;
 };
 

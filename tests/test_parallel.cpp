@@ -3,7 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "app/config_error.h"
@@ -232,4 +236,45 @@ messages:
   // The structural split (runs of host numbers) would cut more.
   const ScenarioConfig again = load_config_text(yaml, "<test>");
   CHECK(partition_topology(build_topology(again.topology), 2).cut_links > 1);
+}
+
+TEST_CASE("a split run streams the same messages.jsonl as the serial run, by finish time then id") {
+  const auto records = [](int partitions) {
+    ScenarioConfig config = load_config_text(kFatTreePermutation, "<test>");
+    if (partitions > 0) {
+      config.threads = std::min(partitions, 2);
+      config.partitions = partitions;
+    }
+    const std::string path = std::filesystem::temp_directory_path() /
+                             ("fabricsim_records_" + std::to_string(partitions) + ".jsonl");
+    {
+      ScenarioRun run(std::move(config));
+      run.message_log().record_to(path);
+      run.run();
+      run.message_log().finish_records();
+    }
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::filesystem::remove(path);
+    return text.str();
+  };
+  const std::string serial = records(0);
+  // One line per host: the permutation's 16 messages, ordered by finish time, then id.
+  std::istringstream lines(serial);
+  std::string line;
+  std::vector<std::pair<long long, long long>> order;
+  while (std::getline(lines, line)) {
+    const auto field = [&](const std::string& key) {
+      const std::size_t at = line.find("\"" + key + "\":") + key.size() + 3;
+      return std::stoll(line.substr(at));
+    };
+    order.emplace_back(field("finish_ps"), field("id"));
+  }
+  CHECK(order.size() == 16);
+  CHECK(std::is_sorted(order.begin(), order.end()));
+  for (int p : {2, 4, 8}) {
+    CAPTURE(p);
+    CHECK(records(p) == serial);
+  }
 }
