@@ -146,5 +146,30 @@ check "collective --algo ring --proto LL runs NCCL's LL protocol and says so" '[
 "$bin" collective "$work/two_dgx.yaml" -b 1M -e 1M --proto LL64 >"$work/proto.out" 2>&1; rc=$?
 check "collective --proto LL64 is refused, exit 2" '[ $rc -eq 2 ] && grep -q "expected auto, simple, ll, ll128 or none" "$work/proto.out"'
 
+# Split runs: the same results.json but for wall times and the parallel section, and
+# the same messages.jsonl; validate shows the split and warns of a tiny lookahead.
+"$bin" run "$examples/dumbbell.yaml" --out "$work/serial" --records messages >/dev/null 2>&1; rc0=$?
+"$bin" run "$examples/dumbbell.yaml" --out "$work/split" --records messages --threads 2 >/dev/null 2>&1; rc2=$?
+strip() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); [d.pop(k, None) for k in ('wall_seconds','setup_wall_seconds','parallel')]; print(json.dumps(d))" "$1"; }
+check "run --threads 2 writes the serial run's results (and records), with a parallel section" \
+  '[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(strip "$work/serial/results.json")" = "$(strip "$work/split/results.json")" ] && cmp -s "$work/serial/messages.jsonl" "$work/split/messages.jsonl" && grep -q "\"partitions\": 2" "$work/split/results.json"'
+cat >"$work/tiny.yaml" <<'YAML'
+topology:
+  kind: custom
+  hosts: [a, b]
+  switches: [s]
+  links:
+    - {a: a, b: s, bandwidth: 100Gbps, latency: 1ns}
+    - {a: s, b: b, bandwidth: 100Gbps, latency: 1ns}
+messages:
+  - {src: a, dst: b, bytes: 1MiB}
+YAML
+"$bin" validate "$work/tiny.yaml" --threads 2 >"$work/tiny.out" 2>&1; rc=$?
+check "validate --threads 2 shows the split and warns of a 1 ns lookahead" \
+  '[ $rc -eq 0 ] && grep -q "split       2 partitions" "$work/tiny.out" && grep -q "warning     the lookahead is tiny" "$work/tiny.out"'
+{ cat "$work/two_dgx.yaml"; echo "workload: {kind: collective, op: all_reduce, bytes: 1MiB}"; } >"$work/two_dgx_coll.yaml"
+"$bin" run "$work/two_dgx_coll.yaml" --threads 2 >"$work/coll_split.out" 2>&1; rc=$?
+check "run --threads with a collective is refused, exit 2, naming workload.kind" '[ $rc -eq 2 ] && grep -q "workload.kind" "$work/coll_split.out"'
+
 [ $fail -eq 0 ] && echo "cli: all checks passed" || echo "cli: some checks FAILED"
 exit $fail
