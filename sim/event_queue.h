@@ -75,6 +75,14 @@ class EventQueue {
   void cancel(EventHandler& h);
   // Removes and returns the earliest event's handler; its time is h->event_time().
   EventHandler* pop();
+  // The same, right after due_by() said yes (nothing scheduled since): skips settling.
+  EventHandler* pop_due() {
+    const Entry& e = batch_[batch_head_++];
+    e.handler->seq_ = 0;
+    --size_;
+    running_now_ = true;
+    return e.handler;
+  }
   // Time of the earliest event; the queue must not be empty.
   Time next_time();
   // Whether an event is due at or before `until`. When none is, nothing moves: events

@@ -19,7 +19,7 @@ StopReason Simulator::run(Time until, std::uint64_t max_events) {
     }
     if (budget == 0) return StopReason::kEventLimit;
     --budget;
-    EventHandler* h = queue_.pop();
+    EventHandler* h = queue_.pop_due();
     // Equal links run in lock-step, so most events share their time with the next ones:
     // start loading the handler three ahead, and what the one two ahead will touch.
     // (Measured on the k=24 permutation: (2, 1) beat (1, 0) and (4, 2); a third stage,
