@@ -119,16 +119,13 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
       // The same for the tree: NCCL's latency less the simulated links' own along a chain
       // inside the node and down and up a tree of depth log2(nodes) between them.
       const int m = std::max(1, tuner_facts_.nodes);
-      int depth = 0;
-      while ((2 << depth) <= m) ++depth;
-      const double wire_us = 2 * ((ranks_ / m - 1) * tuner_facts_.intra_step_us + depth * tuner_facts_.inter_step_us);
+      const double wire_us = 2 * ((ranks_ / m - 1) * tuner_facts_.intra_step_us + floor_log2(m) * tuner_facts_.inter_step_us);
       const double nccl_us = nccl_tree_latency_us(choice.protocol, ranks_, m, tuner_facts_.nvlink_GBps > 0);
       p.start_latency_ps = static_cast<std::int64_t>(std::max(0.0, nccl_us - wire_us) * 1e6);
-    } else if (choice.algorithm == "collnet" && !choice.estimates.empty()) {
-      // CollNet Direct: NCCL's latency (the tuner's estimate at zero bytes) less the links'
-      // own, into the node's switches and out through the NICs and the reducing switch.
-      const double ppn = tuner_facts_.gpus_per_node;
-      const double nccl_us = 2 * (std::min(1.0, ppn - 1) * 8.0 + (ppn - 1) * 0.5) + 10.7;
+    } else if (choice.algorithm == "collnet") {
+      // CollNet Direct: NCCL's latency less the links' own, into the node's switches and
+      // out through the NICs and the reducing switch.
+      const double nccl_us = nccl_collnet_latency_us(tuner_facts_.gpus_per_node);
       const double wire_us = 2 * tuner_facts_.intra_step_us + 2 * tuner_facts_.inter_step_us;
       p.start_latency_ps = static_cast<std::int64_t>(std::max(0.0, nccl_us - wire_us) * 1e6);
     }

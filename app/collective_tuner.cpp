@@ -107,8 +107,7 @@ TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFac
     double factor = ppn / f.nics_per_node;
     factor -= (factor - 1) / 2;
     const double algbw = f.nvlink_GBps / factor * 0.85 * 0.5;
-    const double latency = 2 * (std::min(1.0, ppn - 1) * 8.0 + (ppn - 1) * 0.5) + 10.7;
-    choice.estimates.push_back({"collnet", NcclProtocol::kSimple, latency + size / (algbw * 1e3)});
+    choice.estimates.push_back({"collnet", NcclProtocol::kSimple, nccl_collnet_latency_us(f.gpus_per_node) + size / (algbw * 1e3)});
   }
   if (wanted("nvls") && reducing && f.nvls_GBps > 0 && f.nodes == 1) {
     choice.estimates.push_back({"nvls", nvls_protocol, f.nvls_latency_us + size / (f.nvls_GBps * 1e3)});

@@ -33,7 +33,6 @@ class Link final : public EventHandler {
     std::uint32_t index;
   };
   void cut(const CutEnd& end) { cut_ = &end; }
-  bool is_cut() const { return cut_ != nullptr; }
   // The receiving side of a cut link: `p` (from this partition's pool) reaches the far
   // end at `arrives`.
   void accept(Time arrives, Packet* p);

@@ -36,26 +36,18 @@ bool graph_partitioner_available() {
 
 namespace {
 #ifdef FABRICSIM_HAVE_METIS
-// METIS's k-way split of the units (roots of `units`), weighted by their link ends, edges
-// by the links between them. False when it cannot (fewer units than partitions).
-bool metis_split(const std::vector<std::uint32_t>& unit_of, const std::vector<std::size_t>& unit_ports,
-                 const Topology& t, std::uint32_t parts, std::vector<std::uint32_t>& unit_partition) {
-  const std::size_t n = unit_of.size();
-  std::vector<std::uint32_t> roots;
-  std::vector<idx_t> vertex(n, -1);
-  for (std::uint32_t v = 0; v < n; ++v) {
-    if (unit_of[v] == v) {
-      vertex[v] = static_cast<idx_t>(roots.size());
-      roots.push_back(v);
-    }
-  }
+// METIS's k-way split of the units (`roots`), weighted by their link ends, edges by the
+// links between them (`adjacent`: per unit, a neighbouring unit per link). False when it
+// cannot (fewer units than partitions, or a partition left empty).
+bool metis_split(const std::vector<std::uint32_t>& roots, const std::vector<std::vector<std::uint32_t>>& adjacent,
+                 const std::vector<std::size_t>& unit_ports, std::uint32_t parts,
+                 std::vector<std::uint32_t>& unit_partition) {
   if (roots.size() < parts) return false;
-  std::vector<std::map<idx_t, idx_t>> edges(roots.size());  // merged parallel links
-  for (const TopologyLink& l : t.links()) {
-    const idx_t a = vertex[unit_of[l.a]], b = vertex[unit_of[l.b]];
-    if (a == b) continue;
-    ++edges[static_cast<std::size_t>(a)][b];
-    ++edges[static_cast<std::size_t>(b)][a];
+  std::vector<idx_t> vertex(adjacent.size(), -1);
+  for (std::size_t i = 0; i < roots.size(); ++i) vertex[roots[i]] = static_cast<idx_t>(i);
+  std::vector<std::map<idx_t, idx_t>> edges(roots.size());  // parallel links merged
+  for (std::size_t i = 0; i < roots.size(); ++i) {
+    for (std::uint32_t to : adjacent[roots[i]]) ++edges[i][vertex[to]];
   }
   std::vector<idx_t> xadj{0}, adjncy, adjwgt, vwgt;
   for (std::size_t i = 0; i < roots.size(); ++i) {
@@ -118,14 +110,14 @@ Partitioning partition_topology(const Topology& t, std::uint32_t partitions, Par
   bool split_by_graph = false;
 #ifdef FABRICSIM_HAVE_METIS
   if (method == PartitionMethod::kGraph) {
-    std::vector<std::uint32_t> unit_of(n);
-    for (std::uint32_t v = 0; v < n; ++v) unit_of[v] = units.find(v);
-    if (metis_split(unit_of, unit_ports, t, out.partitions, unit_partition)) {
+    std::vector<std::uint32_t> roots;
+    for (std::uint32_t v = 0; v < n; ++v) {
+      if (units.find(v) == v) roots.push_back(v);
+    }
+    if (metis_split(roots, adjacent, unit_ports, out.partitions, unit_partition)) {
       out.method = "metis";
       split_by_graph = true;
-      for (std::uint32_t u = 0; u < n; ++u) {
-        if (unit_of[u] == u) out.ports[unit_partition[u]] += unit_ports[u];
-      }
+      for (std::uint32_t u : roots) out.ports[unit_partition[u]] += unit_ports[u];
     }
   }
 #else

@@ -7,15 +7,15 @@
 namespace fabricsim {
 
 namespace {
-// NCCL's tuning table (microseconds): the ring's base latency and per-step hardware
+// NCCL's tuning table (microseconds): an algorithm's base latency and per-hop hardware
 // latency per protocol, for NVLink, PCIe and the network.
-struct RingFigures {
+struct HopFigures {
   double base;
   double nvlink;
   double pcie;
   double net;
 };
-RingFigures figures(NcclProtocol p) {
+HopFigures figures(NcclProtocol p) {
   switch (p) {
     case NcclProtocol::kLL: return {3.6, 0.47, 1.0, 2.7};
     case NcclProtocol::kLL128: return {10.0, 1.9, 2.5, 4.0};
@@ -25,7 +25,7 @@ RingFigures figures(NcclProtocol p) {
   return {0, 0, 0, 0};
 }
 // The tree's: base latency, per-hop NVLink, PCIe and network latency.
-RingFigures tree_figures(NcclProtocol p) {
+HopFigures tree_figures(NcclProtocol p) {
   switch (p) {
     case NcclProtocol::kLL: return {6.8, 0.6, 1.0, 5.0};
     case NcclProtocol::kLL128: return {14.0, 1.25, 1.9, 8.5};
@@ -65,7 +65,7 @@ double protocol_wire_factor(NcclProtocol p) {
 
 double nccl_ring_latency_us(NcclProtocol p, CollectiveOp op, int ranks, int nodes, bool nvlink) {
   if (p == NcclProtocol::kNone) return 0;
-  const RingFigures f = figures(p);
+  const HopFigures f = figures(p);
   const int n = std::max(2, ranks), m = std::max(1, nodes);
   const int steps = op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
   const int inter = m == 1 ? 0 : op == CollectiveOp::kAllReduce ? 2 * (m - 1) : m - 1;
@@ -76,14 +76,23 @@ double nccl_ring_latency_us(NcclProtocol p, CollectiveOp op, int ranks, int node
 
 double nccl_tree_latency_us(NcclProtocol p, int ranks, int nodes, bool nvlink) {
   if (p == NcclProtocol::kNone) return 0;
-  const RingFigures f = tree_figures(p);
+  const HopFigures f = tree_figures(p);
   const int m = std::max(1, nodes);
   const int per_node = std::max(1, ranks / m);
   double intra = nvlink ? f.nvlink : f.pcie;
   if (m > 1 && p == NcclProtocol::kLL) intra *= 1.8;  // the multi-node LL correction, as the ring's
-  int log2_nodes = 0;
-  while ((2 << log2_nodes) <= m) ++log2_nodes;
-  return f.base + 2 * ((per_node - 1) * intra + log2_nodes * f.net);
+  return f.base + 2 * ((per_node - 1) * intra + floor_log2(m) * f.net);
+}
+
+int floor_log2(int n) {
+  int l = 0;
+  while ((2 << l) <= n) ++l;
+  return l;
+}
+
+double nccl_collnet_latency_us(int gpus_per_node) {
+  const double ppn = std::max(1, gpus_per_node);
+  return 2 * (std::min(1.0, ppn - 1) * 8.0 + (ppn - 1) * 0.5) + 10.7;
 }
 
 double nccl_tree_busbw_GBps(NcclProtocol p, double base, int nodes, int channels) {

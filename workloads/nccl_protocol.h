@@ -49,5 +49,10 @@ double nccl_tree_latency_us(NcclProtocol p, int ranks, int nodes, bool nvlink);
 double nccl_tree_busbw_GBps(NcclProtocol p, double base_GBps, int nodes, int channels);
 // NCCL's correction of the tree's bandwidth for medium sizes (by log2(bytes / 64)).
 double nccl_tree_correction(NcclProtocol p, std::int64_t bytes);
+// NCCL's latency for CollNet Direct (Simple): 2 x (one NVLink hop of 8 us + 0.5 us per
+// further GPU of the node) + the network's 10.7 us.
+double nccl_collnet_latency_us(int gpus_per_node);
+// floor(log2(n)) for n >= 1 (NCCL's log2i): a tree's depth over n nodes.
+int floor_log2(int n);
 
 }  // namespace fabricsim
