@@ -30,6 +30,16 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
                                                                         : ranks_;
   tuner_facts_ = tuner_facts(config.topology, ranks_);
   tuner_facts_.channels = config_.channels;
+  if (config.network.fidelity == NetworkConfig::Fidelity::kFlow) {
+    // Flows carry NVLS's sums and copies through the first switch, not SHARP's through
+    // the fabric: auto leaves CollNet out, and asking for it is refused.
+    tuner_facts_.sharp = false;
+    if (config_.algorithm == "collnet") {
+      throw ConfigError(where, "workload.algorithm",
+                        "collnet (SHARP sums in the fabric's switches) is modelled at packet fidelity only; expected "
+                        "another algorithm with network.fidelity: flow");
+    }
+  }
   // A protocol is NCCL's ring's (NVLS runs Simple): other algorithms move the network's bytes.
   const bool costed = config_.algorithm == "auto" || config_.algorithm == "ring" || config_.algorithm == "tree" ||
                       config_.algorithm == "nvls" || config_.algorithm == "nvls_tree" || config_.algorithm == "collnet";

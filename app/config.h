@@ -131,6 +131,10 @@ struct NetworkConfig {
   std::int64_t queue_capacity = 16 * 1024 * 1024;
   LoadBalancing load_balancing = LoadBalancing::kEcmp;
   LosslessConfig lossless;
+  // packet: every packet through queues and links; flow: each message a flow sharing
+  // link capacity max-min fairly (sim/flow_model.h), no queues.
+  enum class Fidelity : std::uint8_t { kPacket, kFlow };
+  Fidelity fidelity = Fidelity::kPacket;
 };
 
 struct MessageConfig {

@@ -111,6 +111,9 @@ NetworkConfig read_network(MapReader m) {
       "load_balancing",
       {{"ecmp", LoadBalancing::kEcmp}, {"spray", LoadBalancing::kSpray}, {"adaptive", LoadBalancing::kAdaptive}},
       LoadBalancing::kEcmp);
+  n.fidelity = m.choice<NetworkConfig::Fidelity>(
+      "fidelity", {{"packet", NetworkConfig::Fidelity::kPacket}, {"flow", NetworkConfig::Fidelity::kFlow}},
+      NetworkConfig::Fidelity::kPacket);
   m.finish();
   return n;
 }

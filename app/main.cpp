@@ -105,6 +105,14 @@ bool apply_memory_limit(const po::variables_map& vm, ScenarioConfig& config) {
   return true;
 }
 
+// The --set overrides, with --fidelity as the network.fidelity key it stands for (so
+// its value is checked, and located, like the config's).
+std::vector<std::string> config_sets(const po::variables_map& vm) {
+  std::vector<std::string> sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (vm.count("fidelity")) sets.push_back("network.fidelity=" + vm["fidelity"].as<std::string>());
+  return sets;
+}
+
 bool apply_threads(const po::variables_map& vm, ScenarioConfig& config) {
   if (!vm.count("threads")) {
     if (vm.count("partitions")) {
@@ -142,7 +150,7 @@ RoutingProgress routing_progress() {
 
 int run_command(const po::variables_map& vm) {
   const std::string config_path = vm.count("config") ? vm["config"].as<std::string>() : "";
-  const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const auto sets = config_sets(vm);
   ScenarioConfig config = load(config_path, sets);
   if (vm.count("seed")) config.seed = vm["seed"].as<std::uint64_t>();
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
@@ -172,7 +180,7 @@ int validate_command(const po::variables_map& vm) {
     std::cerr << "fabricsim validate: needs a CONFIG file\n" << kUsage;
     return kExitBadInput;
   }
-  const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const auto sets = config_sets(vm);
   ScenarioConfig config = load(vm["config"].as<std::string>(), sets);
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   if (!apply_threads(vm, config)) return kExitBadInput;
@@ -220,7 +228,7 @@ int collective_command(const po::variables_map& vm) {
     std::cerr << "fabricsim collective: needs a CONFIG file (its topology and network are used)\n" << kUsage;
     return kExitBadInput;
   }
-  std::vector<std::string> sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  std::vector<std::string> sets = config_sets(vm);
   // The config's own collective settings (algorithm, channels, chunk, ...) hold unless a
   // flag overrides them; sizes, op and data checking come from the command line.
   std::vector<std::string> kept;
@@ -387,7 +395,7 @@ int scale_command(const po::variables_map& vm) {
     double iteration_ms, samples_per_s, exposed_fraction;
   };
   std::vector<Row> rows;
-  const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const auto sets = config_sets(vm);
   for (int dp : sizes) {
     ParallelSpec par = parallel_from(vm);
     par.dp = dp;
@@ -536,7 +544,7 @@ int topo_command(const po::variables_map& vm) {
     std::cerr << "fabricsim topo: needs a CONFIG file\n" << kUsage;
     return kExitBadInput;
   }
-  const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const auto sets = config_sets(vm);
   const ScenarioConfig config = load(vm["config"].as<std::string>(), sets);
   const ScenarioRun built(config);  // builds and compiles: a broken fabric is reported here
   const Topology& topology = built.topology();
@@ -595,6 +603,7 @@ int main(int argc, char** argv) {
       ("memory-limit", po::value<std::string>()->value_name("SIZE"), "run, validate: refuse runs estimated to need more (default: free memory)")
       ("threads", po::value<int>()->value_name("N"), "run, validate: split the run into N partitions on N threads (results are the same for any N)")
       ("partitions", po::value<int>()->value_name("P"), "run, validate: with --threads, P partitions shared among the threads")
+      ("fidelity", po::value<std::string>()->value_name("packet|flow"), "run, validate, collective: packet-level (default) or flow-level (max-min fair sharing; as network.fidelity)")
       ("json", "topo: print one JSON object")
       ("dot", po::value<std::string>()->value_name("FILE"), "topo: write the fabric as Graphviz")
       ("op", po::value<std::string>()->value_name("OP"), "collective: the operation (default all_reduce)")

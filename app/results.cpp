@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -34,6 +35,12 @@ double utilization(const LinkDirection& d, Time sim_time) {
   return static_cast<double>(d.port->counters().busy_time) / static_cast<double>(sim_time);
 }
 
+// At flow fidelity: the bytes a link carried over what it could have.
+double flow_utilization(const FlowModel& f, std::uint32_t link, Time sim_time) {
+  if (sim_time <= 0) return 0;
+  return f.link_bytes(link, sim_time) / (f.link_capacity(link) * static_cast<double>(sim_time));
+}
+
 }  // namespace
 
 std::vector<std::string> deadlock_cycle(const ScenarioRun& run) {
@@ -55,6 +62,7 @@ std::string results_json(const ScenarioRun& run) {
   j.key("config_name").value(run.config().name);
   j.key("config_file").value(run.config().file);
   j.key("seed").value(run.config().seed);
+  j.key("fidelity").value(run.flow_model() ? "flow" : "packet");
   j.key("complete").value(run.complete());
   j.key("stop_reason").value(stop_reason_name(run.stop_reason()));
   j.key("sim_time_ps").value(static_cast<std::int64_t>(sim_time));
@@ -90,6 +98,15 @@ std::string results_json(const ScenarioRun& run) {
     j.key("speedup_bound").value(s.critical_path_events > 0 ? static_cast<double>(total) / static_cast<double>(s.critical_path_events) : 1.0);
     j.key("balance_bound").value(busiest > 0 ? static_cast<double>(total) / static_cast<double>(busiest) : 1.0);
     j.key("events_per_window").value(s.windows > 0 ? static_cast<double>(total) / static_cast<double>(s.windows) : 0.0);
+    j.end_object();
+  }
+  if (const FlowModel* f = run.flow_model()) {
+    // What the flow-level solver did (sim/flow_model.h): its cost grows with these.
+    j.key("flow_model").begin_object();
+    j.key("flows").value(f->flows_started());
+    j.key("rate_solves").value(f->rate_solves());
+    j.key("flows_per_solve").value(f->rate_solves() > 0 ? static_cast<double>(f->flows_solved()) / static_cast<double>(f->rate_solves()) : 0.0);
+    j.key("max_active_flows").value(static_cast<std::uint64_t>(f->max_active_flows()));
     j.end_object();
   }
   j.key("hosts").value(static_cast<std::uint64_t>(net.host_count()));
@@ -204,7 +221,25 @@ std::string results_json(const ScenarioRun& run) {
 
   const int classes = run.config().network.traffic_classes;
   j.key("links").begin_array();
-  for (const LinkDirection& d : net.directions()) {
+  const FlowModel* flows = run.flow_model();
+  for (std::size_t i = 0; i < net.directions().size(); ++i) {
+    const LinkDirection& d = net.directions()[i];
+    if (flows) {
+      // Flows leave no queues, drops or pauses: what a link did is what it carried.
+      const auto link = static_cast<std::uint32_t>(i);
+      j.begin_object();
+      j.key("from").value(node_name(topo, d.from));
+      j.key("from_port").value(static_cast<int>(d.from_port));
+      j.key("to").value(node_name(topo, d.to));
+      j.key("to_port").value(static_cast<int>(d.to_port));
+      j.key("bandwidth_bps").value(static_cast<std::int64_t>(d.port->bandwidth().bits_per_second));
+      j.key("latency_ps").value(static_cast<std::int64_t>(d.link->latency()));
+      j.key("bytes").value(static_cast<std::uint64_t>(std::llround(flows->link_bytes(link, sim_time))));
+      j.key("flows").value(flows->link_flows(link));
+      j.key("utilization").value(flow_utilization(*flows, link, sim_time));
+      j.end_object();
+      continue;
+    }
     const PortCounters c = d.port->counters_at(sim_time);
     j.begin_object();
     j.key("from").value(node_name(topo, d.from));
@@ -295,7 +330,7 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
   const Network& net = run.network();
   const Topology& topo = run.topology();
   const Time sim_time = run.sim_time();
-  out << "fabricsim: " << run.config().name << " (seed " << run.config().seed << ")\n";
+  out << "fabricsim: " << run.config().name << " (seed " << run.config().seed << (run.flow_model() ? ", flow fidelity" : "") << ")\n";
   out << "  network   " << net.host_count() << " hosts, " << net.switch_count() << " switches, "
       << net.directions().size() / 2 << " links\n";
   out << "  messages  " << run.messages_finished() << " of " << net.messages().created() << " finished"
@@ -313,6 +348,19 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
     pauses += c.pauses_sent;
     marks += c.ecn_marks;
     if (!busiest || c.busy_time > busiest_counters.busy_time) busiest = &d, busiest_counters = c;
+  }
+  if (const FlowModel* flows = run.flow_model(); flows && sim_time > 0) {
+    std::uint32_t best = 0;
+    for (std::uint32_t i = 1; i < net.directions().size(); ++i) {
+      if (flow_utilization(*flows, i, sim_time) > flow_utilization(*flows, best, sim_time)) best = i;
+    }
+    busiest = nullptr;
+    if (!net.directions().empty()) {
+      char util[32];
+      std::snprintf(util, sizeof util, "%.1f%%", 100.0 * flow_utilization(*flows, best, sim_time));
+      out << "  busiest   " << node_name(topo, net.directions()[best].from) << " -> " << node_name(topo, net.directions()[best].to)
+          << " at " << util << " (flow fidelity: no queues)\n";
+    }
   }
   if (busiest && sim_time > 0) {
     char util[32];

@@ -123,6 +123,14 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   } catch (const std::invalid_argument& e) {
     throw ConfigError(config_.topology.source.where, config_.topology.source.path, e.what());
   }
+  if (n.fidelity == NetworkConfig::Fidelity::kFlow) {
+    // The compiled network still routes (its tables say where each flow goes); its ports
+    // and NICs stay idle.
+    flow_router_ = std::make_unique<FlowRouter>(*network_);
+    flow_model_ = std::make_unique<FlowModel>(*sim_, flow_router_->capacities(), &network_->dispatcher());
+    flow_model_->set_order(network_->next_order_key());
+    network_->set_flow_model(flow_model_.get(), flow_router_.get());
+  }
   // One schedule per sending endpoint, in its partition: the same events however the run
   // is split.
   schedules_.resize(network_->host_count());
@@ -156,11 +164,12 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   // Messages made before the run keep their slots for the results; later ones (a
   // collective's, a trace's) reuse finished slots, so memory follows what is in flight.
   network_->messages().set_recycle_from(static_cast<MessageId>(network_->messages().size()));
-  if (lossless.pfc_classes_mask != 0 && lossless.deadlock_check_interval > 0) {
+  const bool packets = n.fidelity == NetworkConfig::Fidelity::kPacket;  // flows have no queues to watch
+  if (packets && lossless.pfc_classes_mask != 0 && lossless.deadlock_check_interval > 0) {
     detector_ = std::make_unique<DeadlockDetector>(*network_, lossless.deadlock_check_interval);
     detector_->start();
   }
-  if (lossless.queue_sample_interval > 0) {
+  if (packets && lossless.queue_sample_interval > 0) {
     sampler_.run = this;
     sampler_.set_order(1);  // a monitor: first at its time, after the deadlock check
     queue_samples_.resize(network_->directions().size());
@@ -185,6 +194,11 @@ void ScenarioRun::schedule_message(Time start, MessageId id) {
 void ScenarioRun::check_splittable() const {
   const WorkloadConfig& w = config_.workload;
   using K = WorkloadConfig::Kind;
+  if (config_.network.fidelity == NetworkConfig::Fidelity::kFlow) {
+    throw ConfigError(config_.file, "network.fidelity",
+                      "a flow-level run is one solver over the whole fabric and runs on one thread: expected no --threads "
+                      "with fidelity flow");
+  }
   if (w.kind == K::kCollective || w.kind == K::kTrace || w.kind == K::kChakra) {
     throw ConfigError(config_.file, "workload.kind",
                       "--threads splits runs of messages and synthetic traffic (permutation, incast, uniform, "
@@ -306,8 +320,11 @@ void ScenarioRun::add_workload() {
         // NCCL's choice per collective, from its members' place in the fabric (the network
         // alone: no protocol costs, so closed forms of the trace still hold).
         const TopologyConfig topology = config_.topology;
-        options.choose = [topology](CollectiveOp op, std::int64_t bytes, const std::vector<HostId>& members) {
-          return choose_algorithm(op, bytes, tuner_facts_for_group(topology, members)).algorithm;
+        const bool flows = config_.network.fidelity == NetworkConfig::Fidelity::kFlow;  // no SHARP at flow fidelity
+        options.choose = [topology, flows](CollectiveOp op, std::int64_t bytes, const std::vector<HostId>& members) {
+          TunerFacts facts = tuner_facts_for_group(topology, members);
+          if (flows) facts.sharp = false;
+          return choose_algorithm(op, bytes, facts).algorithm;
         };
         if (topology.kind == TopologyConfig::Kind::kNvSwitch) options.nvls_latency_ps = topology.nvswitch.nvls_latency;
         if (topology.kind == TopologyConfig::Kind::kCluster) options.nvls_latency_ps = topology.cluster.node.nvls_latency;
@@ -349,6 +366,7 @@ std::vector<HostId> ScenarioRun::placement() const {
 }
 
 std::uint64_t ScenarioRun::delivered_payload() const {
+  if (flow_model_) return flow_model_->payload_delivered();
   std::uint64_t total = 0;
   for (HostId h = 0; h < network_->host_count(); ++h) total += network_->nic(h).counters().payload_bytes_received;
   return total;
@@ -402,6 +420,7 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
 }
 
 std::size_t ScenarioRun::messages_finished() const {
+  if (flow_model_) return flow_model_->flows_finished();
   std::size_t n = 0;
   for (HostId h = 0; h < network_->host_count(); ++h) n += network_->nic(h).counters().messages_finished;
   return n;

@@ -11,6 +11,8 @@
 #include "app/memory_estimate.h"
 #include "app/message_log.h"
 #include "app/config.h"
+#include "sim/flow_model.h"
+#include "sim/flow_routes.h"
 #include "sim/network.h"
 #include "sim/parallel_engine.h"
 #include "sim/simulator.h"
@@ -67,6 +69,7 @@ class ScenarioRun {
   Time sim_time() const;
   // The split run's engine (its statistics), when --threads asked for one.
   const ParallelEngine* parallel() const { return engine_.get(); }
+  const FlowModel* flow_model() const { return flow_model_.get(); }  // null at packet fidelity
   const char* partitioner() const { return partitioner_; }  // how the split was made
   StopReason stop_reason() const { return stop_reason_; }
   bool complete() const;  // every message acknowledged
@@ -114,6 +117,8 @@ class ScenarioRun {
   std::unique_ptr<Simulator> sim_;  // unsplit: everything; split: the monitors' clock
   std::vector<std::unique_ptr<Simulator>> partitions_;
   std::unique_ptr<Network> network_;
+  std::unique_ptr<FlowRouter> flow_router_;  // flow fidelity only
+  std::unique_ptr<FlowModel> flow_model_;
   std::unique_ptr<ParallelEngine> engine_;
   Time time_limit_reached_ = 0;
   const char* partitioner_ = "";

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/flow_model.h"
+#include "sim/flow_routes.h"
 #include "sim/rng.h"
 
 namespace fabricsim {
@@ -155,7 +157,7 @@ MessageId Network::add_message(HostId src, HostId dst, std::int64_t bytes, std::
   Message& m = messages_[id];
   // The destination opens its receive before the first packet can leave (as an RDMA
   // receiver posts its buffer): the packets name the slot.
-  m.recv_slot = nics_[dst].open_receive(id, src, m.sequence, m.packets);
+  if (flow_model_ == nullptr) m.recv_slot = nics_[dst].open_receive(id, src, m.sequence, m.packets);
   return id;
 }
 
@@ -248,6 +250,7 @@ MessageId Network::add_multicast(HostId src, std::uint16_t group, std::int64_t b
   m.awaits_delivery = false;
   // The copies carry the sender's name for the message.
   open_member_receives(group, InNetwork::kMulticast, src, m.sequence, bytes, traffic_class, receives);
+  if (flow_model_ != nullptr) flow_multicast_receives_[id] = receives;
   return id;
 }
 
@@ -263,7 +266,7 @@ void Network::open_member_receives(std::uint16_t group, InNetwork kind, HostId n
     rm.group = group;
     rm.has_sender = false;
     rm.sequence = name_sequence;
-    rm.recv_slot = nics_[h].open_in_network_receive(r, name_src, name_sequence, packets, /*by_name=*/true);
+    if (flow_model_ == nullptr) rm.recv_slot = nics_[h].open_in_network_receive(r, name_src, name_sequence, packets, /*by_name=*/true);
     receives.push_back(r);
   }
 }
@@ -279,7 +282,8 @@ MessageId Network::add_contribution(HostId src, HostId owner, HostId via, std::u
   m.group = contributors;
   m.via = via;
   if (*sum_slot == kNoSum) {
-    *sum_slot = nics_[owner].open_in_network_receive(id, src, m.sequence, packets, /*by_name=*/false);
+    *sum_slot = flow_model_ != nullptr ? next_flow_sum_++
+                                       : nics_[owner].open_in_network_receive(id, src, m.sequence, packets, /*by_name=*/false);
   } else {
     m.awaits_delivery = false;
   }
@@ -305,6 +309,23 @@ MessageId Network::add_contribution_for_all(HostId src, std::uint16_t group, std
   m.recv_slot = sum;
   m.awaits_delivery = false;
   return id;
+}
+
+void Network::post_flow(MessageId id, const Message& m) {
+  const std::int64_t wire = std::max<std::int64_t>(0, m.bytes) + static_cast<std::int64_t>(m.packets) * params_.nic.header_bytes;
+  FlowModel::Route route = flow_router_->route(m);
+  if (m.in_network == InNetwork::kMulticast) {
+    auto it = flow_multicast_receives_.find(id);
+    if (it != flow_multicast_receives_.end()) {
+      route.deliver = std::move(it->second);
+      flow_multicast_receives_.erase(it);
+    }
+  } else if (m.in_network == InNetwork::kReduce) {
+    route.sum = m.recv_slot;
+    route.sum_parts = m.group;
+    if (m.awaits_delivery) route.deliver.push_back(id);
+  }
+  flow_model_->start(id, wire, m.bytes, route);
 }
 
 }  // namespace fabricsim

@@ -6,6 +6,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,9 @@
 #include "sim/switch.h"
 
 namespace fabricsim {
+
+class FlowModel;
+class FlowRouter;
 
 struct NodeRef {
   enum class Kind : std::uint8_t { kHost, kSwitch };
@@ -127,12 +131,25 @@ class Network {
   void post(MessageId id) {
     Message& m = messages_[id];
     m.posted = partition(host_partition(m.src)).now();
+    if (flow_model_ != nullptr) {
+      post_flow(id, m);
+      return;
+    }
     nics_[m.src].post(id, m);
   }
+  // Flow fidelity: messages go to `model` as flows routed by `router` instead of to the
+  // NICs as packets (sim/flow_model.h). Both outlive the network's run.
+  void set_flow_model(FlowModel* model, const FlowRouter* router) {
+    flow_model_ = model;
+    flow_router_ = router;
+  }
+  const FlowModel* flow_model() const { return flow_model_; }
+  const std::vector<HostId>& multicast_members(std::uint16_t group) const { return multicast_members_.at(group); }
   // For observers and tests: distinct packets of message `id` its destination has (the
   // receive state is the destination NIC's).
   std::uint32_t received_packets(MessageId id) const {
     const Message& m = messages_[id];
+    if (flow_model_ != nullptr) return m.delivered >= 0 ? m.packets : 0;
     return nics_[m.dst].received_packets(m.recv_slot, id, m.packets);
   }
 
@@ -164,6 +181,7 @@ class Network {
   // name_sequence) its packets carry; one record each, with no sender side.
   void open_member_receives(std::uint16_t group, InNetwork kind, HostId name_src, std::uint32_t name_sequence,
                             std::int64_t bytes, std::uint8_t traffic_class, std::vector<MessageId>& receives);
+  void post_flow(MessageId id, const Message& m);
   PacketSink& sink(NodeRef n);
   Simulator& sim_of(NodeRef n) {
     return partition(n.kind == NodeRef::Kind::kHost ? host_partition(n.index) : switch_partition(n.index));
@@ -194,6 +212,12 @@ class Network {
   std::vector<std::uint32_t> sums_opened_;               // by group id: SHARP sums so far
   MessageTable messages_;
   MessageDispatcher dispatcher_;
+  FlowModel* flow_model_ = nullptr;
+  const FlowRouter* flow_router_ = nullptr;
+  // Flow fidelity keeps no NIC receive slots: a multicast's member records wait here
+  // for their flow, and sums are numbered here.
+  std::unordered_map<MessageId, std::vector<MessageId>> flow_multicast_receives_;
+  std::uint32_t next_flow_sum_ = 0;
 };
 
 }  // namespace fabricsim

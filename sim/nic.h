@@ -80,6 +80,7 @@ class Nic final : public PacketSink, public PacketSource {
   void note_credit_port(PortIndex i) { credit_ports_ |= std::uint64_t{1} << i; }
   std::size_t port_count() const { return ports_.size(); }
   EgressPort& port(PortIndex i) { return *ports_[i]; }
+  const EgressPort& port(PortIndex i) const { return *ports_[i]; }
   // The ports that lie on a shortest path to each destination (by group, and per host
   // for hosts near this one), and every host's group, shared read-only by the network
   // (it is the addressing plan: packets carry their groups). Without a table, a one-port
@@ -87,6 +88,8 @@ class Nic final : public PacketSink, public PacketSource {
   void set_routes(RouteTable table, const std::vector<std::uint32_t>* host_group);
   const RouteTable& routes() const { return routes_; }
   std::uint32_t group_of(HostId h) const { return host_group_ ? (*host_group_)[h] : 0; }
+  // Bit p: port p lies on a shortest path to `dst`.
+  std::uint64_t ports_toward(HostId dst) const;
 
   // Opens a receive slot for a message from `src` (before its first packet can arrive):
   // its number travels in the message's data packets.
@@ -132,7 +135,6 @@ class Nic final : public PacketSink, public PacketSource {
   };
   static constexpr int kMaxBackoff = 30;  // the timer grows to at most 2^30 times its setting
   Time timeout_of(const SendState& m) const;
-  std::uint64_t ports_toward(HostId dst) const;
   std::uint32_t wire_bytes_of(const SendState& m, std::uint32_t seq) const;  // data packet seq's size
   double line_rate(std::uint64_t ports) const;
   void enter_rotation(std::uint32_t slot);

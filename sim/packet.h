@@ -78,10 +78,14 @@ static_assert(std::is_trivially_copyable_v<Packet>);
 // ECMP's per-flow input, from the message's name (source endpoint, sequence), which every
 // packet of it carries: fixed for the whole message, and different for its answers (an
 // ack travels the other way, named by its destination, the message's source).
+// The data packets' hash of message (src, sequence); its answers hash with `answer`.
+inline std::uint32_t message_hash(HostId src, std::uint32_t sequence, bool answer = false) {
+  const std::uint64_t z = mix64((std::uint64_t{src} << 32) | sequence);
+  return answer ? static_cast<std::uint32_t>(z >> 32) : static_cast<std::uint32_t>(z);
+}
 inline std::uint32_t flow_hash(const Packet& p) {
   const bool data = p.kind == PacketKind::kData;
-  const std::uint64_t z = mix64((std::uint64_t{data ? p.src : p.dst} << 32) | p.sequence);
-  return data ? static_cast<std::uint32_t>(z) : static_cast<std::uint32_t>(z >> 32);
+  return message_hash(data ? p.src : p.dst, p.sequence, !data);
 }
 static_assert(sizeof(Packet) <= 64, "a packet must fit one cache line");
 

@@ -65,16 +65,11 @@ PortIndex Switch::choose(const Packet& p, const PortIndex* candidates, std::uint
     }
     return best;
   }
-  std::uint64_t h;
-  if (lb_ == LoadBalancing::kEcmp) {
-    h = mix64(flow_hash(p) ^ salt_);
-  } else {
-    // A counter through a mixer: deterministic, independent of other switches (so a
-    // run split over partitions draws the same choices), and spread like random.
-    h = mix64(salt_ + ++spray_counter_);
-  }
-  const auto pick = static_cast<std::uint32_t>(((h >> 32) * count) >> 32);
-  return candidates[pick];
+  if (lb_ == LoadBalancing::kEcmp) return candidates[ecmp_pick(flow_hash(p), count)];
+  // A counter through a mixer: deterministic, independent of other switches (so a run
+  // split over partitions draws the same choices), and spread like random.
+  const std::uint64_t h = mix64(salt_ + ++spray_counter_);
+  return candidates[static_cast<std::uint32_t>(((h >> 32) * count) >> 32)];
 }
 
 void Switch::send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff) {

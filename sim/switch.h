@@ -62,6 +62,7 @@ class Switch final : public PacketSink, public PortObserver {
   // into this switch at the reduction rate, and are forwarded from there.
   void set_reduction_engine(PortIndex port) { engine_port_ = port; }
   bool reduces() const { return engine_port_ != kNoPort; }
+  PortIndex engine_port() const { return engine_port_; }
   // Multicast group `id` (set before the run, as a multicast object is): copies of a
   // kMulticast packet go to every member.
   void add_multicast_group(std::uint16_t id, std::vector<MulticastMember> members);
@@ -69,6 +70,13 @@ class Switch final : public PacketSink, public PortObserver {
 
   void receive(Packet* p, PortIndex in_port) override;
   void on_departure(const Packet& p) override;
+
+  // Which of `count` equal-cost candidates ECMP gives a flow of hash `flow_hash` here.
+  std::uint32_t ecmp_pick(std::uint32_t flow_hash, std::uint32_t count) const {
+    const std::uint64_t h = mix64(flow_hash ^ salt_);
+    return static_cast<std::uint32_t>(((h >> 32) * count) >> 32);
+  }
+  LoadBalancing load_balancing() const { return lb_; }
 
   std::size_t port_count() const { return ports_.size(); }
   EgressPort& port(PortIndex i) { return *ports_[i]; }

@@ -1,0 +1,336 @@
+#include "sim/flow_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "sim/simulator.h"
+
+namespace fabricsim {
+
+namespace {
+
+// Below this a link's remaining weight is rounding left over from freezing its flows.
+constexpr double kNoWeight = 1e-9;
+
+// Picoseconds to drain `bytes` at `rate` (bytes/ps), rounded up; a quotient within a
+// millionth of a picosecond of a whole one is taken as that one, so that S / B is exact
+// where the closed form is.
+Time drain_time(double bytes, double rate) {
+  if (bytes <= 0) return 0;
+  const double t = bytes / rate;
+  if (t >= 9e18) return kTimeMax / 4;
+  return static_cast<Time>(std::ceil(t - 1e-6));
+}
+
+}  // namespace
+
+FlowModel::FlowModel(Simulator& sim, std::vector<double> capacity, MessageObserver* observer)
+    : sim_(&sim), observer_(observer) {
+  links_.resize(capacity.size());
+  for (std::size_t i = 0; i < capacity.size(); ++i) {
+    if (!(capacity[i] > 0)) throw std::invalid_argument("a link of the flow model has no capacity");
+    links_[i].capacity = capacity[i];
+  }
+}
+
+void FlowModel::start(MessageId id, std::int64_t wire_bytes, std::int64_t payload, const Route& route) {
+  if (route.hops.empty()) throw std::logic_error("a flow with no links");
+  std::uint32_t f;
+  if (!free_flows_.empty()) {
+    f = free_flows_.back();
+    free_flows_.pop_back();
+  } else {
+    f = static_cast<std::uint32_t>(flows_.size());
+    flows_.emplace_back();
+  }
+  FlowState& s = flows_[f];
+  s.id = id;
+  s.serial = next_serial_++;
+  s.remaining = static_cast<double>(wire_bytes);
+  s.rate = 0;
+  s.last = sim_->now();
+  s.finish = kTimeMax;
+  s.deliver_delay = route.deliver_delay;
+  s.ack_delay = route.ack_delay;
+  s.payload = payload;
+  s.heap_pos = UINT32_MAX;
+  s.acknowledged = route.acknowledged;
+  s.sum = route.sum;
+  s.sum_parts = route.sum_parts;
+  s.deliver.assign(route.deliver.begin(), route.deliver.end());
+  s.hops.assign(route.hops.begin(), route.hops.end());
+  s.member_pos.resize(s.hops.size());
+  for (std::size_t h = 0; h < s.hops.size(); ++h) {
+    LinkState& l = links_[s.hops[h].link];
+    s.member_pos[h] = static_cast<std::uint32_t>(l.members.size());
+    l.members.push_back({f, static_cast<std::uint32_t>(h)});
+    ++l.flows;
+    if (!l.dirty) {
+      l.dirty = true;
+      dirty_links_.push_back(s.hops[h].link);
+    }
+  }
+  ++started_;
+  max_active_ = std::max(max_active_, ++active_);
+  wake_now();
+}
+
+void FlowModel::note(Time at, MessageId id, std::uint8_t kind, std::int64_t payload) {
+  notes_.push_back({at, next_note_++, id, kind, payload});
+  std::push_heap(notes_.begin(), notes_.end(), NoteLater{});
+}
+
+void FlowModel::wake_now() {
+  if (in_event_) return;  // the event under way settles it before it ends
+  const Time now = sim_->now();
+  if (scheduled() && event_time() == now) return;
+  sim_->schedule_at(*this, now);
+}
+
+void FlowModel::remove_from_links(std::uint32_t f) {
+  FlowState& s = flows_[f];
+  for (std::size_t h = 0; h < s.hops.size(); ++h) {
+    const std::uint32_t link = s.hops[h].link;
+    LinkState& l = links_[link];
+    const std::uint32_t pos = s.member_pos[h];
+    const Member last = l.members.back();
+    l.members[pos] = last;
+    flows_[last.flow].member_pos[last.hop] = pos;
+    l.members.pop_back();
+    if (!l.dirty) {
+      l.dirty = true;
+      dirty_links_.push_back(link);
+    }
+  }
+  s.hops.clear();
+  s.member_pos.clear();
+}
+
+void FlowModel::complete_due(Time now) {
+  while (!heap_.empty() && flows_[heap_[0]].finish <= now) {
+    const std::uint32_t f = heap_[0];
+    heap_remove(f);
+    remove_from_links(f);
+    const FlowState& s = flows_[f];
+    const Time delivered = now + s.deliver_delay;
+    note(now, s.id, 0, 0);
+    if (s.acknowledged) {
+      note(delivered, s.id, 1, s.payload);
+      note(delivered + s.ack_delay, s.id, 2, 0);
+    } else if (s.sum == kNoSum) {
+      note(now, s.id, 2, 0);  // nothing answers it: sent is done
+      for (MessageId r : s.deliver) note(delivered, r, 1, s.payload);
+    } else {
+      note(now, s.id, 2, 0);
+      SumState& sum = sums_[s.sum];
+      if (sum.left == 0) sum.left = s.sum_parts;
+      sum.delay = std::max(sum.delay, s.deliver_delay);
+      sum.payload = s.payload;
+      sum.deliver.insert(sum.deliver.end(), s.deliver.begin(), s.deliver.end());
+      if (--sum.left == 0) {
+        // The last contribution is in: the sum goes on to its owner.
+        for (MessageId r : sum.deliver) note(now + sum.delay, r, 1, sum.payload);
+        sums_.erase(s.sum);
+      }
+    }
+    free_flows_.push_back(f);
+    --active_;
+  }
+}
+
+void FlowModel::solve(Time now) {
+  ++solves_;
+  if (++stamp_ == 0) {  // the stamp wrapped: clear the old marks
+    for (LinkState& l : links_) l.visit = 0;
+    for (FlowState& s : flows_) s.visit = 0;
+    stamp_ = 1;
+  }
+  comp_links_.clear();
+  comp_flows_.clear();
+  // The part of the flow-link graph the changes touch: links reached from the changed
+  // ones through flows that share them.
+  for (std::uint32_t l : dirty_links_) {
+    links_[l].dirty = false;
+    if (links_[l].visit != stamp_) {
+      links_[l].visit = stamp_;
+      comp_links_.push_back(l);
+    }
+  }
+  dirty_links_.clear();
+  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
+    for (const Member& m : links_[comp_links_[i]].members) {
+      FlowState& s = flows_[m.flow];
+      if (s.visit == stamp_) continue;
+      s.visit = stamp_;
+      comp_flows_.push_back(m.flow);
+      for (const Hop& h : s.hops) {
+        if (links_[h.link].visit != stamp_) {
+          links_[h.link].visit = stamp_;
+          comp_links_.push_back(h.link);
+        }
+      }
+    }
+  }
+  flows_solved_ += comp_flows_.size();
+  for (std::uint32_t f : comp_flows_) {
+    FlowState& s = flows_[f];
+    s.remaining = std::max(0.0, s.remaining - s.rate * static_cast<double>(now - s.last));
+    s.last = now;
+    s.frozen = false;
+  }
+  // Progressive filling: raise every unfrozen flow's rate together; the link whose
+  // residual capacity per unit of unfrozen weight is smallest saturates first and
+  // freezes its flows at that share. Ties go to the lower link number.
+  const auto later = [](const Share& a, const Share& b) { return a.share != b.share ? a.share > b.share : a.link > b.link; };
+  shares_.clear();
+  for (std::uint32_t link : comp_links_) {
+    LinkState& l = links_[link];
+    l.bytes += l.load * static_cast<double>(now - l.load_since);
+    l.load_since = now;
+    l.residual = l.capacity;
+    l.weight_left = 0;
+    for (const Member& m : l.members) l.weight_left += flows_[m.flow].hops[m.hop].weight;
+    ++l.version;
+    if (l.weight_left > kNoWeight) shares_.push_back({l.residual / l.weight_left, link, l.version});
+  }
+  std::make_heap(shares_.begin(), shares_.end(), later);
+  while (!shares_.empty()) {
+    std::pop_heap(shares_.begin(), shares_.end(), later);
+    const Share top = shares_.back();
+    shares_.pop_back();
+    LinkState& bottleneck = links_[top.link];
+    if (top.version != bottleneck.version) continue;
+    const double share = top.share;
+    for (const Member& m : bottleneck.members) {
+      FlowState& s = flows_[m.flow];
+      if (s.frozen) continue;
+      s.frozen = true;
+      const double old_rate = s.rate;
+      s.rate = share;
+      if (s.rate != old_rate || s.finish == kTimeMax) {
+        s.finish = now + drain_time(s.remaining, s.rate);
+        heap_update(m.flow);
+      }
+      for (const Hop& h : s.hops) {
+        LinkState& l = links_[h.link];
+        l.residual -= h.weight * share;
+        l.weight_left -= h.weight;
+        ++l.version;
+        if (l.weight_left > kNoWeight) {
+          shares_.push_back({std::max(0.0, l.residual) / l.weight_left, h.link, l.version});
+          std::push_heap(shares_.begin(), shares_.end(), later);
+        }
+      }
+    }
+  }
+  for (std::uint32_t link : comp_links_) {
+    LinkState& l = links_[link];
+    l.load = std::clamp(l.capacity - l.residual, 0.0, l.capacity);
+  }
+}
+
+void FlowModel::on_event() {
+  in_event_ = true;
+  const Time now = sim_->now();
+  for (;;) {
+    complete_due(now);
+    if (!dirty_links_.empty()) solve(now);
+    if (!heap_.empty() && flows_[heap_[0]].finish <= now) continue;
+    if (notes_.empty() || notes_.front().time > now) break;
+    // Everything due now is told before the rates are worked out again: what the
+    // observers start at this instant is settled with it.
+    while (!notes_.empty() && notes_.front().time <= now) {
+      std::pop_heap(notes_.begin(), notes_.end(), NoteLater{});
+      const Note n = notes_.back();
+      notes_.pop_back();
+      switch (n.kind) {
+        case 0: observer_->on_message_sent(n.id, now); break;
+        case 1:
+          payload_delivered_ += static_cast<std::uint64_t>(n.payload);
+          observer_->on_message_delivered(n.id, now);
+          break;
+        default:
+          ++finished_;
+          observer_->on_message_finished(n.id, now);
+          break;
+      }
+    }
+  }
+  in_event_ = false;
+  Time next = kTimeMax;
+  if (!heap_.empty()) next = flows_[heap_[0]].finish;
+  if (!notes_.empty()) next = std::min(next, notes_.front().time);
+  if (next == kTimeMax) {
+    sim_->cancel(*this);
+  } else {
+    sim_->schedule_at(*this, next);
+  }
+}
+
+double FlowModel::link_bytes(std::uint32_t link, Time now) const {
+  const LinkState& l = links_[link];
+  return l.bytes + l.load * static_cast<double>(std::max<Time>(0, now - l.load_since));
+}
+
+// The completion heap: a binary heap of flow numbers, each flow knowing its place.
+bool FlowModel::earlier(std::uint32_t a, std::uint32_t b) const {
+  const FlowState& x = flows_[a];
+  const FlowState& y = flows_[b];
+  return x.finish != y.finish ? x.finish < y.finish : x.serial < y.serial;
+}
+
+void FlowModel::heap_place(std::size_t i, std::uint32_t f) {
+  heap_[i] = f;
+  flows_[f].heap_pos = static_cast<std::uint32_t>(i);
+}
+
+void FlowModel::sift_up(std::size_t i) {
+  const std::uint32_t f = heap_[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!earlier(f, heap_[parent])) break;
+    heap_place(i, heap_[parent]);
+    i = parent;
+  }
+  heap_place(i, f);
+}
+
+void FlowModel::sift_down(std::size_t i) {
+  const std::uint32_t f = heap_[i];
+  const std::size_t n = heap_.size();
+  for (;;) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && earlier(heap_[child + 1], heap_[child])) ++child;
+    if (!earlier(heap_[child], f)) break;
+    heap_place(i, heap_[child]);
+    i = child;
+  }
+  heap_place(i, f);
+}
+
+void FlowModel::heap_update(std::uint32_t f) {
+  FlowState& s = flows_[f];
+  if (s.heap_pos == UINT32_MAX) {
+    heap_.push_back(f);
+    s.heap_pos = static_cast<std::uint32_t>(heap_.size() - 1);
+    sift_up(s.heap_pos);
+    return;
+  }
+  sift_up(s.heap_pos);
+  sift_down(flows_[f].heap_pos);
+}
+
+void FlowModel::heap_remove(std::uint32_t f) {
+  const std::uint32_t pos = flows_[f].heap_pos;
+  flows_[f].heap_pos = UINT32_MAX;
+  const std::uint32_t last = heap_.back();
+  heap_.pop_back();
+  if (pos == heap_.size()) return;
+  heap_place(pos, last);
+  sift_up(pos);
+  sift_down(flows_[last].heap_pos);
+}
+
+}  // namespace fabricsim

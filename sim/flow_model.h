@@ -1,0 +1,175 @@
+#pragma once
+// The flow-level network (network.fidelity: flow). A message is one flow over the links
+// its packets would take, with a weight per link (the fraction of its bytes there: 1
+// on a pinned ECMP path, less where an endpoint or a spraying switch splits it). Link
+// capacity is shared max-min fairly by progressive filling, recomputed when a flow
+// starts or ends, over the connected part of the flow-link graph that the change
+// touches only; flows that start or end at one instant are settled together. A flow's
+// data is sent once its bytes (payload and headers) have drained at its rate; it is
+// delivered a path delay later (propagation plus one packet's store-and-forward at each
+// hop but the bottleneck) and finished an ack's path delay after that.
+//
+// Not represented: queues, drops, PFC, credits, congestion-control dynamics (SimGrid's
+// and ASTRA-sim's analytical backends make the same choice). docs/model.md lists when
+// that matters.
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/event_queue.h"
+#include "sim/message.h"
+#include "sim/time.h"
+
+namespace fabricsim {
+
+class Simulator;
+
+class FlowModel final : public EventHandler {
+ public:
+  struct Hop {
+    std::uint32_t link;  // a direction of a cable (Network::directions() index)
+    double weight;       // the fraction of the flow's bytes that cross it, in (0, 1]
+  };
+  static constexpr std::uint32_t kNoSum = UINT32_MAX;
+  struct Route {
+    std::vector<Hop> hops;  // each link once
+    Time deliver_delay = 0;  // last byte through the bottleneck -> last byte at the destination
+    Time ack_delay = 0;      // delivered -> the last ack back at the source
+    // In-network transfers are not acknowledged: done once sent. They deliver these
+    // receive records instead of their own (a multicast: every member's), or, as one
+    // contribution of `sum_parts` to sum `sum`, once the last contribution is in.
+    bool acknowledged = true;
+    std::vector<MessageId> deliver;
+    std::uint32_t sum = kNoSum;
+    std::uint32_t sum_parts = 0;
+  };
+  struct LinkStats {
+    double bytes = 0;  // carried so far (wire bytes)
+    std::uint64_t flows = 0;  // flows that crossed it
+  };
+
+  // `capacity`: each link's rate in bytes per picosecond. `observer` hears of every
+  // flow's sending, delivery and completion (the network's dispatcher).
+  FlowModel(Simulator& sim, std::vector<double> capacity, MessageObserver* observer);
+
+  // Starts message `id` now: `wire_bytes` (payload and headers) over `route`.
+  void start(MessageId id, std::int64_t wire_bytes, std::int64_t payload, const Route& route);
+
+  void on_event() override;
+
+  std::size_t link_count() const { return links_.size(); }
+  // Bytes carried by `link` up to `now` (the rates settled last are integrated up to it).
+  double link_bytes(std::uint32_t link, Time now) const;
+  std::uint64_t link_flows(std::uint32_t link) const { return links_[link].flows; }
+  double link_capacity(std::uint32_t link) const { return links_[link].capacity; }
+  std::uint64_t flows_started() const { return started_; }
+  std::uint64_t flows_finished() const { return finished_; }
+  std::uint64_t payload_delivered() const { return payload_delivered_; }
+  std::uint64_t rate_solves() const { return solves_; }        // max-min recomputations
+  std::uint64_t flows_solved() const { return flows_solved_; }  // flows they covered, in all
+  std::size_t max_active_flows() const { return max_active_; }
+  std::size_t active_flows() const { return active_; }
+
+ private:
+  struct FlowState {
+    MessageId id = 0;
+    std::uint64_t serial = 0;  // start order: breaks ties between equal finish times
+    double remaining = 0;      // bytes left at `last`
+    double rate = 0;           // bytes per picosecond
+    Time last = 0;
+    Time finish = kTimeMax;
+    Time deliver_delay = 0;
+    Time ack_delay = 0;
+    std::int64_t payload = 0;
+    std::uint32_t heap_pos = UINT32_MAX;
+    std::uint32_t visit = 0;   // solve stamp
+    bool frozen = false;
+    bool acknowledged = true;
+    std::uint32_t sum = kNoSum;
+    std::uint32_t sum_parts = 0;
+    std::vector<MessageId> deliver;
+    std::vector<Hop> hops;
+    std::vector<std::uint32_t> member_pos;  // per hop: its place in the link's member list
+  };
+  struct Member {
+    std::uint32_t flow;
+    std::uint32_t hop;
+  };
+  struct LinkState {
+    double capacity = 0;
+    double load = 0;        // bytes per ps, the sum of weight x rate over its flows
+    Time load_since = 0;    // `bytes` holds what was carried up to here
+    double bytes = 0;
+    std::uint64_t flows = 0;
+    std::vector<Member> members;
+    // Progressive filling's scratch.
+    double residual = 0;
+    double weight_left = 0;  // the weights of its flows not yet frozen
+    std::uint32_t visit = 0;
+    std::uint32_t version = 0;
+    bool dirty = false;
+  };
+  struct Note {  // something to tell the observer at `time`
+    Time time;
+    std::uint64_t seq;
+    MessageId id;
+    std::uint8_t kind;  // 0 sent, 1 delivered, 2 finished
+    std::int64_t payload;
+  };
+  struct NoteLater {
+    bool operator()(const Note& a, const Note& b) const { return a.time != b.time ? a.time > b.time : a.seq > b.seq; }
+  };
+
+  struct SumState {
+    std::uint32_t left = 0;  // contributions still to finish
+    Time delay = 0;
+    std::int64_t payload = 0;
+    std::vector<MessageId> deliver;
+  };
+  void note(Time at, MessageId id, std::uint8_t kind, std::int64_t payload);
+  void wake_now();
+  void complete_due(Time now);
+  void remove_from_links(std::uint32_t f);
+  void solve(Time now);
+  void schedule_next();
+  // The completion heap over active flows, by (finish, serial).
+  bool earlier(std::uint32_t a, std::uint32_t b) const;
+  void heap_update(std::uint32_t f);
+  void heap_remove(std::uint32_t f);
+  void sift_up(std::size_t i);
+  void sift_down(std::size_t i);
+  void heap_place(std::size_t i, std::uint32_t f);
+
+  Simulator* sim_;
+  MessageObserver* observer_;
+  std::vector<LinkState> links_;
+  std::vector<FlowState> flows_;
+  std::vector<std::uint32_t> free_flows_;
+  std::vector<std::uint32_t> heap_;
+  std::vector<Note> notes_;  // a heap by (time, seq)
+  std::vector<std::uint32_t> dirty_links_;
+  std::unordered_map<std::uint32_t, SumState> sums_;  // sums with contributions in flight
+  std::uint64_t next_serial_ = 0;
+  std::uint64_t next_note_ = 0;
+  std::uint32_t stamp_ = 0;
+  bool in_event_ = false;
+  std::size_t active_ = 0;
+  std::size_t max_active_ = 0;
+  std::uint64_t started_ = 0;
+  std::uint64_t finished_ = 0;
+  std::uint64_t payload_delivered_ = 0;
+  std::uint64_t solves_ = 0;
+  std::uint64_t flows_solved_ = 0;
+  // Scratch of solve(), kept to avoid reallocating.
+  std::vector<std::uint32_t> comp_links_;
+  std::vector<std::uint32_t> comp_flows_;
+  struct Share {
+    double share;
+    std::uint32_t link;
+    std::uint32_t version;
+  };
+  std::vector<Share> shares_;
+};
+
+}  // namespace fabricsim

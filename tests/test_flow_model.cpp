@@ -1,0 +1,205 @@
+// The flow-level network (network.fidelity: flow) against hand-worked max-min rates
+// and closed forms.
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "app/config_loader.h"
+#include "app/scenario.h"
+#include "sim/flow_model.h"
+#include "sim/simulator.h"
+
+using namespace fabricsim;
+
+namespace {
+
+// Records when each message was sent, delivered and finished.
+struct Times final : MessageObserver {
+  std::map<MessageId, Time> sent, delivered, finished;
+  void on_message_sent(MessageId id, Time now) override { sent[id] = now; }
+  void on_message_delivered(MessageId id, Time now) override { delivered[id] = now; }
+  void on_message_finished(MessageId id, Time now) override { finished[id] = now; }
+};
+
+FlowModel::Route over(std::initializer_list<std::uint32_t> links, Time deliver = 0, Time ack = 0) {
+  FlowModel::Route r;
+  for (std::uint32_t l : links) r.hops.push_back({l, 1.0});
+  r.deliver_delay = deliver;
+  r.ack_delay = ack;
+  return r;
+}
+
+// Starts each flow at time 0 from an event (as a workload would).
+struct Starter final : EventHandler {
+  std::function<void()> go;
+  void on_event() override { go(); }
+};
+
+}  // namespace
+
+TEST_CASE("N flows on one bottleneck each get 1/N of it") {
+  // 100 Gb/s = 0.0125 B/ps. Alone, 1.25 MB takes 100 us; four at once share the link and
+  // all finish at 400 us; delivery and the ack add their delays after that.
+  for (int n : {1, 2, 4, 7}) {
+    Simulator sim(1);
+    Times times;
+    FlowModel model(sim, {0.0125}, &times);
+    Starter s;
+    s.go = [&] {
+      for (int i = 0; i < n; ++i) model.start(static_cast<MessageId>(i), 1'250'000, 1'250'000, over({0}, 1000, 500));
+    };
+    sim.schedule_at(s, 0);
+    sim.run();
+    REQUIRE(times.finished.size() == static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      CHECK(times.sent[static_cast<MessageId>(i)] == n * us(100));
+      CHECK(times.delivered[static_cast<MessageId>(i)] == n * us(100) + 1000);
+      CHECK(times.finished[static_cast<MessageId>(i)] == n * us(100) + 1500);
+    }
+    CHECK(model.link_bytes(0, sim.now()) == doctest::Approx(1'250'000.0 * n));
+  }
+}
+
+TEST_CASE("a parking lot gets the textbook max-min rates") {
+  // Links L0 and L1, 80 Gb/s each (0.01 B/ps). A crosses both; B only L0; C and D only
+  // L1. Progressive filling: L1's share 0.01/3 is the smaller (L0's is 0.01/2), so A, C
+  // and D freeze at 0.01/3; B takes what A leaves of L0: 0.02/3.
+  // With 1 MB each: B finishes at 1e6 / (0.02/3) = 150 us. Then L0 holds A alone, but A
+  // stays bound by L1 at 0.01/3, so A, C and D finish together at 1e6 / (0.01/3) = 300 us.
+  Simulator sim(1);
+  Times times;
+  FlowModel model(sim, {0.01, 0.01}, &times);
+  Starter s;
+  s.go = [&] {
+    model.start(0, 1'000'000, 1'000'000, over({0, 1}));  // A
+    model.start(1, 1'000'000, 1'000'000, over({0}));     // B
+    model.start(2, 1'000'000, 1'000'000, over({1}));     // C
+    model.start(3, 1'000'000, 1'000'000, over({1}));     // D
+  };
+  sim.schedule_at(s, 0);
+  sim.run();
+  CHECK(times.sent[1] == us(150));
+  CHECK(times.sent[0] == us(300));
+  CHECK(times.sent[2] == us(300));
+  CHECK(times.sent[3] == us(300));
+  // What each link carried: L0 A's and B's megabyte, L1 three.
+  CHECK(model.link_bytes(0, sim.now()) == doctest::Approx(2e6));
+  CHECK(model.link_bytes(1, sim.now()) == doctest::Approx(3e6));
+}
+
+TEST_CASE("a flow that loses its competitor speeds up to the rest of the link") {
+  // Two flows on 0.01 B/ps: 1 MB and 3 MB. Shared, the small one ends at 1e6 / 0.005 =
+  // 200 us, when the big one has 2 MB left; alone it takes 200 us more: 400 us.
+  Simulator sim(1);
+  Times times;
+  FlowModel model(sim, {0.01}, &times);
+  Starter s;
+  s.go = [&] {
+    model.start(0, 1'000'000, 1'000'000, over({0}));
+    model.start(1, 3'000'000, 3'000'000, over({0}));
+  };
+  sim.schedule_at(s, 0);
+  sim.run();
+  CHECK(times.sent[0] == us(200));
+  CHECK(times.sent[1] == us(400));
+}
+
+TEST_CASE("split flows load each link with their share") {
+  // A flow sprayed half and half over L0 and L1 (0.01 B/ps each), and a flow pinned to
+  // L0. Filling: L0 holds weights 1.5, L1 0.5: L0 saturates first at 0.01 / 1.5, which
+  // freezes both. The sprayed flow's 1 MB then takes 1e6 x 150 / 1 = 150 us, and so does
+  // the pinned one's.
+  Simulator sim(1);
+  Times times;
+  FlowModel model(sim, {0.01, 0.01}, &times);
+  Starter s;
+  s.go = [&] {
+    FlowModel::Route split;
+    split.hops = {{0, 0.5}, {1, 0.5}};
+    model.start(0, 1'000'000, 1'000'000, split);
+    model.start(1, 1'000'000, 1'000'000, over({0}));
+  };
+  sim.schedule_at(s, 0);
+  sim.run();
+  CHECK(times.sent[0] == us(150));
+  CHECK(times.sent[1] == us(150));
+}
+
+TEST_CASE("flow fidelity: a ring AllReduce on an ideal domain is the closed form exactly") {
+  // Four GPUs on one switch, 100 Gb/s links of 500 ns, no headers, 4 KiB packets; an ack
+  // of 64 B per 64 packets goes back over each link, so a link carries a flow's data and
+  // 1/4096 of its neighbour's in acks: each flow runs at B x 4096/4097.
+  // Ring AllReduce of S = 4 MiB: 2(n-1) = 6 steps, each a 1 MiB flow from every rank to
+  // the next, received before the next step starts:
+  //   drain   = 1 MiB x 4097/4096 / 0.0125 B/ps = 83,906,560 ps  (the 2(n-1)/n S/B term)
+  //   latency = 2 x 500 ns + one 4 KiB packet at 100G (327,680 ps) = 1,327,680 ps
+  //   (store-and-forward at the switch: the hop after the bottleneck)
+  // Total 6 x 85,234,240 ps = 511,405,440 ps.
+  ScenarioRun run(load_config_text(R"(
+topology:
+  kind: custom
+  hosts: [g0, g1, g2, g3]
+  switches: [s]
+  links:
+    - {a: g0, b: s, bandwidth: 100Gbps, latency: 500ns}
+    - {a: g1, b: s, bandwidth: 100Gbps, latency: 500ns}
+    - {a: g2, b: s, bandwidth: 100Gbps, latency: 500ns}
+    - {a: g3, b: s, bandwidth: 100Gbps, latency: 500ns}
+network: {mtu: 4KiB, header_bytes: 0, ack_bytes: 64, ack_interval: 64, fidelity: flow}
+workload: {kind: collective, op: all_reduce, algorithm: ring, bytes: 4MiB, channels: 1}
+)",
+                                   "flow_ring"));
+  run.run();
+  REQUIRE(run.complete());
+  REQUIRE(run.flow_model() != nullptr);
+  const Time step = 83'906'560 + 2 * ns(500) + 327'680;
+  CHECK(run.collective()->rows()[0].time == 6 * step);
+}
+
+TEST_CASE("flow fidelity: N senders into one receiver each get 1/N (incast)") {
+  // Three hosts send 1 MiB each to h3 over 100 Gb/s links (64 B headers per 4 KiB): the
+  // receiver's link is the bottleneck, shared three ways with nothing else on it (acks go
+  // the other way). 3 x 256 packets x 4160 B = 3,194,880 B at 0.0125 B/ps = 255,590,400 ps,
+  // plus 2 x 1 us and one packet (332.8 ns) at the hop before: 257,923,200 ps.
+  ScenarioRun run(load_config_text(R"(
+topology:
+  kind: custom
+  hosts: [h0, h1, h2, h3]
+  switches: [s]
+  links:
+    - {a: h0, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: h1, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: h2, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: h3, b: s, bandwidth: 100Gbps, latency: 1us}
+network: {mtu: 4KiB, header_bytes: 64, fidelity: flow}
+workload: {kind: incast, receiver: h3, senders: 3, bytes: 1MiB}
+)",
+                                   "flow_incast"));
+  run.run();
+  REQUIRE(run.complete());
+  for (MessageId id = 0; id < 3; ++id) {
+    const Message& m = run.network().messages()[id];
+    CHECK(m.delivered - m.posted == 255'590'400 + 2 * us(1) + 332'800);
+  }
+}
+
+TEST_CASE("flow fidelity reruns are byte-identical") {
+  const auto once = [] {
+    ScenarioConfig c = load_config_text(R"(
+topology:
+  kind: fat_tree
+  k: 4
+  host_link: {bandwidth: 100Gbps, latency: 500ns}
+  fabric_link: {bandwidth: 100Gbps, latency: 500ns}
+network: {fidelity: flow}
+workload: {kind: uniform, flows: 200, bytes: 64KiB}
+)",
+                                        "flow_rerun");
+    ScenarioRun run(c);
+    run.run();
+    std::vector<Time> out;
+    for (MessageId id = 0; id < run.network().messages().size(); ++id) out.push_back(run.network().messages()[id].finished);
+    return out;
+  };
+  CHECK(once() == once());
+}
