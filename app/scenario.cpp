@@ -320,10 +320,10 @@ void ScenarioRun::add_workload() {
         // NCCL's choice per collective, from its members' place in the fabric (the network
         // alone: no protocol costs, so closed forms of the trace still hold).
         const TopologyConfig topology = config_.topology;
-        const bool flows = config_.network.fidelity == NetworkConfig::Fidelity::kFlow;  // no SHARP at flow fidelity
-        options.choose = [topology, flows](CollectiveOp op, std::int64_t bytes, const std::vector<HostId>& members) {
+        const bool flow_fidelity = config_.network.fidelity == NetworkConfig::Fidelity::kFlow;  // no SHARP at flow fidelity
+        options.choose = [topology, flow_fidelity](CollectiveOp op, std::int64_t bytes, const std::vector<HostId>& members) {
           TunerFacts facts = tuner_facts_for_group(topology, members);
-          if (flows) facts.sharp = false;
+          if (flow_fidelity) facts.sharp = false;
           return choose_algorithm(op, bytes, facts).algorithm;
         };
         if (topology.kind == TopologyConfig::Kind::kNvSwitch) options.nvls_latency_ps = topology.nvswitch.nvls_latency;
