@@ -135,6 +135,8 @@ struct NetworkConfig {
   // link capacity max-min fairly (sim/flow_model.h), no queues.
   enum class Fidelity : std::uint8_t { kPacket, kFlow };
   Fidelity fidelity = Fidelity::kPacket;
+  // Flow fidelity: solve rates at most once per this interval (0: at every change, exact).
+  Time flow_rate_interval = 0;
 };
 
 struct MessageConfig {

@@ -114,6 +114,7 @@ NetworkConfig read_network(MapReader m) {
   n.fidelity = m.choice<NetworkConfig::Fidelity>(
       "fidelity", {{"packet", NetworkConfig::Fidelity::kPacket}, {"flow", NetworkConfig::Fidelity::kFlow}},
       NetworkConfig::Fidelity::kPacket);
+  n.flow_rate_interval = m.time("flow_rate_interval", 0);
   m.finish();
   return n;
 }

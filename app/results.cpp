@@ -104,6 +104,7 @@ std::string results_json(const ScenarioRun& run) {
     // What the flow-level solver did (sim/flow_model.h): its cost grows with these.
     j.key("flow_model").begin_object();
     j.key("flows").value(f->flows_started());
+    j.key("rate_interval_ps").value(static_cast<std::int64_t>(f->rate_interval()));
     j.key("rate_solves").value(f->rate_solves());
     j.key("flows_per_solve").value(f->rate_solves() > 0 ? static_cast<double>(f->flows_solved()) / static_cast<double>(f->rate_solves()) : 0.0);
     j.key("max_active_flows").value(static_cast<std::uint64_t>(f->max_active_flows()));

@@ -129,6 +129,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
     flow_router_ = std::make_unique<FlowRouter>(*network_);
     flow_model_ = std::make_unique<FlowModel>(*sim_, flow_router_->capacities(), &network_->dispatcher());
     flow_model_->set_order(network_->next_order_key());
+    flow_model_->set_rate_interval(n.flow_rate_interval);
     network_->set_flow_model(flow_model_.get(), flow_router_.get());
   }
   // One schedule per sending endpoint, in its partition: the same events however the run

@@ -83,9 +83,9 @@ void FlowModel::note(Time at, MessageId id, std::uint8_t kind, std::int64_t payl
 
 void FlowModel::wake_now() {
   if (in_event_) return;  // the event under way settles it before it ends
-  const Time now = sim_->now();
-  if (scheduled() && event_time() == now) return;
-  sim_->schedule_at(*this, now);
+  const Time at = solve_time(sim_->now());
+  if (scheduled() && event_time() <= at) return;
+  sim_->schedule_at(*this, at);
 }
 
 void FlowModel::remove_from_links(std::uint32_t f) {
@@ -191,16 +191,25 @@ void FlowModel::solve(Time now) {
     l.residual = l.capacity;
     l.weight_left = 0;
     for (const Member& m : l.members) l.weight_left += flows_[m.flow].hops[m.hop].weight;
-    ++l.version;
-    if (l.weight_left > kNoWeight) shares_.push_back({l.residual / l.weight_left, link, l.version});
+    if (l.weight_left > kNoWeight) shares_.push_back({l.residual / l.weight_left, link, 0});
   }
   std::make_heap(shares_.begin(), shares_.end(), later);
+  // Freezing flows only raises other links' shares ((R - w s) / (W - w) >= R / W when
+  // s <= R / W), so entries are not updated as flows freeze: a popped entry whose link's
+  // share has since grown goes back in with its new value, and one that still holds is
+  // the smallest there is.
   while (!shares_.empty()) {
     std::pop_heap(shares_.begin(), shares_.end(), later);
     const Share top = shares_.back();
     shares_.pop_back();
     LinkState& bottleneck = links_[top.link];
-    if (top.version != bottleneck.version) continue;
+    if (bottleneck.weight_left <= kNoWeight) continue;  // every flow on it is frozen
+    const double current = std::max(0.0, bottleneck.residual) / bottleneck.weight_left;
+    if (current > top.share) {
+      shares_.push_back({current, top.link, 0});
+      std::push_heap(shares_.begin(), shares_.end(), later);
+      continue;
+    }
     const double share = top.share;
     for (const Member& m : bottleneck.members) {
       FlowState& s = flows_[m.flow];
@@ -216,11 +225,6 @@ void FlowModel::solve(Time now) {
         LinkState& l = links_[h.link];
         l.residual -= h.weight * share;
         l.weight_left -= h.weight;
-        ++l.version;
-        if (l.weight_left > kNoWeight) {
-          shares_.push_back({std::max(0.0, l.residual) / l.weight_left, h.link, l.version});
-          std::push_heap(shares_.begin(), shares_.end(), later);
-        }
       }
     }
   }
@@ -235,7 +239,7 @@ void FlowModel::on_event() {
   const Time now = sim_->now();
   for (;;) {
     complete_due(now);
-    if (!dirty_links_.empty()) solve(now);
+    if (!dirty_links_.empty() && solve_time(now) == now) solve(now);
     if (!heap_.empty() && flows_[heap_[0]].finish <= now) continue;
     if (notes_.empty() || notes_.front().time > now) break;
     // Everything due now is told before the rates are worked out again: what the
@@ -261,6 +265,7 @@ void FlowModel::on_event() {
   Time next = kTimeMax;
   if (!heap_.empty()) next = flows_[heap_[0]].finish;
   if (!notes_.empty()) next = std::min(next, notes_.front().time);
+  if (!dirty_links_.empty()) next = std::min(next, solve_time(now + 1));
   if (next == kTimeMax) {
     sim_->cancel(*this);
   } else {

@@ -53,6 +53,13 @@ class FlowModel final : public EventHandler {
   // flow's sending, delivery and completion (the network's dispatcher).
   FlowModel(Simulator& sim, std::vector<double> capacity, MessageObserver* observer);
 
+  // Rates are worked out again at every start and end (0, exact), or at most once per
+  // `interval`, on its multiples: changes wait for the next one (a new flow starts then;
+  // capacity a flow leaves stays unused until then). Large runs trade that error,
+  // at most an interval per change, for solves that no longer follow every flow.
+  void set_rate_interval(Time interval) { interval_ = interval; }
+  Time rate_interval() const { return interval_; }
+
   // Starts message `id` now: `wire_bytes` (payload and headers) over `route`.
   void start(MessageId id, std::int64_t wire_bytes, std::int64_t payload, const Route& route);
 
@@ -107,7 +114,6 @@ class FlowModel final : public EventHandler {
     double residual = 0;
     double weight_left = 0;  // the weights of its flows not yet frozen
     std::uint32_t visit = 0;
-    std::uint32_t version = 0;
     bool dirty = false;
   };
   struct Note {  // something to tell the observer at `time`
@@ -129,6 +135,8 @@ class FlowModel final : public EventHandler {
   };
   void note(Time at, MessageId id, std::uint8_t kind, std::int64_t payload);
   void wake_now();
+  // The first time from `t` on at which rates may be solved.
+  Time solve_time(Time t) const { return interval_ <= 0 || t % interval_ == 0 ? t : (t / interval_ + 1) * interval_; }
   void complete_due(Time now);
   void remove_from_links(std::uint32_t f);
   void solve(Time now);
@@ -154,6 +162,7 @@ class FlowModel final : public EventHandler {
   std::uint64_t next_note_ = 0;
   std::uint32_t stamp_ = 0;
   bool in_event_ = false;
+  Time interval_ = 0;
   std::size_t active_ = 0;
   std::size_t max_active_ = 0;
   std::uint64_t started_ = 0;
@@ -167,7 +176,7 @@ class FlowModel final : public EventHandler {
   struct Share {
     double share;
     std::uint32_t link;
-    std::uint32_t version;
+    std::uint32_t unused;
   };
   std::vector<Share> shares_;
 };
