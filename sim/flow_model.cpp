@@ -198,7 +198,8 @@ void FlowModel::solve(Time now) {
   // s <= R / W), so entries are not updated as flows freeze: a popped entry whose link's
   // share has since grown goes back in with its new value, and one that still holds is
   // the smallest there is.
-  while (!shares_.empty()) {
+  std::size_t unfrozen = comp_flows_.size();
+  while (!shares_.empty() && unfrozen > 0) {
     std::pop_heap(shares_.begin(), shares_.end(), later);
     const Share top = shares_.back();
     shares_.pop_back();
@@ -215,6 +216,7 @@ void FlowModel::solve(Time now) {
       FlowState& s = flows_[m.flow];
       if (s.frozen) continue;
       s.frozen = true;
+      --unfrozen;
       const double old_rate = s.rate;
       s.rate = share;
       if (s.rate != old_rate || s.finish == kTimeMax) {

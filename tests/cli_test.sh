@@ -171,5 +171,12 @@ check "validate --threads 2 shows the split and warns of a 1 ns lookahead" \
 "$bin" run "$work/two_dgx_coll.yaml" --threads 2 >"$work/coll_split.out" 2>&1; rc=$?
 check "run --threads with a collective is refused, exit 2, naming workload.kind" '[ $rc -eq 2 ] && grep -q "workload.kind" "$work/coll_split.out"'
 
+"$bin" run "$examples/dumbbell.yaml" --fidelity flow --out "$work/flow" >"$work/flow.out" 2>&1; rc=$?
+check "run --fidelity flow finishes, says so, and writes fidelity and the solver's figures" \
+  '[ $rc -eq 0 ] && grep -q "flow fidelity" "$work/flow.out" && grep -q "\"fidelity\": *\"flow\"" "$work/flow/results.json" && grep -q "\"rate_solves\"" "$work/flow/results.json"'
+"$bin" run "$examples/dumbbell.yaml" --fidelity flows --out "$work/flow_bad" >"$work/flow_bad.out" 2>&1; rc=$?
+check "--fidelity with an unknown value exits 2 naming network.fidelity, and writes nothing" \
+  '[ $rc -eq 2 ] && grep -q "network.fidelity" "$work/flow_bad.out" && [ ! -e "$work/flow_bad" ]'
+
 [ $fail -eq 0 ] && echo "cli: all checks passed" || echo "cli: some checks FAILED"
 exit $fail
