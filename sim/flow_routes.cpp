@@ -48,9 +48,10 @@ FlowRouter::Walk FlowRouter::walk(NodeRef from, HostId to, std::uint32_t hash, s
   const auto& dirs = net_->directions();
   Walk result;
   bool arrived = false;
-  std::vector<Reach> frontier{{from, 1.0, 0, 0}};
-  std::vector<Reach> next;
-  std::vector<std::pair<PortIndex, double>> out;
+  std::vector<Reach>& frontier = frontier_;
+  std::vector<Reach>& next = next_;
+  std::vector<std::pair<PortIndex, double>>& out = out_;
+  frontier.assign(1, {from, 1.0, 0, 0});
   for (int level = 0; !frontier.empty(); ++level) {
     if (level > 256) throw std::logic_error("a routing loop in the flow model's walk");
     next.clear();
@@ -86,6 +87,7 @@ FlowRouter::Walk FlowRouter::walk(NodeRef from, HostId to, std::uint32_t hash, s
         if (candidates.size() == 1) {
           out.push_back({candidates[0], 1.0});
         } else if (s.load_balancing() == LoadBalancing::kEcmp) {
+          hashed_ = true;
           out.push_back({candidates[s.ecmp_pick(hash, static_cast<std::uint32_t>(candidates.size()))], 1.0});
         } else {
           for (PortIndex p : candidates) out.push_back({p, 1.0 / static_cast<double>(candidates.size())});
@@ -125,7 +127,16 @@ FlowModel::Route FlowRouter::route(const Message& m) const {
   const NicConfig& nic = net_->params().nic;
   const std::int64_t packet = std::min<std::int64_t>(nic.mtu, std::max<std::int64_t>(0, m.bytes)) + nic.header_bytes;
   if (m.in_network != InNetwork::kNone) return in_network_route(m, packet);
-  std::vector<FlowModel::Hop> hops;
+  // Routes that no hash chose (one path, or split evenly) are the same for every full-size
+  // message between two endpoints: kept, up to a bound.
+  const bool full = m.bytes >= nic.mtu;
+  const std::uint64_t pair = (std::uint64_t{m.src} << 32) | m.dst;
+  if (full) {
+    if (auto it = cache_.find(pair); it != cache_.end()) return it->second;
+  }
+  hashed_ = false;
+  std::vector<FlowModel::Hop>& hops = hops_;
+  hops.clear();
   FlowModel::Route route;
   const Walk data = walk(NodeRef::host(m.src), m.dst, message_hash(m.src, m.sequence), packet, 1.0, hops);
   // The last byte leaves the bottleneck; the packet it ends still has the hops after it.
@@ -134,6 +145,7 @@ FlowModel::Route FlowRouter::route(const Message& m) const {
   const double ack_share = static_cast<double>(nic.ack_bytes) / (static_cast<double>(nic.ack_interval) * static_cast<double>(packet));
   route.ack_delay = walk(NodeRef::host(m.dst), m.src, message_hash(m.src, m.sequence, /*answer=*/true), nic.ack_bytes, ack_share, hops).delay;
   merge_hops(hops, route);
+  if (full && !hashed_ && cache_.size() < kMaxCachedRoutes) cache_.emplace(pair, route);
   return route;
 }
 

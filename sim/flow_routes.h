@@ -7,6 +7,7 @@
 // candidates when it sprays or adapts per packet. A flow's acknowledgements load the
 // links back in proportion to its rate (ack bytes per data packet), as packets' do.
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/flow_model.h"
@@ -50,6 +51,14 @@ class FlowRouter {
   }
 
   const Network* net_;
+  // Scratch of route() and walk(), kept between calls; routes no hash chose, by
+  // (src, dst), for full-size messages.
+  static constexpr std::size_t kMaxCachedRoutes = 1 << 20;
+  mutable std::vector<Reach> frontier_, next_;
+  mutable std::vector<std::pair<PortIndex, double>> out_;
+  mutable std::vector<FlowModel::Hop> hops_;
+  mutable bool hashed_ = false;
+  mutable std::unordered_map<std::uint64_t, FlowModel::Route> cache_;
   std::vector<std::uint32_t> host_first_, host_dirs_;      // per host: its ports' directions
   std::vector<std::uint32_t> switch_first_, switch_dirs_;  // per switch
   // Reduction engines are flow-model links too, after the directions: per switch, its
