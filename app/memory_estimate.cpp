@@ -166,8 +166,17 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
   }
   e.packets_in_flight = std::min(workload, wire + queue_room);
   e.packets = e.packets_in_flight * kPerPacket;
+  const bool flows = n.fidelity == NetworkConfig::Fidelity::kFlow;
+  if (flows) {
+    // No packets: a flow per message in flight instead (those made before the run may all
+    // be at once; a workload's, a few per rank), with a weight, a member entry and its
+    // place per link it crosses (about 16 links across a cluster, acks included).
+    e.packets_in_flight = 0;
+    e.packets = (prebuilt_messages > 0 ? prebuilt_messages : hosts * 8) * (sizeof(double) * 12 + 16 * 24);
+  }
   // A message is a record, a receive slot at its destination and a send slot at its source.
-  const std::uint64_t per_message = sizeof(Message) + sizeof(RecvState) + sizeof(SendState);
+  // (At flow fidelity the NICs keep no slots.)
+  const std::uint64_t per_message = sizeof(Message) + (flows ? 0 : sizeof(RecvState) + sizeof(SendState));
   e.messages += prebuilt_messages * (per_message + 3 * sizeof(Time)) + hosts * 8 * per_message;
   // results.json: a record per link direction and per switch, written once, held twice.
   e.results = 2 * (directions * 420 + switches * 160 + hosts * 64);
@@ -177,11 +186,16 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
 std::string MemoryEstimate::describe() const {
   const auto gib = [](std::uint64_t b) { return static_cast<double>(b) / (1u << 30); };
   char buf[320];
+  char moving[64];
+  if (packets_in_flight == 0 && packets > 0) {
+    std::snprintf(moving, sizeof moving, "flows %.2f", gib(packets));  // flow fidelity
+  } else {
+    std::snprintf(moving, sizeof moving, "packets %.2f for %llu in flight", gib(packets),
+                  static_cast<unsigned long long>(packets_in_flight));
+  }
   std::snprintf(buf, sizeof buf,
-                "%.2f GiB (network %.2f, routes %.2f, topology %.2f, packets %.2f for %llu in flight, messages %.2f, results "
-                "%.2f, program %.2f)",
-                gib(total()), gib(network), gib(routes), gib(topology), gib(packets),
-                static_cast<unsigned long long>(packets_in_flight), gib(messages), gib(results), gib(base));
+                "%.2f GiB (network %.2f, routes %.2f, topology %.2f, %s, messages %.2f, results %.2f, program %.2f)",
+                gib(total()), gib(network), gib(routes), gib(topology), moving, gib(messages), gib(results), gib(base));
   return buf;
 }
 
