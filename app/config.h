@@ -14,6 +14,7 @@
 #include "sim/switch.h"
 #include "sim/time.h"
 #include "topologies/cluster.h"
+#include "topologies/faults.h"
 #include "workloads/collective.h"
 
 namespace fabricsim {
@@ -70,6 +71,13 @@ struct CollectiveConfig {
 };
 
 // A training trace replay (docs/traces.md).
+// A rank whose compute takes `compute` times as long (a slow or throttled GPU).
+struct StragglerConfig {
+  int rank = 0;
+  double compute = 1.0;
+  SourceRef source;
+};
+
 struct TraceWorkloadConfig {
   bool chakra = false;       // MLCommons Chakra files PREFIX.RANK.et instead of our JSON Lines
   int chakra_ranks = 0;
@@ -81,6 +89,7 @@ struct TraceWorkloadConfig {
   bool ideal_network = false;  // communication takes no time
   std::string algorithm = "ring";
   int channels = 1;
+  std::vector<StragglerConfig> stragglers;
 };
 
 struct WorkloadConfig {
@@ -154,6 +163,11 @@ struct StopConfig {
   std::uint64_t events = UINT64_MAX;
 };
 
+struct FaultConfig {
+  FaultSpec spec;
+  SourceRef source;
+};
+
 struct ScenarioConfig {
   std::string name;
   std::string file;  // where it was loaded from, for reports
@@ -162,6 +176,7 @@ struct ScenarioConfig {
   NetworkConfig network;
   std::vector<MessageConfig> messages;
   WorkloadConfig workload;
+  std::vector<FaultConfig> faults;  // what-if changes to the fabric, from the start
   StopConfig stop;
   // Refuse runs estimated to need more (bytes); 0: the memory this machine has free.
   // Set by --memory-limit, not by the config file: it is the machine's, not the scenario's.

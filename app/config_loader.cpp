@@ -250,6 +250,18 @@ WorkloadConfig read_workload(MapReader m, int traffic_classes) {
     for (const auto& name : algorithm_names()) algorithms.emplace_back(name, name);
     w.trace.algorithm = m.choice<std::string>("algorithm", algorithms, std::string("ring"));
     w.trace.channels = static_cast<int>(m.integer("channels", 1, 64, 1));
+    const YAML::Node slow = m.sequence("stragglers", false);
+    for (std::size_t i = 0; i < slow.size(); ++i) {
+      const std::string path = m.child_path("stragglers") + "[" + std::to_string(i) + "]";
+      if (!slow[i].IsMap()) m.context().fail(slow[i], path, "expected a map {rank: R, compute: FACTOR}");
+      MapReader r(m.context(), slow[i], path);
+      StragglerConfig st;
+      st.rank = static_cast<int>(r.integer("rank", 0, 1 << 24));
+      st.compute = r.real("compute", 0.01, 1000.0);
+      st.source = m.context().source(slow[i], path);
+      r.finish();
+      w.trace.stragglers.push_back(st);
+    }
   } else if (w.kind == K::kPoisson) {
     w.load = m.real("load", 0.001, 1.0);
     w.flow_size_cdf = m.string("flow_size_cdf");
@@ -315,6 +327,50 @@ void apply_override(YAML::Node root, const std::string& text, YamlContext& ctx) 
   ctx.add_override(canonical, text);
 }
 
+// faults: [{link: [A, B] | switch: S | tier: T (fraction, seed), down | bandwidth | extra_latency}]
+std::vector<FaultConfig> read_faults(const YamlContext& ctx, const YAML::Node& seq) {
+  std::vector<FaultConfig> out;
+  for (std::size_t i = 0; i < seq.size(); ++i) {
+    const std::string path = "faults[" + std::to_string(i) + "]";
+    const char* shape = "expected a map naming one of link: [A, B], switch: NAME or tier: NAME, and what happens: "
+                        "down: true, bandwidth: RATE or extra_latency: TIME";
+    if (!seq[i].IsMap()) ctx.fail(seq[i], path, shape);
+    MapReader m(ctx, seq[i], path);
+    FaultConfig f;
+    f.source = ctx.source(seq[i], path);
+    const int targets = (m.has("link") ? 1 : 0) + (m.has("switch") ? 1 : 0) + (m.has("tier") ? 1 : 0);
+    if (targets != 1) ctx.fail(seq[i], path, shape);
+    if (m.has("link")) {
+      const std::vector<std::string> ends = m.string_list("link", true);
+      if (ends.size() != 2) ctx.fail(seq[i]["link"], m.child_path("link"), "expected the link's two ends, [A, B]");
+      f.spec.target = FaultSpec::Target::kLink;
+      f.spec.a = ends[0];
+      f.spec.b = ends[1];
+    } else if (m.has("switch")) {
+      f.spec.target = FaultSpec::Target::kSwitch;
+      f.spec.node = m.string("switch");
+    } else {
+      f.spec.target = FaultSpec::Target::kTier;
+      f.spec.tier = m.string("tier");
+      f.spec.fraction = m.real("fraction", 0.0, 1.0, 1.0);
+      f.spec.seed = static_cast<std::uint64_t>(m.integer("seed", 0, INT64_MAX, 1));
+    }
+    f.spec.down = m.boolean("down", false);
+    if (m.has("bandwidth")) f.spec.bandwidth = m.bandwidth("bandwidth");
+    if (f.spec.bandwidth && f.spec.bandwidth->bits_per_second <= 0) {
+      ctx.fail(seq[i]["bandwidth"], m.child_path("bandwidth"), "expected a bandwidth above zero (down: true takes a link out)");
+    }
+    f.spec.extra_latency = m.time("extra_latency", 0);
+    if (!f.spec.down && !f.spec.bandwidth && f.spec.extra_latency == 0) ctx.fail(seq[i], path, shape);
+    if (f.spec.down && (f.spec.bandwidth || f.spec.extra_latency != 0)) {
+      ctx.fail(seq[i]["down"], m.child_path("down"), "expected either down: true or a degradation, not both");
+    }
+    m.finish();
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 ScenarioConfig read_scenario(const YAML::Node& root, YamlContext& ctx, const std::string& default_name) {
   MapReader top(ctx, root, "");
   if (!root.IsMap()) ctx.fail(root, "(top level)", "expected a map with topology, network, messages, stop");
@@ -326,6 +382,7 @@ ScenarioConfig read_scenario(const YAML::Node& root, YamlContext& ctx, const std
   c.network = read_network(top.map("network", false));
   c.messages = read_messages(top, top.sequence("messages", false), c.network.traffic_classes);
   c.workload = read_workload(top.map("workload", false), c.network.traffic_classes);
+  c.faults = read_faults(top.context(), top.sequence("faults", false));
   MapReader stop = top.map("stop", false);
   c.stop.time = stop.time("time", kTimeMax);
   c.stop.events = static_cast<std::uint64_t>(stop.integer("events", 1, INT64_MAX, INT64_MAX));

@@ -110,6 +110,20 @@ std::string results_json(const ScenarioRun& run) {
     j.key("max_active_flows").value(static_cast<std::uint64_t>(f->max_active_flows()));
     j.end_object();
   }
+  if (!run.config().faults.empty()) {
+    // What the what-if changed, link by link (both directions of each cable).
+    j.key("faults").begin_array();
+    for (const AppliedFault& f : run.applied_faults()) {
+      j.begin_object();
+      j.key("fault").value(static_cast<std::uint64_t>(f.fault));
+      j.key("a").value(f.a).key("b").value(f.b).key("tier").value(f.tier);
+      j.key("down").value(f.down);
+      j.key("bandwidth_bps").value(static_cast<std::int64_t>(f.bandwidth.bits_per_second));
+      j.key("latency_ps").value(static_cast<std::int64_t>(f.latency));
+      j.end_object();
+    }
+    j.end_array();
+  }
   j.key("hosts").value(static_cast<std::uint64_t>(net.host_count()));
   j.key("switches").value(static_cast<std::uint64_t>(net.switch_count()));
   j.key("messages_total").value(net.messages().created());

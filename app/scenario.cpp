@@ -13,6 +13,7 @@
 #include "topologies/analysis.h"
 #include "topologies/cluster.h"
 #include "topologies/compile.h"
+#include "topologies/faults.h"
 #include "workloads/flow_size_cdf.h"
 #include "workloads/synthetic_traffic.h"
 #include "workloads/chakra/chakra_import.h"
@@ -51,6 +52,21 @@ Topology build_topology(const TopologyConfig& config) {
 ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_progress) : config_(std::move(config)) {
   const auto setup_start = std::chrono::steady_clock::now();
   topology_ = build_topology(config_.topology);
+  if (!config_.faults.empty()) {
+    // What-if changes before routing: routes go around what is down.
+    std::vector<FaultSpec> specs;
+    for (const FaultConfig& f : config_.faults) specs.push_back(f.spec);
+    try {
+      applied_faults_ = apply_faults(topology_, specs);
+    } catch (const FaultError& e) {
+      const SourceRef& at = config_.faults[e.fault].source;
+      throw ConfigError(at.where, at.path, e.what);
+    }
+    if (std::string problem = check_topology(topology_); !problem.empty()) {
+      const SourceRef& at = config_.faults.front().source;
+      throw ConfigError(at.where, "faults", "with these faults " + problem);
+    }
+  }
   // Known before anything big is built: refuse what cannot fit, rather than fail in an
   // allocation minutes later.
   memory_ = estimate_memory(config_, topology_);
@@ -121,6 +137,10 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   try {
     network_ = compile_network(topology_, *sim_, options, routing_progress);
   } catch (const std::invalid_argument& e) {
+    if (!config_.faults.empty()) {
+      // The fabric was whole before its faults (build_topology checked it).
+      throw ConfigError(config_.faults.front().source.where, "faults", std::string("these faults cut the fabric: ") + e.what());
+    }
     throw ConfigError(config_.topology.source.where, config_.topology.source.path, e.what());
   }
   if (n.fidelity == NetworkConfig::Fidelity::kFlow) {
@@ -331,6 +351,14 @@ void ScenarioRun::add_workload() {
         if (topology.kind == TopologyConfig::Kind::kCluster) options.nvls_latency_ps = topology.cluster.node.nvls_latency;
       }
       options.params.channels = w.trace.channels;
+      for (const StragglerConfig& st : w.trace.stragglers) {
+        if (st.rank >= trace.ranks) {
+          throw ConfigError(st.source.where, st.source.path,
+                            "expected a rank below " + std::to_string(trace.ranks) + " (the trace's ranks), got " + std::to_string(st.rank));
+        }
+        options.compute_scale.resize(static_cast<std::size_t>(trace.ranks), 1.0);
+        options.compute_scale[static_cast<std::size_t>(st.rank)] = st.compute;
+      }
       options.params.local_size = config_.topology.kind == TopologyConfig::Kind::kCluster ? config_.topology.cluster.node.gpus : trace.ranks;
       options.collective.traffic_class = static_cast<std::uint8_t>(w.traffic_class);
       try {

@@ -62,6 +62,7 @@ class ScenarioRun {
 
   const ScenarioConfig& config() const { return config_; }
   const Topology& topology() const { return topology_; }
+  const std::vector<AppliedFault>& applied_faults() const { return applied_faults_; }
   const Network& network() const { return *network_; }
   const Simulator& sim() const { return *sim_; }
   // Events run, and the simulated time reached (a split run's, over its partitions).
@@ -113,6 +114,7 @@ class ScenarioRun {
 
   ScenarioConfig config_;
   Topology topology_;
+  std::vector<AppliedFault> applied_faults_;
   MemoryEstimate memory_;
   std::unique_ptr<Simulator> sim_;  // unsplit: everything; split: the monitors' clock
   std::vector<std::unique_ptr<Simulator>> partitions_;

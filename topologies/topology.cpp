@@ -46,4 +46,13 @@ std::vector<std::uint32_t> add_hosts(Topology& t, int n, const std::string& pref
   return out;
 }
 
+void Topology::remove_links(const std::vector<bool>& drop) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    if (i < drop.size() && drop[i]) continue;
+    links_[kept++] = links_[i];
+  }
+  links_.resize(kept);
+}
+
 }  // namespace fabricsim

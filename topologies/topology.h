@@ -68,6 +68,13 @@ class Topology {
   std::uint32_t switch_node(std::uint32_t s) const { return switches_[s]; }
   std::optional<std::uint32_t> find(const std::string& name) const;
   void set_reduce_rate(std::uint32_t node, Bandwidth rate) { nodes_[node].reduce_rate = rate; }
+  // What-if changes before the network is compiled (topologies/faults.h).
+  void set_link_rate(std::size_t i, Bandwidth bandwidth, Time latency) {
+    links_[i].bandwidth = bandwidth;
+    links_[i].latency = latency;
+  }
+  // Drops the links whose `drop` entry is set; the others keep their order.
+  void remove_links(const std::vector<bool>& drop);
   std::size_t count_role(const std::string& role) const;
 
   RoutingScheme routing() const { return routing_; }

@@ -1,5 +1,7 @@
 #include "workloads/trace_replay.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <set>
 #include <stdexcept>
@@ -190,7 +192,11 @@ void TraceReplay::try_compute(int rank) {
   ++s.next;
   s.running = i;
   st.start = network_->sim().now();
-  network_->sim().schedule_in(s, trace_.compute_time(trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)]));
+  Time duration = trace_.compute_time(trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)]);
+  if (static_cast<std::size_t>(rank) < options_.compute_scale.size()) {
+    duration = static_cast<Time>(std::llround(static_cast<double>(duration) * options_.compute_scale[static_cast<std::size_t>(rank)]));
+  }
+  network_->sim().schedule_in(s, duration);
 }
 
 void TraceReplay::ComputeStream::on_event() {

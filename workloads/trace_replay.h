@@ -27,6 +27,8 @@ struct ReplayOptions {
   std::function<std::string(CollectiveOp, std::int64_t, const std::vector<HostId>&)> choose;
   std::int64_t nvls_latency_ps = 0;
   AlgorithmParams params;
+  // Per rank, how many times as long its compute takes (stragglers); empty: all 1.
+  std::vector<double> compute_scale;
   CollectiveOptions collective;  // check_data off by default for replays
   ReplayOptions() { collective.check_data = false; }
 };

@@ -1,0 +1,149 @@
+// What-if runs: degraded and failed links and switches, and stragglers, against
+// hand-worked times.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "app/config_error.h"
+#include "app/config_loader.h"
+#include "app/scenario.h"
+
+using namespace fabricsim;
+
+namespace {
+
+// Four GPUs on one switch, 100 Gb/s links of 1 us; acks once per 1000 packets.
+const char* kStar = R"(
+topology:
+  kind: custom
+  hosts: [g0, g1, g2, g3]
+  switches: [s]
+  links:
+    - {a: g0, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: g1, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: g2, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: g3, b: s, bandwidth: 100Gbps, latency: 1us}
+network: {mtu: 4KiB, header_bytes: 64, ack_bytes: 64, ack_interval: 1000}
+)";
+
+Time ring_time(const std::string& extra) {
+  ScenarioRun run(load_config_text(std::string(kStar) + R"(
+workload: {kind: collective, op: all_reduce, algorithm: ring, bytes: 4MiB, channels: 1}
+)" + extra,
+                                   "ring"));
+  run.run();
+  REQUIRE(run.complete());
+  return run.collective()->rows()[0].time;
+}
+
+}  // namespace
+
+TEST_CASE("a link at half bandwidth sets a ring AllReduce's pace: the closed form of its slowest link") {
+  // g1's cable at 50 Gb/s. Every step of the ring (2(n-1) = 6 of them, 1 MiB each) waits
+  // for its slowest message, the one crossing that cable: 256 packets of 4160 B pipelined
+  // at 50 Gb/s (665.6 ns each), plus one at 100 Gb/s on the other hop (332.8 ns) and two
+  // 1 us latencies. 6 x (256 x 665.6 + 332.8 + 2000) ns = 1,036,358.4 ns.
+  const Time degraded = ring_time("faults: [{link: [g1, s], bandwidth: 50Gbps}]\n");
+  const double expected = 6 * (256 * 665.6 + 332.8 + 2000) * 1000;
+  CHECK(static_cast<double>(degraded) == doctest::Approx(expected).epsilon(0.01));
+  // Healthy, the same steps at 100 Gb/s: 6 x (257 x 332.8 + 2000) ns.
+  const Time healthy = ring_time("");
+  CHECK(static_cast<double>(healthy) == doctest::Approx(6 * (257 * 332.8 + 2000) * 1000).epsilon(0.01));
+  // 5 us more on g2's cable: a step waits for the step before it on the previous rank,
+  // so the run is its longest chain of 6 consecutive hops g(i) -> g(i+1). The chain from
+  // g1 (g1>g2, g2>g3, g3>g0, g0>g1, g1>g2, g2>g3) crosses g2's cable 4 times: + 20 us.
+  const Time late = ring_time("faults: [{link: [g2, s], extra_latency: 5us}]\n");
+  CHECK(late - healthy == doctest::Approx(4 * us(5)).epsilon(0.01));
+}
+
+TEST_CASE("a core switch down: routes go around it and every flow completes") {
+  // k=4 fat-tree, core0 down: its 4 links are gone, and the permutation still completes
+  // over the three other cores.
+  ScenarioRun run(load_config_text(R"(
+topology:
+  kind: fat_tree
+  k: 4
+  host_link: {bandwidth: 100Gbps, latency: 500ns}
+  fabric_link: {bandwidth: 100Gbps, latency: 500ns}
+workload: {kind: permutation, bytes: 256KiB}
+faults: [{switch: core0, down: true}]
+)",
+                                   "core_down"));
+  CHECK(run.applied_faults().size() == 4);
+  for (const AppliedFault& f : run.applied_faults()) CHECK((f.a == "core0" || f.b == "core0"));
+  run.run();
+  CHECK(run.complete());
+  const std::uint32_t core0 = *run.topology().find("core0");
+  for (const TopologyLink& l : run.topology().links()) CHECK((l.a != core0 && l.b != core0));
+}
+
+TEST_CASE("a random fraction of a tier goes down, the same links for the same seed") {
+  const auto down = [](int seed) {
+    ScenarioRun run(load_config_text(std::string(R"(
+topology:
+  kind: fat_tree
+  k: 4
+  host_link: {bandwidth: 100Gbps, latency: 500ns}
+  fabric_link: {bandwidth: 100Gbps, latency: 500ns}
+faults: [{tier: agg-core, fraction: 0.25, seed: )") + std::to_string(seed) + ", down: true}]\n",
+                                     "tier_down"));
+    std::vector<std::string> links;
+    for (const AppliedFault& f : run.applied_faults()) links.push_back(f.a + "-" + f.b);
+    return links;
+  };
+  // 16 agg-core links: a quarter is 4.
+  CHECK(down(7).size() == 4);
+  CHECK(down(7) == down(7));
+}
+
+TEST_CASE("faults that name nothing or cut the fabric are located errors") {
+  const auto error_of = [](const std::string& faults) {
+    try {
+      ScenarioRun run(load_config_text(std::string(kStar) + faults, "bad_fault"));
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of("faults: [{link: [g1, nowhere], down: true}]\n").find("faults[0]") != std::string::npos);
+  CHECK(error_of("faults: [{link: [g1, nowhere], down: true}]\n").find("no node is named 'nowhere'") != std::string::npos);
+  CHECK(error_of("faults: [{link: [g1, g2], down: true}]\n").find("no link joins") != std::string::npos);
+  CHECK(error_of("faults: [{switch: s, down: true}]\n").find("has no link") != std::string::npos);
+  CHECK(error_of("faults: [{link: [g1, s], bandwidth: 400Gbps}]\n").find("slower than it was") != std::string::npos);
+  CHECK(error_of("faults: [{link: [g1, s]}]\n").find("expected a map naming") != std::string::npos);
+  CHECK(error_of("faults: [{tier: spine, down: true}]\n").find("this fabric's tiers") != std::string::npos);
+}
+
+TEST_CASE("a straggler at 1.5x compute delays a DP step by exactly its extra compute") {
+  // Four ranks compute 200 us, then all-reduce 1 MiB (which starts when every member has
+  // reached it), then compute 100 us. Rank 2 at 1.5x reaches the AllReduce 100 us late,
+  // and its last compute takes 150 us: the critical path is rank 2's, 300 + A + 150 us
+  // against 200 + A + 100 us healthy, 150 us longer whatever the AllReduce's time A.
+  const auto dir = std::filesystem::temp_directory_path() / "fabricsim_straggler_test";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir / "dp.jsonl");
+    f << R"({"fabricsim_trace": 1, "ranks": 4, "achieved_tflops": 100})" << "\n";
+    for (int r = 0; r < 4; ++r) {
+      f << R"({"rank": )" << r << R"(, "id": 0, "kind": "compute", "duration_us": 200, "deps": [], "label": "bwd"})" << "\n";
+      f << R"({"rank": )" << r
+        << R"(, "id": 1, "kind": "collective", "op": "all_reduce", "bytes": 1048576, "key": "dp0", "group": [0,1,2,3], "deps": [0], "label": "dp"})"
+        << "\n";
+      f << R"({"rank": )" << r << R"(, "id": 2, "kind": "compute", "duration_us": 100, "deps": [1], "label": "opt"})" << "\n";
+    }
+  }
+  const auto iteration = [&](const std::string& stragglers) {
+    const std::string config = std::string(kStar) + "workload: {kind: trace, file: " + (dir / "dp.jsonl").string() +
+                               stragglers + "}\n";
+    ScenarioRun run(load_config_text(config, "straggler"));
+    run.run();
+    REQUIRE(run.complete());
+    return run.replay()->iteration_time();
+  };
+  const Time healthy = iteration("");
+  const Time slow = iteration(", stragglers: [{rank: 2, compute: 1.5}]");
+  CHECK(slow - healthy == us(150));
+  CHECK(healthy > us(300));
+  std::filesystem::remove_all(dir);
+}
