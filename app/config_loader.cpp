@@ -361,6 +361,8 @@ std::vector<FaultConfig> read_faults(const YamlContext& ctx, const YAML::Node& s
       ctx.fail(seq[i]["bandwidth"], m.child_path("bandwidth"), "expected a bandwidth above zero (down: true takes a link out)");
     }
     f.spec.extra_latency = m.time("extra_latency", 0);
+    f.spec.at = m.has("at") ? m.time("at") : -1;
+    f.spec.detection = m.time("detection", FaultSpec::kDefaultDetection);
     if (!f.spec.down && !f.spec.bandwidth && f.spec.extra_latency == 0) ctx.fail(seq[i], path, shape);
     if (f.spec.down && (f.spec.bandwidth || f.spec.extra_latency != 0)) {
       ctx.fail(seq[i]["down"], m.child_path("down"), "expected either down: true or a degradation, not both");

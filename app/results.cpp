@@ -120,6 +120,10 @@ std::string results_json(const ScenarioRun& run) {
       j.key("down").value(f.down);
       j.key("bandwidth_bps").value(static_cast<std::int64_t>(f.bandwidth.bits_per_second));
       j.key("latency_ps").value(static_cast<std::int64_t>(f.latency));
+      if (f.at >= 0) {
+        j.key("at_ps").value(static_cast<std::int64_t>(f.at));
+        j.key("routed_around_ps").value(static_cast<std::int64_t>(f.detected));
+      }
       j.end_object();
     }
     j.end_array();

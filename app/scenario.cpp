@@ -152,6 +152,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
     flow_model_->set_rate_interval(n.flow_rate_interval);
     network_->set_flow_model(flow_model_.get(), flow_router_.get());
   }
+  prepare_timed_faults();
   // One schedule per sending endpoint, in its partition: the same events however the run
   // is split.
   schedules_.resize(network_->host_count());
@@ -203,6 +204,80 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
     engine_->set_window_hook([log = message_log_.get()] { log->flush(); });
   }
   setup_wall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
+}
+
+void ScenarioRun::prepare_timed_faults() {
+  std::vector<FaultSpec> specs;
+  for (const FaultConfig& f : config_.faults) specs.push_back(f.spec);
+  std::vector<TimedFault> timed;
+  try {
+    timed = timed_faults(topology_, specs);
+  } catch (const FaultError& e) {
+    const SourceRef& at = config_.faults[e.fault].source;
+    throw ConfigError(at.where, at.path, e.what);
+  }
+  if (timed.empty()) return;
+  const SourceRef& first = config_.faults[timed.front().fault].source;
+  if (config_.network.fidelity == NetworkConfig::Fidelity::kFlow || config_.threads > 0) {
+    throw ConfigError(first.where, first.path + ".at",
+                      "failures during the run are modelled at packet fidelity on one thread; expected no `at` here, "
+                      "or fidelity packet without --threads");
+  }
+  // Each detection installs the routes without every link failed so far.
+  std::vector<bool> down(topology_.links().size(), false);
+  std::vector<FaultTimeline::Action> actions;
+  std::vector<std::pair<Time, std::size_t>> detections;  // (time, index into timed)
+  for (std::size_t i = 0; i < timed.size(); ++i) {
+    actions.push_back({timed[i].at, timed[i].links, nullptr});
+    detections.emplace_back(timed[i].detected, i);
+    for (std::size_t l : timed[i].links) {
+      const TopologyLink& link = topology_.links()[l];
+      applied_faults_.push_back({timed[i].fault, topology_.node(link.a).name, topology_.node(link.b).name, link.tier, true,
+                                 link.bandwidth, link.latency, timed[i].at, timed[i].detected});
+    }
+  }
+  std::stable_sort(detections.begin(), detections.end());
+  for (const auto& [when, i] : detections) {
+    for (std::size_t l : timed[i].links) down[l] = true;
+    auto routes = std::make_shared<Routes>(routes_without(topology_, down));
+    if (!routes->unreachable.empty()) {
+      const SourceRef& at = config_.faults[timed[i].fault].source;
+      throw ConfigError(at.where, at.path, "this failure cuts the fabric: " + routes->unreachable);
+    }
+    actions.push_back({when, {}, std::move(routes)});
+  }
+  std::stable_sort(actions.begin(), actions.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
+  fault_timeline_.run = this;
+  fault_timeline_.actions = std::move(actions);
+  fault_timeline_.set_order(2);  // with the monitors: first at its time
+  sim_->register_monitor();
+  sim_->schedule_at(fault_timeline_, fault_timeline_.actions.front().time);
+}
+
+void ScenarioRun::FaultTimeline::on_event() {
+  Network& net = *run->network_;
+  const Time now = run->sim_->now();
+  while (next < actions.size() && actions[next].time <= now) {
+    const Action& a = actions[next++];
+    // A cable's two directions are directions 2i and 2i + 1 (the network connects the
+    // topology's links in order).
+    for (std::size_t l : a.links) {
+      net.directions()[2 * l].port->set_down();
+      net.directions()[2 * l + 1].port->set_down();
+    }
+    if (a.routes) {
+      const Topology& t = run->topology_;
+      for (std::uint32_t h = 0; h < t.host_count(); ++h) {
+        net.nic(h).set_routes(a.routes->tables[t.host_node(h)], &net.host_groups());
+      }
+      for (std::uint32_t s = 0; s < t.switch_count(); ++s) net.switch_at(s).set_routes(a.routes->tables[t.switch_node(s)]);
+    }
+  }
+  if (next < actions.size() && run->sim_->work_pending()) {
+    run->sim_->schedule_at(*this, actions[next].time);
+  } else {
+    run->sim_->retire_monitor();
+  }
 }
 
 void ScenarioRun::schedule_message(Time start, MessageId id) {

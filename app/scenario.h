@@ -137,6 +137,21 @@ class ScenarioRun {
     void on_event() override { replay->start(); }
   };
   ReplayStarter replay_starter_;
+  // Failures during the run: links go down, then routes change once routing has
+  // noticed (worked out before the run). A monitor: it does not keep a finished run going.
+  struct FaultTimeline final : EventHandler {
+    struct Action {
+      Time time;
+      std::vector<std::size_t> links;         // to take down (topology link indices)
+      std::shared_ptr<const Routes> routes;   // or routes to install
+    };
+    ScenarioRun* run = nullptr;
+    std::vector<Action> actions;  // by time
+    std::size_t next = 0;
+    void on_event() override;
+  };
+  FaultTimeline fault_timeline_;
+  void prepare_timed_faults();
   // Samples queue depths every interval while anything else is pending.
   struct QueueSampler final : EventHandler {
     ScenarioRun* run = nullptr;

@@ -97,8 +97,27 @@ void EgressPort::on_event() {
   ++cc.packets_sent;
   if (telemetry_) stamp(p);
   if (observer_ != nullptr) observer_->on_departure(*p);
-  link_->transmit(p);
+  if (down_) {
+    count_drop(p);
+  } else {
+    link_->transmit(p);
+  }
   start_next();
+}
+
+void EgressPort::send_control(Packet* p) {
+  if (down_) {
+    sim_->packets().release(p);
+    return;
+  }
+  link_->transmit(p);
+}
+
+void EgressPort::set_down() {
+  down_ = true;
+  credit_based_ = false;
+  paused_mask_ = 0;
+  if (in_service_ == nullptr) start_next();
 }
 
 void EgressPort::set_paused(std::uint8_t c, bool pause) {

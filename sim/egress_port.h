@@ -89,7 +89,7 @@ class EgressPort final : public EventHandler {
   }
   // Puts a control frame (PFC) on the wire now, ahead of everything: it reaches the far
   // end after the link's latency.
-  void send_control(Packet* p) { link_->transmit(p); }
+  void send_control(Packet* p);
   // PFC from the far end: stop (or resume) starting packets of `traffic_class`.
   void set_paused(std::uint8_t traffic_class, bool paused);
   void count_pause_sent(std::uint8_t traffic_class) {
@@ -112,6 +112,12 @@ class EgressPort final : public EventHandler {
   }
   // A source (endpoint) had a packet of `traffic_class` ready but no credits for it.
   void note_credit_wait(std::uint8_t traffic_class);
+
+  // The link has failed: what this port sends from now on is lost (its queue drains at
+  // line rate into the void, so upstream buffers and credits are released as usual), and
+  // it no longer waits for credits or PFC from the far end.
+  void set_down();
+  bool down() const { return down_; }
 
   void on_event() override;  // transmission of the packet in service has ended
   void prefetch() const override {
@@ -173,6 +179,7 @@ class EgressPort final : public EventHandler {
   std::uint8_t paused_mask_ = 0;
   std::uint8_t class_count_ = 0;
   bool credit_based_ = false;  // here, not credit_.empty(): every packet asks, and this line is hot
+  bool down_ = false;
   bool telemetry_ = false;
   std::uint64_t tx_bytes_ = 0;  // all classes (for telemetry)
   std::vector<ClassQueue> classes_;

@@ -147,3 +147,43 @@ TEST_CASE("a straggler at 1.5x compute delays a DP step by exactly its extra com
   CHECK(healthy > us(300));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a spine fails during a run: cross-leaf throughput drops to (S-1)/S once routing has noticed") {
+  // Two leaves of 8 hosts, 4 spines, 100 Gb/s everywhere (2:1 oversubscribed): each
+  // leaf-0 host sends 16 MiB to its leaf-1 twin and back, 800 Gb/s offered each way over
+  // 400 Gb/s of spine links, so the spines bind. spine0 fails at 1 ms; routing goes around
+  // it 100 us later. Delivered payload over [0.2, 1.0] ms and [1.2, 2.0] ms: the second is
+  // 3/4 of the first.
+  std::string config = R"(
+topology:
+  kind: leaf_spine
+  leaves: 2
+  spines: 4
+  hosts_per_leaf: 8
+  host_link: {bandwidth: 100Gbps, latency: 500ns}
+  fabric_link: {bandwidth: 100Gbps, latency: 500ns}
+network: {mtu: 4KiB, load_balancing: spray, retransmit_timeout: 200us}
+faults: [{switch: spine0, down: true, at: 1ms, detection: 100us}]
+messages:
+)";
+  for (int i = 0; i < 8; ++i) {
+    config += "  - {src: h" + std::to_string(i) + ", dst: h" + std::to_string(8 + i) + ", bytes: 16MiB}\n";
+    config += "  - {src: h" + std::to_string(8 + i) + ", dst: h" + std::to_string(i) + ", bytes: 16MiB}\n";
+  }
+  const auto delivered_by = [&](const char* stop) {
+    ScenarioRun run(load_config_text(config + "stop: {time: " + stop + "}\n", "spine_fails"));
+    run.run();
+    std::uint64_t bytes = 0;
+    for (HostId h = 0; h < run.network().host_count(); ++h) bytes += run.network().nic(h).counters().payload_bytes_received;
+    return static_cast<double>(bytes);
+  };
+  const double before = delivered_by("1000us") - delivered_by("200us");
+  const double after = delivered_by("2000us") - delivered_by("1200us");
+  MESSAGE("spine0 down at 1 ms: ", before * 8 / 800e-6 / 1e9, " Gb/s over 0.2-1.0 ms, ", after * 8 / 800e-6 / 1e9,
+          " Gb/s over 1.2-2.0 ms (ratio ", after / before, ")");
+  CHECK(after / before == doctest::Approx(0.75).epsilon(0.03));
+  // And the run ends, every message delivered (the packets lost in the 100 us are resent).
+  ScenarioRun whole(load_config_text(config, "spine_fails_whole"));
+  whole.run();
+  CHECK(whole.complete());
+}

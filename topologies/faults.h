@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/time.h"
+#include "topologies/routing.h"
 #include "topologies/topology.h"
 
 namespace fabricsim {
@@ -25,6 +26,14 @@ struct FaultSpec {
   bool down = false;
   std::optional<Bandwidth> bandwidth;  // degraded to this rate
   Time extra_latency = 0;              // added to the latency
+  // When it fails (down only; -1: from the start), and how long routing takes to notice
+  // and route around it (until then packets sent into it are lost).
+  Time at = -1;
+  Time detection = kDefaultDetection;
+  // Loss of light with hardware ECMP fast failover (pre-programmed next-hop groups
+  // updated without waiting for the routing protocol): about a millisecond. BFD-based
+  // detection takes three of its intervals, 150 ms to 1 s (docs/config.md, "faults").
+  static constexpr Time kDefaultDetection = 1'000'000'000;  // 1 ms
 };
 
 // One link a fault changed, for the results.
@@ -35,6 +44,17 @@ struct AppliedFault {
   bool down = false;
   Bandwidth bandwidth;  // after (down: as it was)
   Time latency = 0;
+  Time at = -1;         // a timed failure: when, and when routing went around it
+  Time detected = -1;
+};
+
+// A failure during the run: the links (indices into the topology as apply_faults left
+// it) go down at `at`; routes avoid them from `detected` on.
+struct TimedFault {
+  std::size_t fault;
+  Time at;
+  Time detected;
+  std::vector<std::size_t> links;
 };
 
 // Thrown for a fault that names nothing or asks for something impossible; `fault` is
@@ -44,7 +64,15 @@ struct FaultError {
   std::string what;
 };
 
-// Applies `faults` in order. Throws FaultError.
+// Applies the faults that hold from the start (at < 0), in order. Throws FaultError.
 std::vector<AppliedFault> apply_faults(Topology& topology, const std::vector<FaultSpec>& faults);
+
+// The failures during the run (at >= 0), by time; only links between switches may fail
+// then (an endpoint's own links would cut it off). Throws FaultError.
+std::vector<TimedFault> timed_faults(const Topology& topology, const std::vector<FaultSpec>& faults);
+
+// Routes of `topology` with the links marked in `down` gone, numbered by `topology`'s
+// ports (a node's port k is its k-th link), so they can replace a compiled network's.
+Routes routes_without(const Topology& topology, const std::vector<bool>& down);
 
 }  // namespace fabricsim
