@@ -168,6 +168,19 @@ struct FaultConfig {
   SourceRef source;
 };
 
+// One of several jobs sharing the fabric: its workload on `ranks` endpoints, placed by
+// `placement` among those the jobs before it left free.
+struct JobConfig {
+  std::string name;
+  int ranks = 0;
+  enum class Placement { kPacked, kSpread, kRandom, kList };
+  Placement placement = Placement::kPacked;
+  std::vector<std::string> hosts;  // kList
+  std::uint64_t seed = 1;          // kRandom
+  WorkloadConfig workload;
+  SourceRef source;
+};
+
 struct ScenarioConfig {
   std::string name;
   std::string file;  // where it was loaded from, for reports
@@ -177,6 +190,7 @@ struct ScenarioConfig {
   std::vector<MessageConfig> messages;
   WorkloadConfig workload;
   std::vector<FaultConfig> faults;  // what-if changes to the fabric, from the start
+  std::vector<JobConfig> jobs;      // several jobs on one fabric (instead of `workload`)
   StopConfig stop;
   // Refuse runs estimated to need more (bytes); 0: the memory this machine has free.
   // Set by --memory-limit, not by the config file: it is the machine's, not the scenario's.

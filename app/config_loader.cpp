@@ -327,6 +327,49 @@ void apply_override(YAML::Node root, const std::string& text, YamlContext& ctx) 
   ctx.add_override(canonical, text);
 }
 
+// jobs: [{name, ranks, placement: packed | spread | random | [names], seed, workload: {...}}]
+std::vector<JobConfig> read_jobs(const YamlContext& ctx, const YAML::Node& seq, int traffic_classes) {
+  std::vector<JobConfig> out;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < seq.size(); ++i) {
+    const std::string path = "jobs[" + std::to_string(i) + "]";
+    if (!seq[i].IsMap()) ctx.fail(seq[i], path, "expected a map with name, ranks, placement and workload");
+    MapReader m(ctx, seq[i], path);
+    JobConfig j;
+    j.source = ctx.source(seq[i], path);
+    j.name = m.string("name", "job" + std::to_string(i));
+    if (!names.insert(j.name).second) ctx.fail(seq[i]["name"], m.child_path("name"), "expected a name no other job has");
+    const YAML::Node place = seq[i]["placement"];
+    if (place && place.IsSequence()) {
+      j.placement = JobConfig::Placement::kList;
+      j.hosts = m.string_list("placement", true);
+      j.ranks = static_cast<int>(m.integer("ranks", 1, 1 << 24, static_cast<std::int64_t>(j.hosts.size())));
+      if (j.ranks != static_cast<int>(j.hosts.size())) {
+        ctx.fail(seq[i]["ranks"], m.child_path("ranks"), "expected as many ranks as placement names (" + std::to_string(j.hosts.size()) + ")");
+      }
+    } else {
+      j.placement = m.choice<JobConfig::Placement>("placement",
+                                                   {{"packed", JobConfig::Placement::kPacked},
+                                                    {"spread", JobConfig::Placement::kSpread},
+                                                    {"random", JobConfig::Placement::kRandom}},
+                                                   JobConfig::Placement::kPacked);
+      j.ranks = static_cast<int>(m.integer("ranks", 1, 1 << 24));
+    }
+    j.seed = static_cast<std::uint64_t>(m.integer("seed", 0, INT64_MAX, 1));
+    j.workload = read_workload(m.map("workload"), traffic_classes);
+    if (j.workload.kind != WorkloadConfig::Kind::kCollective) {
+      ctx.fail(seq[i]["workload"]["kind"], m.child_path("workload.kind"), "expected collective: jobs run collectives for now");
+    }
+    if (!j.workload.placement.empty()) {
+      ctx.fail(seq[i]["workload"]["placement"], m.child_path("workload.placement"), "expected the job's placement at the job's level");
+    }
+    j.workload.collective.ranks = j.ranks;
+    m.finish();
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 // faults: [{link: [A, B] | switch: S | tier: T (fraction, seed), down | bandwidth | extra_latency}]
 std::vector<FaultConfig> read_faults(const YamlContext& ctx, const YAML::Node& seq) {
   std::vector<FaultConfig> out;
@@ -385,6 +428,10 @@ ScenarioConfig read_scenario(const YAML::Node& root, YamlContext& ctx, const std
   c.messages = read_messages(top, top.sequence("messages", false), c.network.traffic_classes);
   c.workload = read_workload(top.map("workload", false), c.network.traffic_classes);
   c.faults = read_faults(top.context(), top.sequence("faults", false));
+  c.jobs = read_jobs(top.context(), top.sequence("jobs", false), c.network.traffic_classes);
+  if (!c.jobs.empty() && c.workload.kind != WorkloadConfig::Kind::kNone) {
+    ctx.fail(root["jobs"], "jobs", "expected either `workload` or `jobs`, not both (a job has its own workload)");
+  }
   MapReader stop = top.map("stop", false);
   c.stop.time = stop.time("time", kTimeMax);
   c.stop.events = static_cast<std::uint64_t>(stop.integer("events", 1, INT64_MAX, INT64_MAX));

@@ -168,6 +168,8 @@ int run_command(const po::variables_map& vm) {
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   run.run(tty ? std::function<void(const Progress&)>(show_progress) : nullptr);
   if (tty && run.events() > 4'000'000) std::fputs("\n", stderr);
+  // Several jobs: each alone on the same endpoints too, for what sharing cost it.
+  if (run.job_count() > 1) run.measure_jobs_alone();
   const std::string results_path = (std::filesystem::path(out_dir) / "results.json").string();
   run.message_log().finish_records();
   write_file_atomically(results_path, results_json(run));

@@ -159,6 +159,42 @@ std::string results_json(const ScenarioRun& run) {
   j.end_object();
 
 
+  if (run.job_count() > 0) {
+    // Several jobs on one fabric: each one's times shared, alone (on the same endpoints),
+    // and the slowdown sharing cost it.
+    j.key("jobs").begin_array();
+    for (std::size_t k = 0; k < run.job_count(); ++k) {
+      const CollectiveSweep& c = run.job(k);
+      j.begin_object();
+      j.key("name").value(run.config().jobs[k].name);
+      j.key("op").value(op_name(c.config().op));
+      j.key("algorithm").value(c.config().algorithm);
+      j.key("ranks").value(c.ranks());
+      j.key("endpoints").begin_array();
+      for (HostId h : run.job_hosts(k)) j.value(node_name(topo, NodeRef::host(h)));
+      j.end_array();
+      j.key("rows").begin_array();
+      for (std::size_t r = 0; r < c.rows().size(); ++r) {
+        const CollectiveRow& row = c.rows()[r];
+        j.begin_object();
+        j.key("size_bytes").value(static_cast<std::int64_t>(row.size_bytes));
+        if (row.time >= 0) {
+          j.key("time_us").value(to_us(row.time));
+        } else {
+          j.key("time_us").null();
+        }
+        j.key("busbw_GBps").value(row.busbw_GBps);
+        if (k < run.jobs_alone().size() && r < run.jobs_alone()[k].size() && run.jobs_alone()[k][r] > 0 && row.time >= 0) {
+          j.key("alone_time_us").value(to_us(run.jobs_alone()[k][r]));
+          j.key("slowdown").value(static_cast<double>(row.time) / static_cast<double>(run.jobs_alone()[k][r]));
+        }
+        j.end_object();
+      }
+      j.end_array();
+      j.end_object();
+    }
+    j.end_array();
+  }
   if (const TraceReplay* replay = run.replay()) write_training_json(j, *replay);
   if (const CollectiveSweep* c = run.collective()) {
     j.key("collective").begin_object();
@@ -398,6 +434,24 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
     out << " (back to the first)\n";
   }
   if (const TraceReplay* replay = run.replay()) print_training(out, *replay);
+  for (std::size_t k = 0; k < run.job_count(); ++k) {
+    const CollectiveSweep& c = run.job(k);
+    out << "  job " << run.config().jobs[k].name << ": " << op_name(c.config().op) << " (" << c.config().algorithm << ") over "
+        << c.ranks() << " ranks\n";
+    for (std::size_t r = 0; r < c.rows().size(); ++r) {
+      const CollectiveRow& row = c.rows()[r];
+      char line[160];
+      const bool alone = k < run.jobs_alone().size() && r < run.jobs_alone()[k].size() && run.jobs_alone()[k][r] > 0;
+      std::snprintf(line, sizeof line, "    %14lld B  %12.2f us", static_cast<long long>(row.size_bytes), row.time >= 0 ? to_us(row.time) : -1.0);
+      out << line;
+      if (alone && row.time >= 0) {
+        std::snprintf(line, sizeof line, "  alone %12.2f us  slowdown %.3fx", to_us(run.jobs_alone()[k][r]),
+                      static_cast<double>(row.time) / static_cast<double>(run.jobs_alone()[k][r]));
+        out << line;
+      }
+      out << "\n";
+    }
+  }
   if (const CollectiveSweep* c = run.collective()) {
     out << "  collective " << op_name(c->config().op) << " (" << c->config().algorithm << ") over " << c->ranks() << " ranks\n";
     print_collective_table(out, *c);

@@ -14,6 +14,7 @@
 #include "topologies/cluster.h"
 #include "topologies/compile.h"
 #include "topologies/faults.h"
+#include "sim/rng.h"
 #include "workloads/flow_size_cdf.h"
 #include "workloads/synthetic_traffic.h"
 #include "workloads/chakra/chakra_import.h"
@@ -174,6 +175,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
     starts_.push_back(m.start);
   }
   first_workload_ = static_cast<MessageId>(starts_.size());
+  if (!config_.jobs.empty()) add_jobs();
   if (config_.workload.kind != WorkloadConfig::Kind::kNone) {
     if (config_.workload.kind == WorkloadConfig::Kind::kIncast && !config_.workload.receiver.empty()) {
       host(config_.workload.receiver, config_.workload.receiver_source);
@@ -280,6 +282,75 @@ void ScenarioRun::FaultTimeline::on_event() {
   }
 }
 
+void ScenarioRun::add_jobs() {
+  const auto endpoints = static_cast<std::uint32_t>(topology_.host_count());
+  std::vector<bool> taken(endpoints, false);
+  for (const JobConfig& job : config_.jobs) {
+    std::vector<HostId> free;
+    for (HostId h = 0; h < endpoints; ++h) {
+      if (!taken[h]) free.push_back(h);
+    }
+    std::vector<HostId> hosts;
+    if (job.placement == JobConfig::Placement::kList) {
+      for (const std::string& name : job.hosts) {
+        const auto node = topology_.find(name);
+        if (!node || topology_.node(*node).kind != NodeKind::kHost) {
+          throw ConfigError(job.source.where, job.source.path + ".placement", "expected endpoint names, got '" + name + "'");
+        }
+        hosts.push_back(topology_.node(*node).kind_index);
+      }
+    } else {
+      if (static_cast<std::size_t>(job.ranks) > free.size()) {
+        throw ConfigError(job.source.where, job.source.path + ".ranks",
+                          "expected at most " + std::to_string(free.size()) + " ranks (the endpoints the jobs before it left free)");
+      }
+      const std::size_t n = static_cast<std::size_t>(job.ranks);
+      if (job.placement == JobConfig::Placement::kPacked) {
+        hosts.assign(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(n));
+      } else if (job.placement == JobConfig::Placement::kSpread) {
+        for (std::size_t r = 0; r < n; ++r) hosts.push_back(free[r * free.size() / n]);
+      } else {
+        Rng rng(job.seed);
+        for (std::size_t k = 0; k < n; ++k) std::swap(free[k], free[k + rng.next() % (free.size() - k)]);
+        hosts.assign(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(n));
+        std::sort(hosts.begin(), hosts.end());
+      }
+    }
+    for (HostId h : hosts) {
+      if (taken[h]) {
+        throw ConfigError(job.source.where, job.source.path + ".placement",
+                          "endpoint '" + topology_.node(topology_.host_node(h)).name + "' is another job's");
+      }
+      taken[h] = true;
+    }
+    ScenarioConfig c = config_;
+    c.workload = job.workload;
+    c.jobs.clear();
+    c.messages.clear();
+    jobs_.push_back(std::make_unique<CollectiveSweep>(*network_, topology_, c, hosts));
+    jobs_.back()->set_order(network_->next_order_key());
+    sim_->schedule_at(*jobs_.back(), job.workload.start);
+    job_hosts_.push_back(std::move(hosts));
+  }
+}
+
+void ScenarioRun::measure_jobs_alone() {
+  jobs_alone_.clear();
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    ScenarioConfig c = config_;
+    JobConfig job = config_.jobs[j];
+    job.placement = JobConfig::Placement::kList;
+    job.hosts.clear();
+    for (HostId h : job_hosts_[j]) job.hosts.push_back(topology_.node(topology_.host_node(h)).name);
+    c.jobs = {job};
+    ScenarioRun alone(std::move(c));
+    alone.run();
+    std::vector<Time> times;
+    for (const CollectiveRow& row : alone.job(0).rows()) times.push_back(row.time);
+    jobs_alone_.push_back(std::move(times));
+  }
+}
+
 void ScenarioRun::schedule_message(Time start, MessageId id) {
   const HostId src = network_->messages()[id].src;
   auto& s = schedules_[src];
@@ -295,7 +366,7 @@ void ScenarioRun::check_splittable() const {
                       "a flow-level run is one solver over the whole fabric and runs on one thread: expected no --threads "
                       "with fidelity flow");
   }
-  if (w.kind == K::kCollective || w.kind == K::kTrace || w.kind == K::kChakra) {
+  if (w.kind == K::kCollective || w.kind == K::kTrace || w.kind == K::kChakra || !config_.jobs.empty()) {
     throw ConfigError(config_.file, "workload.kind",
                       "--threads splits runs of messages and synthetic traffic (permutation, incast, uniform, "
                       "poisson); collectives and traces make messages during the run, across partitions, and run "
@@ -532,6 +603,12 @@ std::size_t ScenarioRun::messages_finished() const {
 
 bool ScenarioRun::complete() const {
   if (replay_ && !replay_->done()) return false;
+  for (const auto& job : jobs_) {
+    for (const CollectiveRow& row : job->rows()) {
+      if (row.time < 0) return false;
+    }
+    if (job->rows().size() != job->config().sizes.size()) return false;
+  }
   if (collective_) {
     for (const CollectiveRow& row : collective_->rows()) {
       if (row.time < 0) return false;

@@ -86,6 +86,14 @@ class ScenarioRun {
   const std::optional<LoadWindow>& load_window() const { return window_; }
   // The collective workload's rows, when there is one.
   const CollectiveSweep* collective() const { return collective_.get(); }
+  // Several jobs (config `jobs`): each one's collective, its endpoints, and its times
+  // when it ran alone on the same endpoints (after measure_jobs_alone()).
+  std::size_t job_count() const { return jobs_.size(); }
+  const CollectiveSweep& job(std::size_t j) const { return *jobs_[j]; }
+  const std::vector<HostId>& job_hosts(std::size_t j) const { return job_hosts_[j]; }
+  const std::vector<std::vector<Time>>& jobs_alone() const { return jobs_alone_; }
+  // Runs each job alone on the same fabric and endpoints, for the interference figures.
+  void measure_jobs_alone();
   // The trace replay, when the workload is one.
   const TraceReplay* replay() const { return replay_.get(); }
   // An endpoint's line rate: the sum of its links' bandwidths.
@@ -131,6 +139,10 @@ class ScenarioRun {
   std::unique_ptr<DeadlockDetector> detector_;
   std::unique_ptr<MessageLog> message_log_;
   std::unique_ptr<CollectiveSweep> collective_;
+  std::vector<std::unique_ptr<CollectiveSweep>> jobs_;
+  std::vector<std::vector<HostId>> job_hosts_;
+  std::vector<std::vector<Time>> jobs_alone_;
+  void add_jobs();
   std::unique_ptr<TraceReplay> replay_;
   struct ReplayStarter final : EventHandler {
     TraceReplay* replay = nullptr;

@@ -187,3 +187,54 @@ messages:
   whole.run();
   CHECK(whole.complete());
 }
+
+TEST_CASE("two jobs whose ring AllReduces share spine links each slow down to their max-min share") {
+  // Two leaves of two hosts, one spine, 100 Gb/s InfiniBand (lossless, as training fabrics
+  // are: on a lossy one without congestion control, drops and go-back-N make the share
+  // unfair): job a on h0 (leaf0) and h2 (leaf1), job
+  // b on h1 and h3. Each job's ring of two sends 32 MiB each way per step across
+  // leaf0 - spine - leaf1; alone it has those links to itself, shared each gets half of
+  // them (max-min: two flows per direction, nothing else binding), so each job takes
+  // twice as long, less the latency terms that do not double.
+  ScenarioRun run(load_config_text(R"(
+topology:
+  kind: leaf_spine
+  leaves: 2
+  spines: 1
+  hosts_per_leaf: 2
+  host_link: {bandwidth: 100Gbps, latency: 500ns, kind: infiniband}
+  fabric_link: {bandwidth: 100Gbps, latency: 500ns, kind: infiniband}
+network: {mtu: 4KiB}
+jobs:
+  - {name: a, placement: [h0, h2], workload: {kind: collective, op: all_reduce, algorithm: ring, bytes: 64MiB, check_data: false}}
+  - {name: b, placement: [h1, h3], workload: {kind: collective, op: all_reduce, algorithm: ring, bytes: 64MiB, check_data: false}}
+)",
+                                   "two_jobs"));
+  run.run();
+  REQUIRE(run.complete());
+  run.measure_jobs_alone();
+  REQUIRE(run.jobs_alone().size() == 2);
+  for (std::size_t j = 0; j < 2; ++j) {
+    const double slowdown = static_cast<double>(run.job(j).rows()[0].time) / static_cast<double>(run.jobs_alone()[j][0]);
+    MESSAGE("job ", j, ": ", to_us(run.job(j).rows()[0].time), " us shared, ", to_us(run.jobs_alone()[j][0]), " us alone: ", slowdown, "x");
+    CHECK(slowdown == doctest::Approx(2.0).epsilon(0.03));
+  }
+  // Packed placement takes endpoints in order; a job asking for more than are free is refused.
+  ScenarioRun packed(load_config_text(R"(
+topology: {kind: leaf_spine, leaves: 2, spines: 1, hosts_per_leaf: 2, host_link: {bandwidth: 100Gbps}, fabric_link: {bandwidth: 100Gbps}}
+jobs:
+  - {name: a, ranks: 2, workload: {kind: collective, op: all_reduce, bytes: 1MiB}}
+  - {name: b, ranks: 2, placement: spread, workload: {kind: collective, op: all_reduce, bytes: 1MiB}}
+)",
+                                      "packed"));
+  CHECK(packed.job_hosts(0) == std::vector<HostId>{0, 1});
+  CHECK(packed.job_hosts(1) == std::vector<HostId>{2, 3});
+  CHECK_THROWS_AS(ScenarioRun(load_config_text(R"(
+topology: {kind: leaf_spine, leaves: 2, spines: 1, hosts_per_leaf: 2, host_link: {bandwidth: 100Gbps}, fabric_link: {bandwidth: 100Gbps}}
+jobs:
+  - {name: a, ranks: 3, workload: {kind: collective, op: all_reduce, bytes: 1MiB}}
+  - {name: b, ranks: 2, workload: {kind: collective, op: all_reduce, bytes: 1MiB}}
+)",
+                                                   "too_many")),
+                  ConfigError);
+}
