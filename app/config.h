@@ -181,6 +181,15 @@ struct JobConfig {
   SourceRef source;
 };
 
+// A what-if scenario (`fabricsim whatif`): the config with these faults added, and these
+// stragglers instead of the trace workload's.
+struct WhatIfConfig {
+  std::string name;
+  std::vector<FaultConfig> faults;
+  std::vector<StragglerConfig> stragglers;
+  SourceRef source;
+};
+
 struct ScenarioConfig {
   std::string name;
   std::string file;  // where it was loaded from, for reports
@@ -191,6 +200,7 @@ struct ScenarioConfig {
   WorkloadConfig workload;
   std::vector<FaultConfig> faults;  // what-if changes to the fabric, from the start
   std::vector<JobConfig> jobs;      // several jobs on one fabric (instead of `workload`)
+  std::vector<WhatIfConfig> whatif; // scenarios `fabricsim whatif` compares with this config
   StopConfig stop;
   // Refuse runs estimated to need more (bytes); 0: the memory this machine has free.
   // Set by --memory-limit, not by the config file: it is the machine's, not the scenario's.

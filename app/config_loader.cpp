@@ -192,6 +192,23 @@ void read_collective(MapReader& m, CollectiveConfig& c) {
   c.check_data = m.boolean("check_data", true);
 }
 
+// stragglers: [{rank: R, compute: FACTOR}]
+std::vector<StragglerConfig> read_stragglers(const MapReader& m, const YAML::Node& slow) {
+  std::vector<StragglerConfig> out;
+  for (std::size_t i = 0; i < slow.size(); ++i) {
+    const std::string path = m.child_path("stragglers") + "[" + std::to_string(i) + "]";
+    if (!slow[i].IsMap()) m.context().fail(slow[i], path, "expected a map {rank: R, compute: FACTOR}");
+    MapReader r(m.context(), slow[i], path);
+    StragglerConfig st;
+    st.rank = static_cast<int>(r.integer("rank", 0, 1 << 24));
+    st.compute = r.real("compute", 0.01, 1000.0);
+    st.source = m.context().source(slow[i], path);
+    r.finish();
+    out.push_back(st);
+  }
+  return out;
+}
+
 WorkloadConfig read_workload(MapReader m, int traffic_classes) {
   WorkloadConfig w;
   if (!m.has("kind")) {
@@ -250,18 +267,7 @@ WorkloadConfig read_workload(MapReader m, int traffic_classes) {
     for (const auto& name : algorithm_names()) algorithms.emplace_back(name, name);
     w.trace.algorithm = m.choice<std::string>("algorithm", algorithms, std::string("ring"));
     w.trace.channels = static_cast<int>(m.integer("channels", 1, 64, 1));
-    const YAML::Node slow = m.sequence("stragglers", false);
-    for (std::size_t i = 0; i < slow.size(); ++i) {
-      const std::string path = m.child_path("stragglers") + "[" + std::to_string(i) + "]";
-      if (!slow[i].IsMap()) m.context().fail(slow[i], path, "expected a map {rank: R, compute: FACTOR}");
-      MapReader r(m.context(), slow[i], path);
-      StragglerConfig st;
-      st.rank = static_cast<int>(r.integer("rank", 0, 1 << 24));
-      st.compute = r.real("compute", 0.01, 1000.0);
-      st.source = m.context().source(slow[i], path);
-      r.finish();
-      w.trace.stragglers.push_back(st);
-    }
+    w.trace.stragglers = read_stragglers(m, m.sequence("stragglers", false));
   } else if (w.kind == K::kPoisson) {
     w.load = m.real("load", 0.001, 1.0);
     w.flow_size_cdf = m.string("flow_size_cdf");
@@ -327,6 +333,29 @@ void apply_override(YAML::Node root, const std::string& text, YamlContext& ctx) 
   ctx.add_override(canonical, text);
 }
 
+std::vector<FaultConfig> read_faults(const YamlContext& ctx, const YAML::Node& seq, const std::string& where);
+
+// whatif: [{name, faults: [...], stragglers: [...]}]
+std::vector<WhatIfConfig> read_whatif(const YamlContext& ctx, const YAML::Node& seq) {
+  std::vector<WhatIfConfig> out;
+  for (std::size_t i = 0; i < seq.size(); ++i) {
+    const std::string path = "whatif[" + std::to_string(i) + "]";
+    if (!seq[i].IsMap()) ctx.fail(seq[i], path, "expected a map with name and faults and/or stragglers");
+    MapReader m(ctx, seq[i], path);
+    WhatIfConfig w;
+    w.source = ctx.source(seq[i], path);
+    w.name = m.string("name");
+    // Faults read as the top level's are, their paths under this scenario.
+    const YAML::Node faults = m.sequence("faults", false);
+    w.faults = read_faults(ctx, faults, path + ".faults");
+    w.stragglers = read_stragglers(m, m.sequence("stragglers", false));
+    if (w.faults.empty() && w.stragglers.empty()) ctx.fail(seq[i], path, "expected faults or stragglers (what changes)");
+    m.finish();
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
 // jobs: [{name, ranks, placement: packed | spread | random | [names], seed, workload: {...}}]
 std::vector<JobConfig> read_jobs(const YamlContext& ctx, const YAML::Node& seq, int traffic_classes) {
   std::vector<JobConfig> out;
@@ -371,10 +400,10 @@ std::vector<JobConfig> read_jobs(const YamlContext& ctx, const YAML::Node& seq, 
 }
 
 // faults: [{link: [A, B] | switch: S | tier: T (fraction, seed), down | bandwidth | extra_latency}]
-std::vector<FaultConfig> read_faults(const YamlContext& ctx, const YAML::Node& seq) {
+std::vector<FaultConfig> read_faults(const YamlContext& ctx, const YAML::Node& seq, const std::string& where) {
   std::vector<FaultConfig> out;
   for (std::size_t i = 0; i < seq.size(); ++i) {
-    const std::string path = "faults[" + std::to_string(i) + "]";
+    const std::string path = where + "[" + std::to_string(i) + "]";
     const char* shape = "expected a map naming one of link: [A, B], switch: NAME or tier: NAME, and what happens: "
                         "down: true, bandwidth: RATE or extra_latency: TIME";
     if (!seq[i].IsMap()) ctx.fail(seq[i], path, shape);
@@ -427,8 +456,9 @@ ScenarioConfig read_scenario(const YAML::Node& root, YamlContext& ctx, const std
   c.network = read_network(top.map("network", false));
   c.messages = read_messages(top, top.sequence("messages", false), c.network.traffic_classes);
   c.workload = read_workload(top.map("workload", false), c.network.traffic_classes);
-  c.faults = read_faults(top.context(), top.sequence("faults", false));
+  c.faults = read_faults(top.context(), top.sequence("faults", false), "faults");
   c.jobs = read_jobs(top.context(), top.sequence("jobs", false), c.network.traffic_classes);
+  c.whatif = read_whatif(top.context(), top.sequence("whatif", false));
   if (!c.jobs.empty() && c.workload.kind != WorkloadConfig::Kind::kNone) {
     ctx.fail(root["jobs"], "jobs", "expected either `workload` or `jobs`, not both (a job has its own workload)");
   }

@@ -21,6 +21,7 @@
 #include "workloads/nccl_protocol.h"
 #include "app/model_files.h"
 #include "app/results.h"
+#include "app/whatif.h"
 #include "app/scenario.h"
 #include "app/training_report.h"
 #include "sim/units.h"
@@ -51,6 +52,7 @@ const char* kUsage =
     "                              [--gpus-per-node G] [--nics-per-node K] --out PROFILE.yaml\n"
     "       fabricsim calibrate gpu [--out PROFILE.yaml] [--json]\n"
     "       fabricsim calibrate nic --server | --client HOST [--device NAME] [--gid-index N] [--port P]\n"
+    "       fabricsim whatif CONFIG [--out DIR] [--set KEY=VALUE]...\n"
     "       fabricsim --help | --version\n";
 
 void print_help(const po::options_description& run_options) {
@@ -72,6 +74,9 @@ void print_help(const po::options_description& run_options) {
                "            config whose workload is {kind: trace, file: TRACE.jsonl} (docs/traces.md)\n"
                "  scale     the same model at several data-parallel sizes on CONFIG's fabric: iteration\n"
                "            time, samples per second and weak-scaling efficiency per size\n"
+               "  whatif    CONFIG as written and each scenario of its `whatif` list (faults added,\n"
+               "            stragglers): completion, iteration, busbw, drops and hotter links side by side\n"
+               "            (DIR/whatif.json)\n"
                "  calibrate import  fit nccl-tests and perftest logs (alpha + size/beta) and write a link\n"
                "            profile that a topology references with `profile: FILE` (docs/calibration.md)\n"
                "  calibrate gpu  measure this machine's GPUs (CUDA): copies, peers, launch, reduce, matmul\n"
@@ -175,6 +180,35 @@ int run_command(const po::variables_map& vm) {
   write_file_atomically(results_path, results_json(run));
   print_summary(std::cout, run, results_path);
   return run.deadlocked() ? kExitDeadlock : 0;
+}
+
+int whatif_command(const po::variables_map& vm) {
+  if (!vm.count("config")) {
+    std::cerr << "fabricsim whatif: needs a CONFIG file with a `whatif` list\n" << kUsage;
+    return kExitBadInput;
+  }
+  ScenarioConfig config = load(vm["config"].as<std::string>(), config_sets(vm));
+  if (config.whatif.empty()) {
+    std::cerr << config.file << ": error: whatif: expected a list of scenarios, e.g. whatif: [{name: spine down, faults: "
+                 "[{switch: spine0, down: true}]}]\n";
+    return kExitBadInput;
+  }
+  if (vm.count("seed")) config.seed = vm["seed"].as<std::uint64_t>();
+  if (!apply_memory_limit(vm, config)) return kExitBadInput;
+  const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "out/" + config.name;
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  const std::size_t total = config.whatif.size() + 1;
+  std::size_t done = 0;
+  const std::vector<WhatIfResult> results = run_whatif(config, [&](const std::string& name) {
+    if (tty) std::fprintf(stderr, "\r\033[K  whatif  %zu of %zu: %s", ++done, total, name.c_str());
+  });
+  if (tty) std::fputs("\r\033[K", stderr);
+  const std::string path = (std::filesystem::path(out_dir) / "whatif.json").string();
+  write_file_atomically(path, whatif_json(config, results));
+  std::cout << "fabricsim whatif: " << config.name << ", baseline and " << config.whatif.size() << " scenarios\n";
+  print_whatif(std::cout, results);
+  std::cout << "  results   " << path << "\n";
+  return 0;
 }
 
 int validate_command(const po::variables_map& vm) {
@@ -673,6 +707,7 @@ int main(int argc, char** argv) {
     if (command == "topo") return topo_command(vm);
     if (command == "collective") return collective_command(vm);
     if (command == "scale") return scale_command(vm);
+    if (command == "whatif") return whatif_command(vm);
     if (command == "calibrate") return calibrate_command(vm, argc, argv);
     if (command == "workload" && vm.count("config") && vm["config"].as<std::string>() == "gen") return workload_gen_command(vm);
     std::cerr << (command.empty() ? "fabricsim: no command given\n" : "fabricsim: unknown command '" + command + "'\n")

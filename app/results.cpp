@@ -43,6 +43,11 @@ double flow_utilization(const FlowModel& f, std::uint32_t link, Time sim_time) {
 
 }  // namespace
 
+double link_utilization(const ScenarioRun& run, std::size_t i) {
+  if (const FlowModel* f = run.flow_model()) return flow_utilization(*f, static_cast<std::uint32_t>(i), run.sim_time());
+  return utilization(run.network().directions()[i], run.sim_time());
+}
+
 std::vector<std::string> deadlock_cycle(const ScenarioRun& run) {
   std::vector<std::string> hops;
   if (!run.deadlocked()) return hops;

@@ -13,6 +13,10 @@ namespace fabricsim {
 // Deterministic for a given config and seed except `wall_seconds`.
 std::string results_json(const ScenarioRun& run);
 
+// Link direction `i`'s utilization over the run (busy time, or at flow fidelity the bytes
+// carried, over what the simulated time allowed).
+double link_utilization(const ScenarioRun& run, std::size_t i);
+
 // nccl-tests-style rows: size, count (floats), type, time, algbw, busbw (GB/s), data check.
 void print_collective_table(std::ostream& out, const CollectiveSweep& c);
 

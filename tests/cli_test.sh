@@ -171,6 +171,12 @@ check "validate --threads 2 shows the split and warns of a 1 ns lookahead" \
 "$bin" run "$work/two_dgx_coll.yaml" --threads 2 >"$work/coll_split.out" 2>&1; rc=$?
 check "run --threads with a collective is refused, exit 2, naming workload.kind" '[ $rc -eq 2 ] && grep -q "workload.kind" "$work/coll_split.out"'
 
+"$bin" whatif "$examples/whatif_leaf_spine.yaml" --set workload.bytes=4MiB --out "$work/whatif" >"$work/whatif.out" 2>&1; rc=$?
+check "whatif runs the baseline and each scenario and writes whatif.json" \
+  '[ $rc -eq 0 ] && [ "$(grep -o "\"name\":" "$work/whatif/whatif.json" | wc -l)" -eq 4 ] && grep -q "h3 cable at 50G" "$work/whatif.out"'
+"$bin" whatif "$examples/dumbbell.yaml" --out "$work/whatif_none" >"$work/whatif_none.out" 2>&1; rc=$?
+check "whatif on a config without a whatif list exits 2" '[ $rc -eq 2 ] && grep -q "whatif: expected a list" "$work/whatif_none.out" && [ ! -e "$work/whatif_none" ]'
+
 "$bin" run "$examples/dumbbell.yaml" --fidelity flow --out "$work/flow" >"$work/flow.out" 2>&1; rc=$?
 check "run --fidelity flow finishes, says so, and writes fidelity and the solver's figures" \
   '[ $rc -eq 0 ] && grep -q "flow fidelity" "$work/flow.out" && grep -q "\"fidelity\": *\"flow\"" "$work/flow/results.json" && grep -q "\"rate_solves\"" "$work/flow/results.json"'
