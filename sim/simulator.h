@@ -51,6 +51,7 @@ class Simulator {
   bool idle() const { return queue_.empty(); }
   std::size_t pending_events() const { return queue_.size(); }
   PacketPool& packets() { return packets_; }
+  const PacketPool& packets() const { return packets_; }
   Rng& rng() { return rng_; }
 
  private:

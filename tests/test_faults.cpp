@@ -182,10 +182,26 @@ messages:
   MESSAGE("spine0 down at 1 ms: ", before * 8 / 800e-6 / 1e9, " Gb/s over 0.2-1.0 ms, ", after * 8 / 800e-6 / 1e9,
           " Gb/s over 1.2-2.0 ms (ratio ", after / before, ")");
   CHECK(after / before == doctest::Approx(0.75).epsilon(0.03));
-  // And the run ends, every message delivered (the packets lost in the 100 us are resent).
+  // And the run ends, every message delivered (the packets lost in the 100 us are resent),
+  // and every packet is accounted for: none is left in the pool (dropped ones included).
   ScenarioRun whole(load_config_text(config, "spine_fails_whole"));
   whole.run();
   CHECK(whole.complete());
+  CHECK(whole.sim().packets().in_use() == 0);
+  // Data packets sent = received (duplicates too) + dropped; the other drops are acks, at
+  // most the acks sent.
+  std::uint64_t sent = 0, received = 0, acks = 0, dropped = 0;
+  for (HostId h = 0; h < whole.network().host_count(); ++h) {
+    const NicCounters& c = whole.network().nic(h).counters();
+    sent += c.data_packets_sent;
+    received += c.data_packets_received + c.duplicate_packets_received;
+    acks += c.acks_sent + c.nacks_sent;
+  }
+  for (const LinkDirection& d : whole.network().directions()) dropped += d.port->counters().drops;
+  REQUIRE(sent >= received);
+  CHECK(sent - received > 0);
+  CHECK(dropped >= sent - received);
+  CHECK(dropped - (sent - received) <= acks);
 }
 
 TEST_CASE("two jobs whose ring AllReduces share spine links each slow down to their max-min share") {
