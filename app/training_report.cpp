@@ -1,5 +1,7 @@
 #include "app/training_report.h"
 
+#include <algorithm>
+
 #include <cstdio>
 
 namespace fabricsim {
@@ -39,8 +41,25 @@ void write_training_json(JsonWriter& j, const TraceReplay& replay) {
     j.end_object();
   }
   j.end_object();
+  // The critical path ends at the rank that finishes last: which, and by how much it
+  // trails the next one (a straggler's own tail; what it cost the others shows against a
+  // run without it, as `fabricsim whatif` does).
+  const std::vector<RankBreakdown> ranks = replay.breakdown();
+  std::size_t last = 0;
+  Time runner_up = 0;
+  for (std::size_t r = 1; r < ranks.size(); ++r) {
+    if (ranks[r].finish > ranks[last].finish) last = r;
+  }
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (r != last) runner_up = std::max(runner_up, ranks[r].finish);
+  }
+  if (!ranks.empty()) {
+    j.key("critical_rank").value(static_cast<std::uint64_t>(last));
+    j.key("critical_rank_compute_us").value(to_us(ranks[last].compute));
+    j.key("critical_rank_lead_us").value(ranks.size() > 1 ? to_us(ranks[last].finish - runner_up) : 0.0);
+  }
   j.key("per_rank").begin_array();
-  for (const RankBreakdown& b : replay.breakdown()) {
+  for (const RankBreakdown& b : ranks) {
     j.begin_object();
     j.key("finish_us").value(to_us(b.finish));
     j.key("compute_us").value(to_us(b.compute));
