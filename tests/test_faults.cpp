@@ -254,3 +254,32 @@ jobs:
                                                    "too_many")),
                   ConfigError);
 }
+
+TEST_CASE("faults from the start hold at flow fidelity too: a half-bandwidth cable paces the ring exactly") {
+  // The ring of the first test at flow fidelity, headers 0 and an ack per 64 packets.
+  // g0's sends cross g1's 50 Gb/s cable every step, which also carries 1/4096 of their
+  // rate in acks: each drains in D = 1 MiB x 4097/4096 at 6.25 GB/s = 167,813,120 ps, and
+  // g0 starts its next step once its send has drained (its receive, from g3, is faster).
+  // So g0's six sends run back to back, and the collective ends once the last of them has
+  // reached g1 and g1's last send, which waited for it, has reached g2: 6 D plus two path
+  // delays d = 2 x 1 us + one 4 KiB packet at 100 Gb/s (the hop after the bottleneck).
+  ScenarioRun run(load_config_text(R"(
+topology:
+  kind: custom
+  hosts: [g0, g1, g2, g3]
+  switches: [s]
+  links:
+    - {a: g0, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: g1, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: g2, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: g3, b: s, bandwidth: 100Gbps, latency: 1us}
+network: {mtu: 4KiB, header_bytes: 0, ack_bytes: 64, ack_interval: 64, fidelity: flow}
+workload: {kind: collective, op: all_reduce, algorithm: ring, bytes: 4MiB, channels: 1}
+faults: [{link: [g1, s], bandwidth: 50Gbps}]
+)",
+                                   "flow_ring_fault"));
+  run.run();
+  REQUIRE(run.complete());
+  const Time drain = 167'813'120, delay = 2 * us(1) + 327'680;
+  CHECK(static_cast<double>(run.collective()->rows()[0].time) == doctest::Approx(6.0 * drain + 2.0 * delay).epsilon(1e-5));
+}
