@@ -72,9 +72,14 @@ struct CollectiveConfig {
 
 // A training trace replay (docs/traces.md).
 // A rank whose compute takes `compute` times as long (a slow or throttled GPU).
+// Or, with `fraction`, that fraction of the ranks drawn with `seed`, each slowed by a
+// factor drawn uniformly from [compute, compute_max].
 struct StragglerConfig {
   int rank = 0;
   double compute = 1.0;
+  double fraction = 0;  // > 0: drawn ranks instead of `rank`
+  double compute_max = 0;  // > compute: a uniform draw per rank
+  std::uint64_t seed = 1;
   SourceRef source;
 };
 

@@ -200,8 +200,15 @@ std::vector<StragglerConfig> read_stragglers(const MapReader& m, const YAML::Nod
     if (!slow[i].IsMap()) m.context().fail(slow[i], path, "expected a map {rank: R, compute: FACTOR}");
     MapReader r(m.context(), slow[i], path);
     StragglerConfig st;
-    st.rank = static_cast<int>(r.integer("rank", 0, 1 << 24));
+    if (r.has("fraction")) {
+      if (r.has("rank")) m.context().fail(slow[i]["rank"], r.child_path("rank"), "expected either rank or fraction, not both");
+      st.fraction = r.real("fraction", 0.0, 1.0);
+      st.seed = static_cast<std::uint64_t>(r.integer("seed", 0, INT64_MAX, 1));
+    } else {
+      st.rank = static_cast<int>(r.integer("rank", 0, 1 << 24));
+    }
     st.compute = r.real("compute", 0.01, 1000.0);
+    st.compute_max = r.real("compute_max", st.compute, 1000.0, st.compute);
     st.source = m.context().source(slow[i], path);
     r.finish();
     out.push_back(st);

@@ -3,6 +3,7 @@
 #include "app/collective_tuner.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include <filesystem>
@@ -498,12 +499,28 @@ void ScenarioRun::add_workload() {
       }
       options.params.channels = w.trace.channels;
       for (const StragglerConfig& st : w.trace.stragglers) {
+        options.compute_scale.resize(static_cast<std::size_t>(trace.ranks), 1.0);
+        Rng rng(st.seed);
+        const auto factor = [&] {
+          // Uniform in [compute, compute_max], 53 bits of the draw.
+          const double u = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;
+          return st.compute + (st.compute_max - st.compute) * u;
+        };
+        if (st.fraction > 0) {
+          std::vector<std::size_t> ranks(static_cast<std::size_t>(trace.ranks));
+          for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r] = r;
+          const auto count = static_cast<std::size_t>(std::llround(st.fraction * static_cast<double>(ranks.size())));
+          for (std::size_t k = 0; k < count; ++k) {
+            std::swap(ranks[k], ranks[k + rng.next() % (ranks.size() - k)]);
+            options.compute_scale[ranks[k]] = factor();
+          }
+          continue;
+        }
         if (st.rank >= trace.ranks) {
           throw ConfigError(st.source.where, st.source.path,
                             "expected a rank below " + std::to_string(trace.ranks) + " (the trace's ranks), got " + std::to_string(st.rank));
         }
-        options.compute_scale.resize(static_cast<std::size_t>(trace.ranks), 1.0);
-        options.compute_scale[static_cast<std::size_t>(st.rank)] = st.compute;
+        options.compute_scale[static_cast<std::size_t>(st.rank)] = factor();
       }
       options.params.local_size = config_.topology.kind == TopologyConfig::Kind::kCluster ? config_.topology.cluster.node.gpus : trace.ranks;
       options.collective.traffic_class = static_cast<std::uint8_t>(w.traffic_class);

@@ -145,6 +145,13 @@ TEST_CASE("a straggler at 1.5x compute delays a DP step by exactly its extra com
   const Time slow = iteration(", stragglers: [{rank: 2, compute: 1.5}]");
   CHECK(slow - healthy == us(150));
   CHECK(healthy > us(300));
+  // Drawn: a quarter of four ranks is one, at 1.5x: the same 150 us whichever it is; with
+  // factors drawn from [1.5, 2.0] the step is 150 to 300 us longer, the same for a seed.
+  CHECK(iteration(", stragglers: [{fraction: 0.25, compute: 1.5, seed: 9}]") - healthy == us(150));
+  const Time drawn = iteration(", stragglers: [{fraction: 0.25, compute: 1.5, compute_max: 2.0, seed: 9}]");
+  CHECK(drawn - healthy >= us(150));
+  CHECK(drawn - healthy <= us(300));
+  CHECK(drawn == iteration(", stragglers: [{fraction: 0.25, compute: 1.5, compute_max: 2.0, seed: 9}]"));
   std::filesystem::remove_all(dir);
 }
 
