@@ -310,7 +310,10 @@ void apply_override(YAML::Node root, const std::string& text, YamlContext& ctx) 
   if (!part.empty()) parts.push_back(part);
   if (parts.empty()) throw ConfigError("--set " + text, "", "expected KEY.PATH=VALUE");
 
-  const auto is_index = [](const std::string& p) { return p.find_first_not_of("0123456789") == std::string::npos; };
+  // An item number: digits only, and short enough to be one (a 20-digit one is not).
+  const auto is_index = [](const std::string& p) {
+    return !p.empty() && p.size() <= 9 && p.find_first_not_of("0123456789") == std::string::npos;
+  };
   std::string canonical;
   const auto step = [&](YAML::Node& node, const std::string& p, bool create) -> YAML::Node {
     if (node.IsSequence()) {
@@ -477,6 +480,24 @@ ScenarioConfig read_scenario(const YAML::Node& root, YamlContext& ctx, const std
   return c;
 }
 
+// YAML says a map's keys are unique; yaml-cpp keeps both and finds the first, so a second
+// `mtu:` would be silently ignored. Refused, at the second one.
+void reject_duplicate_keys(const YAML::Node& node, const std::string& path, const YamlContext& ctx) {
+  if (node.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& item : node) {
+      const std::string key = item.first.IsScalar() ? item.first.Scalar() : std::string();
+      const std::string child = path.empty() ? key : path + "." + key;
+      if (item.first.IsScalar() && !seen.insert(key).second) {
+        ctx.fail(item.first, child, "this key appears twice in the same map; expected each key once");
+      }
+      reject_duplicate_keys(item.second, child, ctx);
+    }
+  } else if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) reject_duplicate_keys(node[i], path + "[" + std::to_string(i) + "]", ctx);
+  }
+}
+
 ScenarioConfig load(const std::string& text, const std::string& display, const std::string& default_name,
                     const std::vector<std::string>& overrides) {
   YamlContext ctx(display);
@@ -488,6 +509,7 @@ ScenarioConfig load(const std::string& text, const std::string& display, const s
                       "YAML syntax: " + e.msg);
   }
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  reject_duplicate_keys(root, "", ctx);
   for (const std::string& o : overrides) {
     if (!root.IsMap()) break;  // reported below as a top-level error
     try {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -36,8 +37,11 @@ namespace {
 
 constexpr int kExitFailure = 1;
 constexpr int kExitBadInput = 2;
+// Distinct exit codes (README.md): 0 complete, 1 our own bug, 2 bad input, 3 deadlock,
+// 4 incomplete (stopped by a time or event limit, or stalled), 5 a probe found no device.
 constexpr int kExitDeadlock = 3;
-constexpr int kExitNoDevice = 3;  // a probe found no hardware
+constexpr int kExitIncomplete = 4;
+constexpr int kExitNoDevice = 5;
 
 const char* kUsage =
     "usage: fabricsim run [CONFIG] [--out DIR] [--seed N] [--threads N] [--records messages] [--set KEY=VALUE]...\n"
@@ -81,7 +85,7 @@ void print_help(const po::options_description& run_options) {
                "            profile that a topology references with `profile: FILE` (docs/calibration.md)\n"
                "  calibrate gpu  measure this machine's GPUs (CUDA): copies, peers, launch, reduce, matmul\n"
                "  calibrate nic  RDMA WRITE bandwidth sweep and ping-pong latency between two hosts\n"
-               "            (libibverbs); exit code 3 when there is no device to measure\n\n"
+               "            (libibverbs); exit code 5 when there is no device to measure\n\n"
             << run_options
             << "\nA config error is printed as FILE:LINE:COLUMN: error: KEY.PATH: what was expected,\n"
                "and the exit code is 2. The config schema is in docs/config.md.\n";
@@ -116,6 +120,20 @@ std::vector<std::string> config_sets(const po::variables_map& vm) {
   std::vector<std::string> sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (vm.count("fidelity")) sets.push_back("network.fidelity=" + vm["fidelity"].as<std::string>());
   return sets;
+}
+
+// --seed N: a whole number from 0, as the config's `seed` is (not wrapped from -1).
+bool apply_seed(const po::variables_map& vm, ScenarioConfig& config) {
+  if (!vm.count("seed")) return true;
+  const std::string text = vm["seed"].as<std::string>();
+  std::uint64_t seed = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seed);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || seed > static_cast<std::uint64_t>(INT64_MAX)) {
+    std::cerr << "fabricsim: --seed: expected a whole number from 0 to " << INT64_MAX << ", got '" << text << "'\n";
+    return false;
+  }
+  config.seed = seed;
+  return true;
 }
 
 bool apply_threads(const po::variables_map& vm, ScenarioConfig& config) {
@@ -157,7 +175,7 @@ int run_command(const po::variables_map& vm) {
   const std::string config_path = vm.count("config") ? vm["config"].as<std::string>() : "";
   const auto sets = config_sets(vm);
   ScenarioConfig config = load(config_path, sets);
-  if (vm.count("seed")) config.seed = vm["seed"].as<std::uint64_t>();
+  if (!apply_seed(vm, config)) return kExitBadInput;
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   if (!apply_threads(vm, config)) return kExitBadInput;
   const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "out/" + config.name;
@@ -179,7 +197,8 @@ int run_command(const po::variables_map& vm) {
   run.message_log().finish_records();
   write_file_atomically(results_path, results_json(run));
   print_summary(std::cout, run, results_path);
-  return run.deadlocked() ? kExitDeadlock : 0;
+  if (run.deadlocked()) return kExitDeadlock;
+  return run.complete() ? 0 : kExitIncomplete;
 }
 
 int whatif_command(const po::variables_map& vm) {
@@ -193,7 +212,7 @@ int whatif_command(const po::variables_map& vm) {
                  "[{switch: spine0, down: true}]}]\n";
     return kExitBadInput;
   }
-  if (vm.count("seed")) config.seed = vm["seed"].as<std::uint64_t>();
+  if (!apply_seed(vm, config)) return kExitBadInput;
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "out/" + config.name;
   const bool tty = ::isatty(STDERR_FILENO) != 0;
@@ -321,7 +340,7 @@ int collective_command(const po::variables_map& vm) {
   if (vm.count("channels")) sets.push_back("workload.channels=" + vm["channels"].as<std::string>());
   sets.push_back(vm.count("check") ? "workload.check_data=true" : "workload.check_data=false");
   ScenarioConfig config = load(vm["config"].as<std::string>(), sets);
-  if (vm.count("seed")) config.seed = vm["seed"].as<std::uint64_t>();
+  if (!apply_seed(vm, config)) return kExitBadInput;
   ScenarioRun run(std::move(config));
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   run.run(tty ? std::function<void(const Progress&)>(show_progress) : nullptr);
@@ -634,7 +653,7 @@ int main(int argc, char** argv) {
       ("help,h", "show this help")
       ("version", "print the version")
       ("out,o", po::value<std::string>()->value_name("DIR|FILE"), "run: directory for results.json; workload gen: the trace to write")
-      ("seed", po::value<std::uint64_t>()->value_name("N"), "run: random seed (overrides the config's)")
+      ("seed", po::value<std::string>()->value_name("N"), "run, whatif, collective: random seed (overrides the config's)")
       ("records", po::value<std::string>()->value_name("messages"), "run: stream one JSON line per message to DIR/messages.jsonl")
       ("memory-limit", po::value<std::string>()->value_name("SIZE"), "run, validate: refuse runs estimated to need more (default: free memory)")
       ("threads", po::value<int>()->value_name("N"), "run, validate: split the run into N partitions on N threads (results are the same for any N)")

@@ -12,7 +12,7 @@
 namespace fabricsim {
 
 constexpr int kExitProbeBadInput = 2;
-constexpr int kExitNoDevice = 3;
+constexpr int kExitNoDevice = 5;
 
 inline void probe_progress(const std::string& line) {
   if (!isatty(STDERR_FILENO)) return;

@@ -267,7 +267,8 @@ std::string results_json(const ScenarioRun& run) {
   }
 
   if (run.config().network.lossless.shared_buffer) {
-    j.key("switches").begin_array();
+    // Per switch (the top-level `switches` is their count).
+    j.key("switch_buffers").begin_array();
     for (std::uint32_t i = 0; i < net.switch_count(); ++i) {
       const SwitchCounters& c = net.switch_at(i).counters();
       j.begin_object();

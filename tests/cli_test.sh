@@ -73,18 +73,18 @@ check "calibrate import on a malformed log exits 2 naming the line, writing noth
 "$bin" calibrate import --nccl-tests "$cal/h100-1node-nvls-allreduce.txt" --out "$work/noranks.yaml" >"$work/noranks.out" 2>&1; rc=$?
 check "calibrate import asks for --ranks when the log does not say" '[ $rc -eq 2 ] && grep -q "pass --ranks N" "$work/noranks.out" && [ ! -e "$work/noranks.yaml" ]'
 
-# The probes without hardware: one line, exit 3, nothing written. CUDA_VISIBLE_DEVICES=""
+# The probes without hardware: one line, exit 5, nothing written. CUDA_VISIBLE_DEVICES=""
 # hides any GPU, and a device name that cannot exist hides any RDMA NIC.
 CUDA_VISIBLE_DEVICES="" "$bin" calibrate gpu --out "$work/gpu_profile.yaml" >"$work/gpu.out" 2>"$work/gpu.err"; rc=$?
 check "calibrate gpu without a GPU says so in one line, exits 3, writes nothing" \
-  '[ $rc -eq 3 ] && [ $(wc -l <"$work/gpu.err") -eq 1 ] && grep -qE "^fabricsim calibrate gpu: no (CUDA device|CUDA support)" "$work/gpu.err" && [ ! -s "$work/gpu.out" ] && [ ! -e "$work/gpu_profile.yaml" ]'
+  '[ $rc -eq 5 ] && [ $(wc -l <"$work/gpu.err") -eq 1 ] && grep -qE "^fabricsim calibrate gpu: no (CUDA device|CUDA support)" "$work/gpu.err" && [ ! -s "$work/gpu.out" ] && [ ! -e "$work/gpu_profile.yaml" ]'
 "$bin" calibrate nic --client localhost --device fabricsim-no-such-device --out "$work/nic_profile.yaml" >"$work/nic.out" 2>"$work/nic.err"; rc=$?
 check "calibrate nic without that RDMA device says so in one line, exits 3, writes nothing" \
-  '[ $rc -eq 3 ] && [ $(wc -l <"$work/nic.err") -eq 1 ] && grep -q "^fabricsim calibrate nic: no RDMA device" "$work/nic.err" && [ ! -e "$work/nic_profile.yaml" ]'
+  '[ $rc -eq 5 ] && [ $(wc -l <"$work/nic.err") -eq 1 ] && grep -q "^fabricsim calibrate nic: no RDMA device" "$work/nic.err" && [ ! -e "$work/nic_profile.yaml" ]'
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
   "$bin" calibrate nic --server --out "$work/nic_profile.yaml" >"$work/nic2.out" 2>"$work/nic2.err"; rc=$?
   check "calibrate nic --server on a host without RDMA devices exits 3 before listening" \
-    '[ $rc -eq 3 ] && [ $(wc -l <"$work/nic2.err") -eq 1 ] && grep -q "libibverbs found none" "$work/nic2.err"'
+    '[ $rc -eq 5 ] && [ $(wc -l <"$work/nic2.err") -eq 1 ] && grep -q "libibverbs found none" "$work/nic2.err"'
 fi
 "$bin" calibrate nic --device x >/dev/null 2>&1; rc=$?
 check "calibrate nic needs --server or --client (exit 2)" '[ $rc -eq 2 ]'
@@ -170,6 +170,12 @@ check "validate --threads 2 shows the split and warns of a 1 ns lookahead" \
 { cat "$work/two_dgx.yaml"; echo "workload: {kind: collective, op: all_reduce, bytes: 1MiB}"; } >"$work/two_dgx_coll.yaml"
 "$bin" run "$work/two_dgx_coll.yaml" --threads 2 >"$work/coll_split.out" 2>&1; rc=$?
 check "run --threads with a collective is refused, exit 2, naming workload.kind" '[ $rc -eq 2 ] && grep -q "workload.kind" "$work/coll_split.out"'
+
+"$bin" run "$examples/dumbbell.yaml" --seed -1 --out "$work/seed" >"$work/seed.out" 2>&1; rc=$?
+check "--seed -1 exits 2 naming the option (it does not wrap to 2^64 - 1)" '[ $rc -eq 2 ] && grep -q "^fabricsim: --seed: expected a whole number" "$work/seed.out" && [ ! -e "$work/seed" ]'
+"$bin" run "$examples/dumbbell.yaml" --set stop.time=1us --out "$work/short" >"$work/short.out" 2>&1; rc=$?
+check "a run stopped by its time limit exits 4 and writes complete: false" \
+  '[ $rc -eq 4 ] && grep -q "\"complete\": false" "$work/short/results.json" && grep -q INCOMPLETE "$work/short.out"'
 
 "$bin" whatif "$examples/whatif_leaf_spine.yaml" --set workload.bytes=4MiB --out "$work/whatif" >"$work/whatif.out" 2>&1; rc=$?
 check "whatif runs the baseline and each scenario and writes whatif.json" \

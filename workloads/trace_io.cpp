@@ -241,10 +241,21 @@ Trace parse_trace(const std::string& text, const std::string& name) {
     TraceOp op;
     op.id = static_cast<int>(num("id"));
     const std::string kind = str("kind");
+    // A number in [lo, hi]: not NaN, not negative where that has no meaning, and small
+    // enough to stay exact as picoseconds or bytes.
+    const auto bounded = [&](const char* key, double lo, double hi, std::optional<double> fallback = std::nullopt) {
+      const double v = fallback ? num(key, *fallback) : num(key);
+      if (!(v >= lo && v <= hi)) {
+        throw std::runtime_error(where + ": \"" + key + "\" should be a number from " + std::to_string(lo) + " to " +
+                                 std::to_string(hi));
+      }
+      return v;
+    };
     if (kind == "compute") {
       op.kind = TraceOpKind::kCompute;
-      op.flops = num("flops", 0.0);
-      op.duration = static_cast<Time>(std::llround(num("duration_us", 0.0) * 1e6));
+      op.flops = bounded("flops", 0.0, 1e21, 0.0);
+      // At most about 106 days, what int64 picoseconds hold.
+      op.duration = static_cast<Time>(std::llround(bounded("duration_us", 0.0, 9e12, 0.0) * 1e6));
       if (op.flops <= 0 && op.duration <= 0 && !obj.count("duration_us")) throw std::runtime_error(where + ": compute needs duration_us or flops");
     } else if (kind == "collective") {
       op.kind = TraceOpKind::kCollective;
@@ -253,7 +264,7 @@ Trace parse_trace(const std::string& text, const std::string& name) {
       const auto parsed = op_from_name(o);
       if (!parsed || *parsed == CollectiveOp::kSendRecv) throw std::runtime_error(where + ": unknown collective op '" + o + "'");
       op.op = *parsed;
-      op.bytes = static_cast<std::int64_t>(num("bytes"));
+      op.bytes = static_cast<std::int64_t>(bounded("bytes", 1.0, 1125899906842624.0));  // 1 B to 1 PiB
       op.key = str("key");
       op.algorithm = str("algorithm");
       op.group = list("group");
@@ -261,7 +272,7 @@ Trace parse_trace(const std::string& text, const std::string& name) {
     } else if (kind == "send" || kind == "recv") {
       op.kind = kind == "send" ? TraceOpKind::kSend : TraceOpKind::kRecv;
       op.peer = static_cast<int>(num("peer"));
-      op.bytes = static_cast<std::int64_t>(num("bytes"));
+      op.bytes = static_cast<std::int64_t>(bounded("bytes", 1.0, 1125899906842624.0));
       op.tag = static_cast<int>(num("tag", 0.0));
     } else {
       throw std::runtime_error(where + ": kind should be compute, collective, send or recv");
@@ -277,16 +288,57 @@ Trace parse_trace(const std::string& text, const std::string& name) {
 std::string check_trace(const Trace& t) {
   std::map<std::string, std::pair<std::vector<int>, std::set<int>>> collectives;  // key -> group, ranks seen
   std::map<std::tuple<int, int, int>, std::pair<int, int>> p2p;                  // (src, dst, tag) -> sends, recvs
+  // Matched in order per (src, dst, tag): the n-th send's bytes and the n-th receive's.
+  std::map<std::tuple<int, int, int>, std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> p2p_bytes;
+  std::map<std::string, std::pair<CollectiveOp, std::int64_t>> collective_sizes;
   for (int r = 0; r < t.ranks; ++r) {
     std::set<int> ids;
     for (const TraceOp& op : t.ops[static_cast<std::size_t>(r)]) {
       if (!ids.insert(op.id).second) return "rank " + std::to_string(r) + ": operation id " + std::to_string(op.id) + " used twice";
+    }
+    // A dependency cycle never runs (Kahn's count of what can run).
+    {
+      const auto& ops = t.ops[static_cast<std::size_t>(r)];
+      std::map<int, std::size_t> index;
+      for (std::size_t i = 0; i < ops.size(); ++i) index[ops[i].id] = i;
+      std::vector<int> waiting(ops.size(), 0);
+      std::vector<std::vector<std::size_t>> children(ops.size());
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        for (int d : ops[i].deps) {
+          const auto it = index.find(d);
+          if (it == index.end()) continue;  // reported below
+          ++waiting[i];
+          children[it->second].push_back(i);
+        }
+      }
+      std::vector<std::size_t> ready;
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (waiting[i] == 0) ready.push_back(i);
+      }
+      std::size_t ran = 0;
+      while (!ready.empty()) {
+        const std::size_t i = ready.back();
+        ready.pop_back();
+        ++ran;
+        for (std::size_t c : children[i]) {
+          if (--waiting[c] == 0) ready.push_back(c);
+        }
+      }
+      if (ran < ops.size()) {
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+          if (waiting[i] > 0) return "rank " + std::to_string(r) + " op " + std::to_string(ops[i].id) + " is in a dependency cycle: it can never run";
+        }
+      }
     }
     for (const TraceOp& op : t.ops[static_cast<std::size_t>(r)]) {
       for (int d : op.deps) {
         if (!ids.count(d)) return "rank " + std::to_string(r) + " op " + std::to_string(op.id) + " depends on unknown op " + std::to_string(d);
       }
       if (op.kind == TraceOpKind::kCollective) {
+        const auto [size, fresh] = collective_sizes.try_emplace(op.key, op.op, op.bytes);
+        if (!fresh && (size->second.first != op.op || size->second.second != op.bytes)) {
+          return "collective '" + op.key + "' has a different operation or size on rank " + std::to_string(r);
+        }
         auto& [group, seen] = collectives[op.key];
         if (group.empty()) group = op.group;
         if (group != op.group) return "collective '" + op.key + "' has different groups on different ranks";
@@ -296,8 +348,14 @@ std::string check_trace(const Trace& t) {
       if ((op.kind == TraceOpKind::kSend || op.kind == TraceOpKind::kRecv) && (op.peer < 0 || op.peer >= t.ranks || op.peer == r)) {
         return "rank " + std::to_string(r) + " op " + std::to_string(op.id) + ": peer out of range";
       }
-      if (op.kind == TraceOpKind::kSend) ++p2p[{r, op.peer, op.tag}].first;
-      if (op.kind == TraceOpKind::kRecv) ++p2p[{op.peer, r, op.tag}].second;
+      if (op.kind == TraceOpKind::kSend) {
+        ++p2p[{r, op.peer, op.tag}].first;
+        p2p_bytes[{r, op.peer, op.tag}].first.push_back(op.bytes);
+      }
+      if (op.kind == TraceOpKind::kRecv) {
+        ++p2p[{op.peer, r, op.tag}].second;
+        p2p_bytes[{op.peer, r, op.tag}].second.push_back(op.bytes);
+      }
     }
   }
   for (const auto& [key, v] : collectives) {
@@ -307,6 +365,14 @@ std::string check_trace(const Trace& t) {
     if (v.first != v.second) {
       return std::to_string(v.first) + " sends but " + std::to_string(v.second) + " receives from rank " + std::to_string(std::get<0>(k)) +
              " to rank " + std::to_string(std::get<1>(k)) + " with tag " + std::to_string(std::get<2>(k));
+    }
+    const auto& [sent, received] = p2p_bytes[k];
+    for (std::size_t n = 0; n < sent.size(); ++n) {
+      if (sent[n] != received[n]) {
+        return "send " + std::to_string(n + 1) + " from rank " + std::to_string(std::get<0>(k)) + " to rank " + std::to_string(std::get<1>(k)) +
+               " with tag " + std::to_string(std::get<2>(k)) + " is " + std::to_string(sent[n]) + " bytes, its receive " +
+               std::to_string(received[n]);
+      }
     }
   }
   return {};
