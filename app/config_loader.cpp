@@ -524,6 +524,8 @@ ScenarioConfig load(const std::string& text, const std::string& display, const s
 }  // namespace
 
 ScenarioConfig load_config_file(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw ConfigError(path, "", "is a directory; expected a YAML config file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, "", "cannot read the file");
   std::ostringstream text;

@@ -122,6 +122,17 @@ std::vector<std::string> config_sets(const po::variables_map& vm) {
   return sets;
 }
 
+// A config's name as a folder under out/: letters, digits, '-', '_' and inner '.' kept,
+// anything else (a '/', a leading '.') made '_', so `name: ../../x` stays inside out/.
+std::string folder_name(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    const bool plain = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || (c == '.' && !out.empty());
+    out += plain ? c : '_';
+  }
+  return out.empty() ? std::string("unnamed") : out;
+}
+
 // --seed N: a whole number from 0, as the config's `seed` is (not wrapped from -1).
 bool apply_seed(const po::variables_map& vm, ScenarioConfig& config) {
   if (!vm.count("seed")) return true;
@@ -178,7 +189,7 @@ int run_command(const po::variables_map& vm) {
   if (!apply_seed(vm, config)) return kExitBadInput;
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   if (!apply_threads(vm, config)) return kExitBadInput;
-  const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "out/" + config.name;
+  const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "out/" + folder_name(config.name);
   ScenarioRun run(std::move(config), routing_progress());
   if (vm.count("records")) {
     const std::string what = vm["records"].as<std::string>();
@@ -214,7 +225,7 @@ int whatif_command(const po::variables_map& vm) {
   }
   if (!apply_seed(vm, config)) return kExitBadInput;
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
-  const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "out/" + config.name;
+  const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "out/" + folder_name(config.name);
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   const std::size_t total = config.whatif.size() + 1;
   std::size_t done = 0;
@@ -374,7 +385,7 @@ int collective_command(const po::variables_map& vm) {
       return kExitFailure;
     }
   }
-  return run.complete() ? 0 : kExitFailure;
+  return run.complete() ? 0 : kExitIncomplete;
 }
 
 ParallelSpec parallel_from(const po::variables_map& vm) {

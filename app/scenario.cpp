@@ -381,12 +381,22 @@ void ScenarioRun::check_splittable() const {
 
 std::uint64_t ScenarioRun::events() const {
   if (engine_) return engine_->events();
-  return sim_->events_processed();
+  return sim_->events_processed() - sim_->monitor_events();  // the run's, not its observers'
 }
 
 Time ScenarioRun::sim_time() const {
-  if (!engine_) return sim_->now();
+  if (!engine_) {
+    // Run out of events: it ended with its last piece of work, not its monitors' last look.
+    if (stop_reason_ == StopReason::kQueueEmpty && sim_->last_work_time() >= 0) return sim_->last_work_time();
+    return sim_->now();
+  }
   if (stop_reason_ == StopReason::kTimeLimit) return time_limit_reached_;
+  if (stop_reason_ == StopReason::kQueueEmpty) {
+    // The partitions run the work; the monitors watch from a clock of their own.
+    Time last = -1;
+    for (const auto& p : partitions_) last = std::max(last, p->last_work_time());
+    if (last >= 0) return last;
+  }
   return engine_->last_event_time();
 }
 

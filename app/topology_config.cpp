@@ -69,7 +69,8 @@ LinkSpec read_link(MapReader m, std::optional<Bandwidth> bandwidth = std::nullop
 // The leaf-to-spine link from `fabric_link` and/or `oversubscription`; they must agree.
 template <typename Spec, typename Ratio, typename Derive>
 void read_fabric_link(MapReader& m, Spec& spec, LinkSpec& fabric_link, Ratio ratio_of, Derive bandwidth_for) {
-  const YAML::Node link = m.node()["fabric_link"];
+  // (Indexing a const node by a key it lacks gives an invalid node that throws when asked.)
+  const YAML::Node link = m.has("fabric_link") ? m.node()["fabric_link"] : YAML::Node();
   const bool has_link_bw = link.IsMap() && link["bandwidth"].IsDefined() && !link["bandwidth"].IsNull();
   const bool has_ratio = m.has("oversubscription");
   const double ratio = has_ratio ? m.real("oversubscription", 0.01, 1000) : 1.0;

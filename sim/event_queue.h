@@ -52,6 +52,9 @@ class EventHandler {
   // the network that builds them (the same keys however the run is split); handlers
   // without one run last, in the order they were scheduled.
   static constexpr std::uint32_t kUnordered = UINT32_MAX;
+  // Keys below this are monitors' (deadlock checks, samplers, the fault timeline): they
+  // watch the run, and the run's end is the last event of anything else.
+  static constexpr std::uint32_t kMonitorKeys = 16;
   void set_order(std::uint32_t key) { order_ = key; }
   std::uint32_t order() const { return order_; }
 

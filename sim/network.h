@@ -156,7 +156,7 @@ class Network {
   // A fresh order key (EventHandler::order) for a handler of the workload's: keys follow
   // the order things are built in, which does not depend on how a run is split.
   // Keys below kFirstComponentKey are kept for monitors, which run first at their time.
-  static constexpr std::uint32_t kFirstComponentKey = 16;
+  static constexpr std::uint32_t kFirstComponentKey = EventHandler::kMonitorKeys;
   std::uint32_t next_order_key() { return next_order_key_++; }
 
   Simulator& sim() { return *sim_; }

@@ -36,7 +36,7 @@ ParallelEngine::ParallelEngine(Network& network, Simulator& control, int threads
 }
 
 std::uint64_t ParallelEngine::events() const {
-  std::uint64_t n = control_->events_processed();
+  std::uint64_t n = control_->events_processed() - control_->monitor_events();
   for (std::size_t q = 0; q < network_->partition_count(); ++q) n += network_->partition(q).events_processed();
   return n;
 }

@@ -45,7 +45,7 @@ class ParallelEngine {
   void set_window_hook(std::function<void()> hook) { window_hook_ = std::move(hook); }
 
   const ParallelStats& stats() const { return stats_; }
-  std::uint64_t events() const;  // run so far, monitors' included
+  std::uint64_t events() const;  // run so far, monitors' not included
   Time last_event_time() const;
 
  private:

@@ -27,6 +27,11 @@ StopReason Simulator::run(Time until, std::uint64_t max_events) {
     if (EventHandler* later = queue_.peek(2)) __builtin_prefetch(later);
     if (EventHandler* next = queue_.peek(1)) next->prefetch();
     now_ = last_event_ = h->event_time();
+    if (h->order() >= EventHandler::kMonitorKeys) {
+      last_work_ = now_;
+    } else {
+      ++monitor_events_;
+    }
     ++events_;
     h->on_event();
     if (stop_requested_) return StopReason::kRequested;

@@ -22,6 +22,10 @@ class Simulator {
   Time now() const { return now_; }
   // The time of the last event run (-1 before any): a time limit moves now() past it.
   Time last_event_time() const { return last_event_; }
+  // The time of the last event that was not a monitor's (-1 before any): where the run
+  // ends, however long its monitors kept watching after it.
+  Time last_work_time() const { return last_work_; }
+  std::uint64_t monitor_events() const { return monitor_events_; }  // of events_processed()
   std::uint64_t events_processed() const { return events_; }
 
   void schedule_at(EventHandler& h, Time at);
@@ -57,6 +61,8 @@ class Simulator {
  private:
   Time now_ = 0;
   Time last_event_ = -1;
+  Time last_work_ = -1;
+  std::uint64_t monitor_events_ = 0;
   std::uint64_t events_ = 0;
   std::function<bool()> work_elsewhere_;
   bool stop_requested_ = false;

@@ -171,6 +171,22 @@ check "validate --threads 2 shows the split and warns of a 1 ns lookahead" \
 "$bin" run "$work/two_dgx_coll.yaml" --threads 2 >"$work/coll_split.out" 2>&1; rc=$?
 check "run --threads with a collective is refused, exit 2, naming workload.kind" '[ $rc -eq 2 ] && grep -q "workload.kind" "$work/coll_split.out"'
 
+printf 'topology: {kind: leaf_spine, leaves: 2, spines: 1, hosts_per_leaf: 1, host_link: {bandwidth: 100Gbps}}\n' >"$work/nofab.yaml"
+"$bin" validate "$work/nofab.yaml" >"$work/nofab.out" 2>&1; rc=$?
+check "a leaf-spine without fabric_link derives it (oversubscription 1), not exit 1" '[ $rc -eq 0 ]'
+printf 'topology: {kind: leaf_spine, leaves: 2, spines: 1, hosts_per_leaf: 1, host_link: {bandwidth: 100Gbps}, fabic_link: {bandwidth: 100Gbps}}\n' >"$work/fabic.yaml"
+"$bin" validate "$work/fabic.yaml" >"$work/fabic.out" 2>&1; rc=$?
+check "a misspelt fabric_link gets did you mean, exit 2" '[ $rc -eq 2 ] && grep -q "topology.fabic_link: unknown key; did you mean .fabric_link." "$work/fabic.out"'
+mkdir -p "$work/adir"
+"$bin" validate "$work/adir" >"$work/adir.out" 2>&1; rc=$?
+check "a config that is a directory says so, exit 2" '[ $rc -eq 2 ] && grep -q "is a directory; expected a YAML config file" "$work/adir.out"'
+printf 'name: ../../escaped\ntopology: {kind: custom, hosts: [a, b], switches: [s], links: [{a: a, b: s, bandwidth: 100Gbps}, {a: b, b: s, bandwidth: 100Gbps}]}\nmessages: [{src: a, dst: b, bytes: 1KiB}]\n' >"$work/escape.yaml"
+bin_abs=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+(cd "$work" && "$bin_abs" run "$work/escape.yaml" >"$work/escape.out" 2>&1); rc=$?
+check "a config name with ../ stays inside out/" '[ $rc -eq 0 ] && [ ! -e "$work/../escaped" ] && ls "$work"/out/*/results.json >/dev/null 2>&1'
+"$bin" workload gen --model "$examples/models/llama_70b.yaml" --tp 3 --pp 1 --dp 1 --microbatches 1 --gpu "$examples/gpus/h100.yaml" -o "$work/tp3.jsonl" >"$work/tp3.out" 2>&1; rc=$?
+check "workload gen --tp 3 for a 64-head model exits 2 naming the heads" '[ $rc -eq 2 ] && grep -q "must divide the model.s attention heads (64)" "$work/tp3.out" && [ ! -e "$work/tp3.jsonl" ]'
+
 "$bin" run "$examples/dumbbell.yaml" --seed -1 --out "$work/seed" >"$work/seed.out" 2>&1; rc=$?
 check "--seed -1 exits 2 naming the option (it does not wrap to 2^64 - 1)" '[ $rc -eq 2 ] && grep -q "^fabricsim: --seed: expected a whole number" "$work/seed.out" && [ ! -e "$work/seed" ]'
 "$bin" run "$examples/dumbbell.yaml" --set stop.time=1us --out "$work/short" >"$work/short.out" 2>&1; rc=$?

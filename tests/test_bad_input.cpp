@@ -104,3 +104,34 @@ messages: [{src: a, dst: b, bytes: 64KiB}]
   CHECK(count == 1);
   CHECK(json.find("\"switch_buffers\":") != std::string::npos);
 }
+
+TEST_CASE("watching queues does not change the run: sim time and utilization with and without sampling") {
+  const auto summary = [](const std::string& extra) {
+    ScenarioRun run(load_config_text(std::string(R"(
+topology:
+  kind: fat_tree
+  k: 4
+  host_link: {bandwidth: 100Gbps, latency: 500ns}
+  fabric_link: {bandwidth: 100Gbps, latency: 500ns}
+network: {buffer: {size: 1MiB}, pfc: {})") + extra + R"(}
+workload: {kind: permutation, bytes: 256KiB}
+)",
+                                     "sampled"));
+    run.run();
+    std::string json = results_json(run);
+    // Everything but the samples themselves (the last key) and the wall times.
+    json = json.substr(0, json.find("\"queue_samples\""));
+    while (!json.empty() && (json.back() == ',' || json.back() == '}' || json.back() == ' ' || json.back() == '\n')) json.pop_back();
+    const auto cut = [&](const std::string& key) {
+      const auto at = json.find("\"" + key + "\"");
+      if (at != std::string::npos) json.erase(at, json.find(',', at) - at);
+    };
+    cut("wall_seconds");
+    cut("setup_wall_seconds");
+    return std::make_pair(run.sim_time(), json);
+  };
+  const auto plain = summary("");
+  const auto sampled = summary(", queue_sample_interval: 3us");
+  CHECK(plain.first == sampled.first);
+  CHECK(plain.second == sampled.second);
+}

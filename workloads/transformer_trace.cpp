@@ -87,6 +87,9 @@ std::vector<int> deps(int a, int b = -1) {
 
 Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, const GpuProfile& gpu) {
   if (s.tp < 1 || s.pp < 1 || s.dp < 1 || s.ep < 1 || s.microbatches < 1) throw std::invalid_argument("parallel sizes must be at least 1");
+  if (m.heads % s.tp != 0) {
+    throw std::invalid_argument("tp (" + std::to_string(s.tp) + ") must divide the model's attention heads (" + std::to_string(m.heads) + ")");
+  }
   if (m.layers % s.pp != 0) throw std::invalid_argument("layers (" + std::to_string(m.layers) + ") must divide evenly over pp (" + std::to_string(s.pp) + ")");
   if (s.dp % s.ep != 0) throw std::invalid_argument("ep (" + std::to_string(s.ep) + ") must divide dp (" + std::to_string(s.dp) + ")");
   if (s.ep > 1 && (m.experts == 0 || m.experts % s.ep != 0)) throw std::invalid_argument("ep > 1 needs MoE experts divisible by ep");
