@@ -20,6 +20,12 @@ int latency_steps(CollectiveOp op, int ranks) {
 namespace {
 
 Bandwidth from_GBps(double gbytes_per_second) {
+  // A fit can only give this from a log whose times are not a bandwidth's (1e308 us, or
+  // times that fall as sizes grow): refused rather than written into a profile.
+  if (!(gbytes_per_second > 1e-6 && gbytes_per_second < 1e7)) {
+    throw std::invalid_argument("the fitted bandwidth is " + std::to_string(gbytes_per_second) +
+                                " GB/s; expected a log whose times grow with size to give a positive one (check its time column)");
+  }
   return Bandwidth{static_cast<std::int64_t>(std::llround(gbytes_per_second * 8e9))};
 }
 

@@ -23,6 +23,10 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   if (ranks_ > endpoints) {
     throw ConfigError(where, "workload.ranks", "expected at most " + std::to_string(endpoints) + " ranks (the endpoints)");
   }
+  if (config_.root >= ranks_) {
+    throw ConfigError(where, "workload.root", "expected a rank below " + std::to_string(ranks_) + " (the collective's ranks), got " +
+                                                 std::to_string(config_.root));
+  }
   hosts_ = std::move(placement);
   for (int r = static_cast<int>(hosts_.size()); r < ranks_; ++r) hosts_.push_back(static_cast<HostId>(r));
   local_size_ = config_.local_size > 0 ? config_.local_size

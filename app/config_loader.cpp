@@ -178,7 +178,7 @@ void read_collective(MapReader& m, CollectiveConfig& c) {
   c.ranks = static_cast<int>(m.integer("ranks", 2, 1 << 20, 0));
   c.channels = static_cast<int>(m.integer("channels", 1, 64, 1));
   c.chunk_bytes = m.bytes("chunk_bytes", 0, INT64_C(1) << 40, 0);
-  c.root = static_cast<int>(m.integer("root", 0, 1 << 20, 0));
+  c.root = static_cast<int>(m.integer("root", 0, c.ranks > 0 ? c.ranks - 1 : (1 << 20), 0));
   c.local_size = static_cast<int>(m.integer("local_size", 0, 4096, 0));
   c.reduce_bytes_per_second = static_cast<double>(m.bandwidth("reduce_bandwidth", Bandwidth{1}).bits_per_second) / 8;
   if (!m.has("reduce_bandwidth")) c.reduce_bytes_per_second = 0;

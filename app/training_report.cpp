@@ -28,7 +28,11 @@ void write_training_json(JsonWriter& j, const TraceReplay& replay) {
   const TrainingSummary s = summarize_training(replay);
   j.key("training").begin_object();
   j.key("ranks").value(replay.trace().ranks);
-  j.key("iteration_time_us").value(to_us(s.iteration));
+  if (replay.done()) {
+    j.key("iteration_time_us").value(to_us(s.iteration));
+  } else {
+    j.key("iteration_time_us").null();  // it never finished (the run says why)
+  }
   j.key("mean_compute_us").value(s.mean_compute_us);
   j.key("mean_communication_us").value(s.mean_communication_us);
   j.key("mean_exposed_communication_us").value(s.mean_exposed_us);
@@ -74,6 +78,11 @@ void write_training_json(JsonWriter& j, const TraceReplay& replay) {
 void print_training(std::ostream& out, const TraceReplay& replay) {
   const TrainingSummary s = summarize_training(replay);
   char line[256];
+  if (!replay.done()) {
+    std::snprintf(line, sizeof line, "  training  %d ranks: the step did not finish (operations still waiting)\n", replay.trace().ranks);
+    out << line;
+    return;
+  }
   std::snprintf(line, sizeof line, "  training  %d ranks, iteration %.3f ms; per rank (mean) compute %.3f ms, communication %.3f ms, exposed %.3f ms (%.1f%%)\n",
                 replay.trace().ranks, to_us(s.iteration) * 1e-3, s.mean_compute_us * 1e-3, s.mean_communication_us * 1e-3,
                 s.mean_exposed_us * 1e-3, 100 * s.exposed_fraction);

@@ -187,6 +187,13 @@ check "a config name with ../ stays inside out/" '[ $rc -eq 0 ] && [ ! -e "$work
 "$bin" workload gen --model "$examples/models/llama_70b.yaml" --tp 3 --pp 1 --dp 1 --microbatches 1 --gpu "$examples/gpus/h100.yaml" -o "$work/tp3.jsonl" >"$work/tp3.out" 2>&1; rc=$?
 check "workload gen --tp 3 for a 64-head model exits 2 naming the heads" '[ $rc -eq 2 ] && grep -q "must divide the model.s attention heads (64)" "$work/tp3.out" && [ ! -e "$work/tp3.jsonl" ]'
 
+printf '134217728 613.3 218.85 382.99\n268435456 1e308 235.63 412.35\n536870912 2175.8 246.75 431.81\n' >"$work/huge_time.log"
+"$bin" calibrate import --nccl-tests "$work/huge_time.log" --ranks 8 --out "$work/huge_profile.yaml" >"$work/huge.out" 2>&1; rc=$?
+check "calibrate import of a log with a 1e308 time exits 2 and writes no profile" \
+  '[ $rc -eq 2 ] && grep -q "fitted bandwidth is" "$work/huge.out" && [ ! -e "$work/huge_profile.yaml" ]'
+"$bin" run "$examples/dgx_h100_2node_allreduce.yaml" --set workload.op=broadcast --set workload.root=65536 --out "$work/root" >"$work/root.out" 2>&1; rc=$?
+check "a collective root beyond its ranks exits 2 naming workload.root" '[ $rc -eq 2 ] && grep -q "workload.root: expected a rank below 16" "$work/root.out"'
+
 "$bin" run "$examples/dumbbell.yaml" --seed -1 --out "$work/seed" >"$work/seed.out" 2>&1; rc=$?
 check "--seed -1 exits 2 naming the option (it does not wrap to 2^64 - 1)" '[ $rc -eq 2 ] && grep -q "^fabricsim: --seed: expected a whole number" "$work/seed.out" && [ ! -e "$work/seed" ]'
 "$bin" run "$examples/dumbbell.yaml" --set stop.time=1us --out "$work/short" >"$work/short.out" 2>&1; rc=$?

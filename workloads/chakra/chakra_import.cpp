@@ -23,7 +23,9 @@ bool read_delimited(CodedInputStream& in, google::protobuf::Message& msg) {
   std::uint32_t size = 0;
   if (!in.ReadVarint32(&size)) return false;
   const auto limit = in.PushLimit(static_cast<int>(size));
-  const bool ok = msg.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+  // Partial parsing and our own completeness check: protobuf's full parse prints an ERROR
+  // line of its own to stderr on a corrupt file, besides failing.
+  const bool ok = msg.ParsePartialFromCodedStream(&in) && in.ConsumedEntireMessage() && msg.IsInitialized();
   in.PopLimit(limit);
   if (!ok) throw std::runtime_error("malformed message");
   return true;
