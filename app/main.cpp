@@ -362,14 +362,7 @@ int collective_command(const po::variables_map& vm) {
     j.begin_array();
     for (const CollectiveRow& row : c.rows()) {
       j.begin_object();
-      j.key("size_bytes").value(static_cast<std::int64_t>(row.size_bytes));
-      j.key("time_us").value(row.time >= 0 ? to_us(row.time) : -1.0);
-      j.key("algbw_GBps").value(row.algbw_GBps);
-      j.key("busbw_GBps").value(row.busbw_GBps);
-      j.key("data_check").value(row.data_check);
-      j.key("algorithm").value(row.algorithm);
-      j.key("nccl_algo").value(nccl_algo_name(row.algorithm));
-      j.key("nccl_proto").value(row.protocol);
+      write_row_fields(j, row);
       j.end_object();
     }
     j.end_array();

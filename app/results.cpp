@@ -35,6 +35,25 @@ double utilization(const LinkDirection& d, Time sim_time) {
   return static_cast<double>(d.port->counters().busy_time) / static_cast<double>(sim_time);
 }
 
+}  // namespace
+
+void write_row_fields(JsonWriter& j, const CollectiveRow& row) {
+  j.key("size_bytes").value(static_cast<std::int64_t>(row.size_bytes));
+  if (row.time >= 0) {
+    j.key("time_us").value(to_us(row.time));
+  } else {
+    j.key("time_us").null();
+  }
+  j.key("algbw_GBps").value(row.algbw_GBps);
+  j.key("busbw_GBps").value(row.busbw_GBps);
+  j.key("data_check").value(row.data_check);
+  j.key("algorithm").value(row.algorithm);
+  j.key("nccl_algo").value(nccl_algo_name(row.algorithm));
+  j.key("nccl_proto").value(row.protocol);
+}
+
+namespace {
+
 // At flow fidelity: the bytes a link carried over what it could have.
 double flow_utilization(const FlowModel& f, std::uint32_t link, Time sim_time) {
   if (sim_time <= 0) return 0;
@@ -182,13 +201,7 @@ std::string results_json(const ScenarioRun& run) {
       for (std::size_t r = 0; r < c.rows().size(); ++r) {
         const CollectiveRow& row = c.rows()[r];
         j.begin_object();
-        j.key("size_bytes").value(static_cast<std::int64_t>(row.size_bytes));
-        if (row.time >= 0) {
-          j.key("time_us").value(to_us(row.time));
-        } else {
-          j.key("time_us").null();
-        }
-        j.key("busbw_GBps").value(row.busbw_GBps);
+        write_row_fields(j, row);
         if (k < run.jobs_alone().size() && r < run.jobs_alone()[k].size() && run.jobs_alone()[k][r] > 0 && row.time >= 0) {
           j.key("alone_time_us").value(to_us(run.jobs_alone()[k][r]));
           j.key("slowdown").value(static_cast<double>(row.time) / static_cast<double>(run.jobs_alone()[k][r]));
@@ -210,18 +223,7 @@ std::string results_json(const ScenarioRun& run) {
     j.key("rows").begin_array();
     for (const CollectiveRow& row : c->rows()) {
       j.begin_object();
-      j.key("size_bytes").value(static_cast<std::int64_t>(row.size_bytes));
-      if (row.time >= 0) {
-        j.key("time_us").value(to_us(row.time));
-      } else {
-        j.key("time_us").null();
-      }
-      j.key("algbw_GBps").value(row.algbw_GBps);
-      j.key("busbw_GBps").value(row.busbw_GBps);
-      j.key("data_check").value(row.data_check);
-      j.key("algorithm").value(row.algorithm);
-      j.key("nccl_algo").value(nccl_algo_name(row.algorithm));
-      j.key("nccl_proto").value(row.protocol);
+      write_row_fields(j, row);
       j.end_object();
     }
     j.end_array();
@@ -285,16 +287,20 @@ std::string results_json(const ScenarioRun& run) {
   const FlowModel* flows = run.flow_model();
   for (std::size_t i = 0; i < net.directions().size(); ++i) {
     const LinkDirection& d = net.directions()[i];
-    if (flows) {
-      // Flows leave no queues, drops or pauses: what a link did is what it carried.
-      const auto link = static_cast<std::uint32_t>(i);
-      j.begin_object();
+    // Which link it is, at either fidelity.
+    const auto describe = [&] {
       j.key("from").value(node_name(topo, d.from));
       j.key("from_port").value(static_cast<int>(d.from_port));
       j.key("to").value(node_name(topo, d.to));
       j.key("to_port").value(static_cast<int>(d.to_port));
       j.key("bandwidth_bps").value(static_cast<std::int64_t>(d.port->bandwidth().bits_per_second));
       j.key("latency_ps").value(static_cast<std::int64_t>(d.link->latency()));
+    };
+    if (flows) {
+      // Flows leave no queues, drops or pauses: what a link did is what it carried.
+      const auto link = static_cast<std::uint32_t>(i);
+      j.begin_object();
+      describe();
       j.key("bytes").value(static_cast<std::uint64_t>(std::llround(flows->link_bytes(link, sim_time))));
       j.key("flows").value(flows->link_flows(link));
       j.key("utilization").value(flow_utilization(*flows, link, sim_time));
@@ -303,12 +309,7 @@ std::string results_json(const ScenarioRun& run) {
     }
     const PortCounters c = d.port->counters_at(sim_time);
     j.begin_object();
-    j.key("from").value(node_name(topo, d.from));
-    j.key("from_port").value(static_cast<int>(d.from_port));
-    j.key("to").value(node_name(topo, d.to));
-    j.key("to_port").value(static_cast<int>(d.to_port));
-    j.key("bandwidth_bps").value(static_cast<std::int64_t>(d.port->bandwidth().bits_per_second));
-    j.key("latency_ps").value(static_cast<std::int64_t>(d.link->latency()));
+    describe();
     j.key("bytes").value(c.bytes_sent);
     j.key("packets").value(c.packets_sent);
     j.key("utilization").value(utilization(d, sim_time));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/json_writer.h"
 #include "app/scenario.h"
 
 namespace fabricsim {
@@ -12,6 +13,8 @@ namespace fabricsim {
 // results.json: run facts, one record per message and one per link direction.
 // Deterministic for a given config and seed except `wall_seconds`.
 std::string results_json(const ScenarioRun& run);
+// One collective size's figures, as nccl-tests reports them (time_us null if unfinished).
+void write_row_fields(JsonWriter& j, const CollectiveRow& row);
 
 // Link direction `i`'s utilization over the run (busy time, or at flow fidelity the bytes
 // carried, over what the simulated time allowed).

@@ -9,6 +9,7 @@
 #include "app/config_loader.h"
 #include "app/results.h"
 #include "app/scenario.h"
+#include "test_support.h"
 #include "workloads/trace.h"
 
 using namespace fabricsim;
@@ -107,13 +108,7 @@ messages: [{src: a, dst: b, bytes: 64KiB}]
 
 TEST_CASE("watching queues does not change the run: sim time and utilization with and without sampling") {
   const auto summary = [](const std::string& extra) {
-    ScenarioRun run(load_config_text(std::string(R"(
-topology:
-  kind: fat_tree
-  k: 4
-  host_link: {bandwidth: 100Gbps, latency: 500ns}
-  fabric_link: {bandwidth: 100Gbps, latency: 500ns}
-network: {buffer: {size: 1MiB}, pfc: {})") + extra + R"(}
+    ScenarioRun run(load_config_text(fat_tree_k4_yaml() + "network: {buffer: {size: 1MiB}, pfc: {}" + extra + R"(}
 workload: {kind: permutation, bytes: 256KiB}
 )",
                                      "sampled"));

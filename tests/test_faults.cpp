@@ -8,24 +8,14 @@
 #include "app/config_error.h"
 #include "app/config_loader.h"
 #include "app/scenario.h"
+#include "test_support.h"
 
 using namespace fabricsim;
 
 namespace {
 
 // Four GPUs on one switch, 100 Gb/s links of 1 us; acks once per 1000 packets.
-const char* kStar = R"(
-topology:
-  kind: custom
-  hosts: [g0, g1, g2, g3]
-  switches: [s]
-  links:
-    - {a: g0, b: s, bandwidth: 100Gbps, latency: 1us}
-    - {a: g1, b: s, bandwidth: 100Gbps, latency: 1us}
-    - {a: g2, b: s, bandwidth: 100Gbps, latency: 1us}
-    - {a: g3, b: s, bandwidth: 100Gbps, latency: 1us}
-network: {mtu: 4KiB, header_bytes: 64, ack_bytes: 64, ack_interval: 1000}
-)";
+const std::string kStar = star_yaml(4, "1us") + "network: {mtu: 4KiB, header_bytes: 64, ack_bytes: 64, ack_interval: 1000}\n";
 
 Time ring_time(const std::string& extra) {
   ScenarioRun run(load_config_text(std::string(kStar) + R"(
@@ -60,12 +50,7 @@ TEST_CASE("a link at half bandwidth sets a ring AllReduce's pace: the closed for
 TEST_CASE("a core switch down: routes go around it and every flow completes") {
   // k=4 fat-tree, core0 down: its 4 links are gone, and the permutation still completes
   // over the three other cores.
-  ScenarioRun run(load_config_text(R"(
-topology:
-  kind: fat_tree
-  k: 4
-  host_link: {bandwidth: 100Gbps, latency: 500ns}
-  fabric_link: {bandwidth: 100Gbps, latency: 500ns}
+  ScenarioRun run(load_config_text(fat_tree_k4_yaml() + R"(
 workload: {kind: permutation, bytes: 256KiB}
 faults: [{switch: core0, down: true}]
 )",
@@ -80,13 +65,8 @@ faults: [{switch: core0, down: true}]
 
 TEST_CASE("a random fraction of a tier goes down, the same links for the same seed") {
   const auto down = [](int seed) {
-    ScenarioRun run(load_config_text(std::string(R"(
-topology:
-  kind: fat_tree
-  k: 4
-  host_link: {bandwidth: 100Gbps, latency: 500ns}
-  fabric_link: {bandwidth: 100Gbps, latency: 500ns}
-faults: [{tier: agg-core, fraction: 0.25, seed: )") + std::to_string(seed) + ", down: true}]\n",
+    ScenarioRun run(load_config_text(fat_tree_k4_yaml() + "faults: [{tier: agg-core, fraction: 0.25, seed: " + std::to_string(seed) +
+                                         ", down: true}]\n",
                                      "tier_down"));
     std::vector<std::string> links;
     for (const AppliedFault& f : run.applied_faults()) links.push_back(f.a + "-" + f.b);
@@ -270,16 +250,7 @@ TEST_CASE("faults from the start hold at flow fidelity too: a half-bandwidth cab
   // So g0's six sends run back to back, and the collective ends once the last of them has
   // reached g1 and g1's last send, which waited for it, has reached g2: 6 D plus two path
   // delays d = 2 x 1 us + one 4 KiB packet at 100 Gb/s (the hop after the bottleneck).
-  ScenarioRun run(load_config_text(R"(
-topology:
-  kind: custom
-  hosts: [g0, g1, g2, g3]
-  switches: [s]
-  links:
-    - {a: g0, b: s, bandwidth: 100Gbps, latency: 1us}
-    - {a: g1, b: s, bandwidth: 100Gbps, latency: 1us}
-    - {a: g2, b: s, bandwidth: 100Gbps, latency: 1us}
-    - {a: g3, b: s, bandwidth: 100Gbps, latency: 1us}
+  ScenarioRun run(load_config_text(star_yaml(4, "1us") + R"(
 network: {mtu: 4KiB, header_bytes: 0, ack_bytes: 64, ack_interval: 64, fidelity: flow}
 workload: {kind: collective, op: all_reduce, algorithm: ring, bytes: 4MiB, channels: 1}
 faults: [{link: [g1, s], bandwidth: 50Gbps}]

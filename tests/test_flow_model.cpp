@@ -8,6 +8,7 @@
 #include "app/scenario.h"
 #include "sim/flow_model.h"
 #include "sim/simulator.h"
+#include "test_support.h"
 
 using namespace fabricsim;
 
@@ -135,16 +136,7 @@ TEST_CASE("flow fidelity: a ring AllReduce on an ideal domain is the closed form
   //   latency = 2 x 500 ns + one 4 KiB packet at 100G (327,680 ps) = 1,327,680 ps
   //   (store-and-forward at the switch: the hop after the bottleneck)
   // Total 6 x 85,234,240 ps = 511,405,440 ps.
-  ScenarioRun run(load_config_text(R"(
-topology:
-  kind: custom
-  hosts: [g0, g1, g2, g3]
-  switches: [s]
-  links:
-    - {a: g0, b: s, bandwidth: 100Gbps, latency: 500ns}
-    - {a: g1, b: s, bandwidth: 100Gbps, latency: 500ns}
-    - {a: g2, b: s, bandwidth: 100Gbps, latency: 500ns}
-    - {a: g3, b: s, bandwidth: 100Gbps, latency: 500ns}
+  ScenarioRun run(load_config_text(star_yaml(4, "500ns") + R"(
 network: {mtu: 4KiB, header_bytes: 0, ack_bytes: 64, ack_interval: 64, fidelity: flow}
 workload: {kind: collective, op: all_reduce, algorithm: ring, bytes: 4MiB, channels: 1}
 )",
@@ -161,16 +153,7 @@ TEST_CASE("flow fidelity: N senders into one receiver each get 1/N (incast)") {
   // receiver's link is the bottleneck, shared three ways with nothing else on it (acks go
   // the other way). 3 x 256 packets x 4160 B = 3,194,880 B at 0.0125 B/ps = 255,590,400 ps,
   // plus 2 x 1 us and one packet (332.8 ns) at the hop before: 257,923,200 ps.
-  ScenarioRun run(load_config_text(R"(
-topology:
-  kind: custom
-  hosts: [h0, h1, h2, h3]
-  switches: [s]
-  links:
-    - {a: h0, b: s, bandwidth: 100Gbps, latency: 1us}
-    - {a: h1, b: s, bandwidth: 100Gbps, latency: 1us}
-    - {a: h2, b: s, bandwidth: 100Gbps, latency: 1us}
-    - {a: h3, b: s, bandwidth: 100Gbps, latency: 1us}
+  ScenarioRun run(load_config_text(star_yaml(4, "1us", "h") + R"(
 network: {mtu: 4KiB, header_bytes: 64, fidelity: flow}
 workload: {kind: incast, receiver: h3, senders: 3, bytes: 1MiB}
 )",
@@ -185,12 +168,7 @@ workload: {kind: incast, receiver: h3, senders: 3, bytes: 1MiB}
 
 TEST_CASE("flow fidelity reruns are byte-identical") {
   const auto once = [] {
-    ScenarioConfig c = load_config_text(R"(
-topology:
-  kind: fat_tree
-  k: 4
-  host_link: {bandwidth: 100Gbps, latency: 500ns}
-  fabric_link: {bandwidth: 100Gbps, latency: 500ns}
+    ScenarioConfig c = load_config_text(fat_tree_k4_yaml() + R"(
 network: {fidelity: flow}
 workload: {kind: uniform, flows: 200, bytes: 64KiB}
 )",

@@ -9,6 +9,25 @@ inline doctest::Approx within(double expected, double relative) {
   return doctest::Approx(expected).epsilon(relative).scale(0);
 }
 
+// Endpoints g0 .. g(n-1) (or with another prefix) on one switch s, every link `bandwidth`
+// and `latency`: the ideal domain of closed-form tests. A `topology:` section.
+inline std::string star_yaml(int n, const std::string& latency, const std::string& prefix = "g",
+                             const std::string& bandwidth = "100Gbps") {
+  std::string hosts, links;
+  for (int i = 0; i < n; ++i) {
+    const std::string h = prefix + std::to_string(i);
+    hosts += (i ? ", " : "") + h;
+    links += "    - {a: " + h + ", b: s, bandwidth: " + bandwidth + ", latency: " + latency + "}\n";
+  }
+  return "\ntopology:\n  kind: custom\n  hosts: [" + hosts + "]\n  switches: [s]\n  links:\n" + links;
+}
+
+// A k=4 fat-tree at 100G, 500 ns links (16 hosts): a `topology:` section.
+inline std::string fat_tree_k4_yaml() {
+  return "\ntopology:\n  kind: fat_tree\n  k: 4\n  host_link: {bandwidth: 100Gbps, latency: 500ns}\n"
+         "  fabric_link: {bandwidth: 100Gbps, latency: 500ns}\n";
+}
+
 // Two DGX H100 nodes (8 GPUs, 8 x 400G InfiniBand NICs each) on a rail-optimized fabric
 // with 2 spines, 64 KiB packets. `node_keys` and `fabric_keys` go inside the node's and
 // the fabric's maps (", nvls: false"), `workload` after `workload: `.
