@@ -185,7 +185,7 @@ void read_collective(MapReader& m, CollectiveConfig& c) {
   if (m.has("profile")) {
     // A measured GPU profile (calibrate gpu) sets the reduce speed unless it is written out;
     // nccl-tests reduces floats, so the fp32 figure.
-    const LinkProfile profile = load_profile(resolve_config_path(m.context(), m.string("profile")));
+    const LinkProfile profile = load_profile_key(m);
     if (!profile.reduce_GBps_fp32) m.context().fail(m.node()["profile"], m.child_path("profile"), "expected a profile with gpu.reduce_fp32");
     if (!m.has("reduce_bandwidth")) c.reduce_bytes_per_second = *profile.reduce_GBps_fp32 * 1e9;
   }

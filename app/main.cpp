@@ -350,7 +350,28 @@ int collective_command(const po::variables_map& vm) {
   if (vm.count("ranks")) sets.push_back("workload.ranks=" + vm["ranks"].as<std::string>());
   if (vm.count("channels")) sets.push_back("workload.channels=" + vm["channels"].as<std::string>());
   sets.push_back(vm.count("check") ? "workload.check_data=true" : "workload.check_data=false");
-  ScenarioConfig config = load(vm["config"].as<std::string>(), sets);
+  ScenarioConfig config;
+  try {
+    config = load(vm["config"].as<std::string>(), sets);
+  } catch (const ConfigError& e) {
+    // A value the command line gave is the flag's, not a config key's.
+    struct Flag {
+      const char* key;     // the config key it sets
+      const char* shown;   // as the user typed it
+      const char* option;  // its name among the options
+    };
+    static const Flag kFlags[] = {{"workload.sizes.from=", "-b", "minbytes"},  {"workload.sizes.to=", "-e", "maxbytes"},
+                                  {"workload.sizes.factor=", "-f", "stepfactor"}, {"workload.op=", "--op", "op"},
+                                  {"workload.algorithm=", "--algo", "algo"},   {"workload.ranks=", "--ranks", "ranks"},
+                                  {"workload.channels=", "--channels", "channels"}, {"workload.file=", "--file", "file"}};
+    for (const Flag& f : kFlags) {
+      const std::string set = std::string("--set ") + f.key;
+      if (e.where().rfind(set, 0) == 0 && vm.count(f.option)) {
+        throw ConfigError(std::string("fabricsim collective: ") + f.shown + " " + e.where().substr(set.size()), "", e.detail());
+      }
+    }
+    throw;
+  }
   if (!apply_seed(vm, config)) return kExitBadInput;
   ScenarioRun run(std::move(config));
   const bool tty = ::isatty(STDERR_FILENO) != 0;

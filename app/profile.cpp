@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -109,6 +110,16 @@ std::string profile_yaml(const LinkProfile& p) {
     }
   }
   return out.str();
+}
+
+LinkProfile load_profile_key(MapReader& m) {
+  const std::string file = resolve_config_path(m.context(), m.string("profile"));
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    m.context().fail(m.node()["profile"], m.child_path("profile"),
+                     "cannot read '" + file + "'; expected a profile file (calibrate import writes one)");
+  }
+  return load_profile(file);
 }
 
 }  // namespace fabricsim

@@ -34,6 +34,10 @@ struct LinkProfile {
 };
 
 LinkProfile load_profile(const std::string& path);
+class MapReader;
+// The profile a config's `profile:` key names (resolved against the config's folder); a
+// file that cannot be read is an error at that key.
+LinkProfile load_profile_key(MapReader& m);
 std::string profile_yaml(const LinkProfile& profile);
 
 }  // namespace fabricsim

@@ -190,7 +190,7 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
   s.nvlink_bandwidth = m.bandwidth("nvlink_bandwidth", preset || profiled ? std::optional<Bandwidth>(s.nvlink_bandwidth) : std::nullopt);
   s.latency = read_latency(m, "latency", s.latency);
   if (profiled) {
-    const LinkProfile profile = load_profile(resolve_config_path(m.context(), m.string("profile")));
+    const LinkProfile profile = load_profile_key(m);
     if (!profile.nvlink && !profile.nvls) {
       m.context().fail(m.node()["profile"], m.child_path("profile"), "expected a profile with an nvlink or nvls entry");
     }
@@ -272,7 +272,7 @@ void read_cluster(MapReader& m, ClusterSpec& c) {
   // A cluster-wide profile sets NVLink (unless the node names its own), PCIe and the NIC;
   // figures written out in the config still win over it for PCIe and the NIC.
   std::optional<LinkProfile> profile;
-  if (m.has("profile")) profile = load_profile(resolve_config_path(m.context(), m.string("profile")));
+  if (m.has("profile")) profile = load_profile_key(m);
   MapReader node = m.map("node");
   c.node = read_nvswitch(node);
   if (profile && profile->nvlink && !node.has("profile")) apply_nvlink_profile(c.node, *profile->nvlink);

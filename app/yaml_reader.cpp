@@ -13,10 +13,17 @@
 namespace fabricsim {
 
 std::string YamlContext::where(const YAML::Node& node, const std::string& path) const {
-  // A value from --set (or inside one) points at the option, not at the file.
+  // A value from --set (or inside one) points at the option, not at the file: the most
+  // specific one (`--set workload={}` then `--set workload.sizes.to=0`: the second).
+  const std::string* best = nullptr;
+  std::size_t best_length = 0;
   for (const auto& [p, text] : overrides_) {
-    if (path == p || path.rfind(p + ".", 0) == 0 || path.rfind(p + "[", 0) == 0) return "--set " + text;
+    if ((path == p || path.rfind(p + ".", 0) == 0 || path.rfind(p + "[", 0) == 0) && (best == nullptr || p.size() >= best_length)) {
+      best = &text;
+      best_length = p.size();
+    }
   }
+  if (best != nullptr) return "--set " + *best;
   const YAML::Mark mark = node.IsDefined() ? node.Mark() : YAML::Mark::null_mark();
   if (mark.is_null()) return file_;
   return file_ + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);

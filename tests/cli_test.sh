@@ -194,6 +194,12 @@ check "calibrate import of a log with a 1e308 time exits 2 and writes no profile
 "$bin" run "$examples/dgx_h100_2node_allreduce.yaml" --set workload.op=broadcast --set workload.root=65536 --out "$work/root" >"$work/root.out" 2>&1; rc=$?
 check "a collective root beyond its ranks exits 2 naming workload.root" '[ $rc -eq 2 ] && grep -q "workload.root: expected a rank below 16" "$work/root.out"'
 
+"$bin" collective "$examples/dgx_h100_2node_allreduce.yaml" -e 0 >"$work/flag.out" 2>&1; rc=$?
+check "a bad collective flag is reported as the flag (-e 0), exit 2" '[ $rc -eq 2 ] && grep -q "^fabricsim collective: -e 0: error: expected a size" "$work/flag.out"'
+printf 'topology:\n  kind: nvswitch\n  preset: dgx_h100\n  profile: /nonexistent/p.yaml\n' >"$work/noprofile.yaml"
+"$bin" validate "$work/noprofile.yaml" >"$work/noprofile.out" 2>&1; rc=$?
+check "a missing profile file is located at the config's profile key, exit 2" '[ $rc -eq 2 ] && grep -q "noprofile.yaml:4:12: error: topology.profile: cannot read" "$work/noprofile.out"'
+
 "$bin" run "$examples/dumbbell.yaml" --seed -1 --out "$work/seed" >"$work/seed.out" 2>&1; rc=$?
 check "--seed -1 exits 2 naming the option (it does not wrap to 2^64 - 1)" '[ $rc -eq 2 ] && grep -q "^fabricsim: --seed: expected a whole number" "$work/seed.out" && [ ! -e "$work/seed" ]'
 "$bin" run "$examples/dumbbell.yaml" --set stop.time=1us --out "$work/short" >"$work/short.out" 2>&1; rc=$?
