@@ -22,6 +22,7 @@
 #include "workloads/nccl_protocol.h"
 #include "app/model_files.h"
 #include "app/results.h"
+#include "app/compare.h"
 #include "app/whatif.h"
 #include "app/scenario.h"
 #include "app/training_report.h"
@@ -57,6 +58,7 @@ const char* kUsage =
     "       fabricsim calibrate gpu [--out PROFILE.yaml] [--json]\n"
     "       fabricsim calibrate nic --server | --client HOST [--device NAME] [--gid-index N] [--port P]\n"
     "       fabricsim whatif CONFIG [--out DIR] [--set KEY=VALUE]...\n"
+    "       fabricsim compare A/results.json B/results.json... [--json]\n"
     "       fabricsim --help | --version\n";
 
 void print_help(const po::options_description& run_options) {
@@ -78,6 +80,7 @@ void print_help(const po::options_description& run_options) {
                "            config whose workload is {kind: trace, file: TRACE.jsonl} (docs/traces.md)\n"
                "  scale     the same model at several data-parallel sizes on CONFIG's fabric: iteration\n"
                "            time, samples per second and weak-scaling efficiency per size\n"
+               "  compare   key figures of several results.json side by side, with ratios to the first\n"
                "  whatif    CONFIG as written and each scenario of its `whatif` list (faults added,\n"
                "            stragglers): completion, iteration, busbw, drops and hotter links side by side\n"
                "            (DIR/whatif.json)\n"
@@ -210,6 +213,32 @@ int run_command(const po::variables_map& vm) {
   print_summary(std::cout, run, results_path);
   if (run.deadlocked()) return kExitDeadlock;
   return run.complete() ? 0 : kExitIncomplete;
+}
+
+int compare_command(const po::variables_map& vm) {
+  std::vector<std::string> files;
+  if (vm.count("config")) files.push_back(vm["config"].as<std::string>());
+  if (vm.count("more")) {
+    const auto more = vm["more"].as<std::vector<std::string>>();
+    files.insert(files.end(), more.begin(), more.end());
+  }
+  if (files.size() < 2) {
+    std::cerr << "fabricsim compare: expected two or more results.json files (the first is the reference)\n" << kUsage;
+    return kExitBadInput;
+  }
+  std::vector<CompareFigure> figures;
+  try {
+    figures = compare_results(files);
+  } catch (const std::runtime_error& e) {
+    std::cerr << "fabricsim compare: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (vm.count("json")) {
+    std::cout << comparison_json(files, figures) << "\n";
+  } else {
+    print_comparison(std::cout, files, figures);
+  }
+  return 0;
 }
 
 int whatif_command(const po::variables_map& vm) {
@@ -722,11 +751,12 @@ int main(int argc, char** argv) {
   po::options_description hidden;
   hidden.add_options()
       ("command", po::value<std::string>())
-      ("config", po::value<std::string>());
+      ("config", po::value<std::string>())
+      ("more", po::value<std::vector<std::string>>());
   po::options_description all;
   all.add(run_options).add(hidden);
   po::positional_options_description positional;
-  positional.add("command", 1).add("config", 1);
+  positional.add("command", 1).add("config", 1).add("more", -1);
 
   po::variables_map vm;
   try {
@@ -746,12 +776,18 @@ int main(int argc, char** argv) {
   }
   const std::string command = vm.count("command") ? vm["command"].as<std::string>() : "";
   try {
+    if (vm.count("more") && command != "compare" && command != "workload") {
+      std::cerr << "fabricsim " << command << ": unexpected argument '" << vm["more"].as<std::vector<std::string>>().front()
+                << "' (one CONFIG only)\n";
+      return kExitBadInput;
+    }
     if (command == "run") return run_command(vm);
     if (command == "validate") return validate_command(vm);
     if (command == "topo") return topo_command(vm);
     if (command == "collective") return collective_command(vm);
     if (command == "scale") return scale_command(vm);
     if (command == "whatif") return whatif_command(vm);
+    if (command == "compare") return compare_command(vm);
     if (command == "calibrate") return calibrate_command(vm, argc, argv);
     if (command == "workload" && vm.count("config") && vm["config"].as<std::string>() == "gen") return workload_gen_command(vm);
     std::cerr << (command.empty() ? "fabricsim: no command given\n" : "fabricsim: unknown command '" + command + "'\n")

@@ -200,6 +200,15 @@ printf 'topology:\n  kind: nvswitch\n  preset: dgx_h100\n  profile: /nonexistent
 "$bin" validate "$work/noprofile.yaml" >"$work/noprofile.out" 2>&1; rc=$?
 check "a missing profile file is located at the config's profile key, exit 2" '[ $rc -eq 2 ] && grep -q "noprofile.yaml:4:12: error: topology.profile: cannot read" "$work/noprofile.out"'
 
+"$bin" run "$examples/dumbbell.yaml" --out "$work/cmp_a" >/dev/null 2>&1
+"$bin" run "$examples/dumbbell.yaml" --fidelity flow --out "$work/cmp_b" >/dev/null 2>&1
+"$bin" compare "$work/cmp_a/results.json" "$work/cmp_b/results.json" >"$work/cmp.out" 2>&1; rc=$?
+check "compare prints two runs side by side with ratios" '[ $rc -eq 0 ] && grep -q "sim_time_us" "$work/cmp.out" && grep -q "ratio" "$work/cmp.out"'
+"$bin" compare "$work/cmp_a/results.json" "$work/cmp_b/results.json" --json >"$work/cmp.json" 2>&1; rc=$?
+check "compare --json is one JSON object with ratios_to_first" '[ $rc -eq 0 ] && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"figures\"][0][\"ratios_to_first\"][0] == 1.0" "$work/cmp.json"'
+"$bin" compare "$work/cmp_a/results.json" "$examples/dumbbell.yaml" >"$work/cmp_bad.out" 2>&1; rc=$?
+check "compare of something that is not results.json exits 2 naming it" '[ $rc -eq 2 ] && grep -q "dumbbell.yaml: expected a fabricsim results.json" "$work/cmp_bad.out"'
+
 "$bin" run "$examples/dumbbell.yaml" --seed -1 --out "$work/seed" >"$work/seed.out" 2>&1; rc=$?
 check "--seed -1 exits 2 naming the option (it does not wrap to 2^64 - 1)" '[ $rc -eq 2 ] && grep -q "^fabricsim: --seed: expected a whole number" "$work/seed.out" && [ ! -e "$work/seed" ]'
 "$bin" run "$examples/dumbbell.yaml" --set stop.time=1us --out "$work/short" >"$work/short.out" 2>&1; rc=$?
