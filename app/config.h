@@ -198,6 +198,11 @@ struct WhatIfConfig {
 struct ScenarioConfig {
   std::string name;
   std::string file;  // where it was loaded from, for reports
+  // The config as run, after --set (YAML), its --set overrides, and a hash of it that
+  // tells variants apart (results.json records all three).
+  std::string effective;
+  std::vector<std::string> overrides;
+  std::uint64_t hash = 0;
   std::uint64_t seed = 1;
   TopologyConfig topology;
   NetworkConfig network;

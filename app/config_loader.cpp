@@ -518,7 +518,15 @@ ScenarioConfig load(const std::string& text, const std::string& display, const s
       throw ConfigError("--set " + o, "", "cannot apply: " + e.msg);
     }
   }
-  return read_scenario(root, ctx, default_name);
+  ScenarioConfig c = read_scenario(root, ctx, default_name);
+  // What ran, for the record: the tree after --set, and its FNV-1a hash.
+  YAML::Emitter emitted;
+  emitted << root;
+  c.effective = emitted.c_str();
+  c.overrides = overrides;
+  c.hash = 14695981039346656037ull;
+  for (unsigned char ch : c.effective) c.hash = (c.hash ^ ch) * 1099511628211ull;
+  return c;
 }
 
 }  // namespace

@@ -136,6 +136,18 @@ std::string folder_name(const std::string& name) {
   return out.empty() ? std::string("unnamed") : out;
 }
 
+// Where a run writes by default: out/<name>, and for a variant made with --set,
+// out/<name>-<its config hash>, so variants do not overwrite each other.
+std::string default_out_dir(const ScenarioConfig& config) {
+  std::string dir = "out/" + folder_name(config.name);
+  if (!config.overrides.empty()) {
+    char hash[12];
+    std::snprintf(hash, sizeof hash, "-%08llx", static_cast<unsigned long long>(config.hash >> 32));
+    dir += hash;
+  }
+  return dir;
+}
+
 // --seed N: a whole number from 0, as the config's `seed` is (not wrapped from -1).
 bool apply_seed(const po::variables_map& vm, ScenarioConfig& config) {
   if (!vm.count("seed")) return true;
@@ -192,7 +204,7 @@ int run_command(const po::variables_map& vm) {
   if (!apply_seed(vm, config)) return kExitBadInput;
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   if (!apply_threads(vm, config)) return kExitBadInput;
-  const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "out/" + folder_name(config.name);
+  const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : default_out_dir(config);
   ScenarioRun run(std::move(config), routing_progress());
   if (vm.count("records")) {
     const std::string what = vm["records"].as<std::string>();
@@ -254,7 +266,7 @@ int whatif_command(const po::variables_map& vm) {
   }
   if (!apply_seed(vm, config)) return kExitBadInput;
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
-  const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : "out/" + folder_name(config.name);
+  const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : default_out_dir(config);
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   const std::size_t total = config.whatif.size() + 1;
   std::size_t done = 0;

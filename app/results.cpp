@@ -85,6 +85,17 @@ std::string results_json(const ScenarioRun& run) {
   j.key("fabricsim_version").value(FABRICSIM_VERSION);
   j.key("config_name").value(run.config().name);
   j.key("config_file").value(run.config().file);
+  {
+    // The config as run: its --set overrides, its hash, and the text itself when it is
+    // small (a config listing millions of messages keeps only its hash).
+    char hash[20];
+    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(run.config().hash));
+    j.key("config_hash").value(std::string(hash));
+    j.key("config_overrides").begin_array();
+    for (const std::string& o : run.config().overrides) j.value(o);
+    j.end_array();
+    if (run.config().effective.size() <= (1u << 20)) j.key("effective_config").value(run.config().effective);
+  }
   j.key("seed").value(run.config().seed);
   j.key("fidelity").value(run.flow_model() ? "flow" : "packet");
   j.key("complete").value(run.complete());

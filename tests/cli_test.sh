@@ -5,6 +5,8 @@ set -u
 bin=$1; test_configs=$2; examples=$3
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 fail=0
+bin_abs=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+examples_abs=$(cd "$examples" && pwd)
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 
 "$bin" --help >"$work/help" 2>&1; rc=$?
@@ -181,7 +183,6 @@ mkdir -p "$work/adir"
 "$bin" validate "$work/adir" >"$work/adir.out" 2>&1; rc=$?
 check "a config that is a directory says so, exit 2" '[ $rc -eq 2 ] && grep -q "is a directory; expected a YAML config file" "$work/adir.out"'
 printf 'name: ../../escaped\ntopology: {kind: custom, hosts: [a, b], switches: [s], links: [{a: a, b: s, bandwidth: 100Gbps}, {a: b, b: s, bandwidth: 100Gbps}]}\nmessages: [{src: a, dst: b, bytes: 1KiB}]\n' >"$work/escape.yaml"
-bin_abs=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 (cd "$work" && "$bin_abs" run "$work/escape.yaml" >"$work/escape.out" 2>&1); rc=$?
 check "a config name with ../ stays inside out/" '[ $rc -eq 0 ] && [ ! -e "$work/../escaped" ] && ls "$work"/out/*/results.json >/dev/null 2>&1'
 "$bin" workload gen --model "$examples/models/llama_70b.yaml" --tp 3 --pp 1 --dp 1 --microbatches 1 --gpu "$examples/gpus/h100.yaml" -o "$work/tp3.jsonl" >"$work/tp3.out" 2>&1; rc=$?
@@ -208,6 +209,10 @@ check "compare prints two runs side by side with ratios" '[ $rc -eq 0 ] && grep 
 check "compare --json is one JSON object with ratios_to_first" '[ $rc -eq 0 ] && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"figures\"][0][\"ratios_to_first\"][0] == 1.0" "$work/cmp.json"'
 "$bin" compare "$work/cmp_a/results.json" "$examples/dumbbell.yaml" >"$work/cmp_bad.out" 2>&1; rc=$?
 check "compare of something that is not results.json exits 2 naming it" '[ $rc -eq 2 ] && grep -q "dumbbell.yaml: expected a fabricsim results.json" "$work/cmp_bad.out"'
+
+(cd "$work" && "$bin_abs" run "$examples_abs/dumbbell.yaml" >/dev/null 2>&1 && "$bin_abs" run "$examples_abs/dumbbell.yaml" --set network.mtu=9000 >/dev/null 2>&1); rc=$?
+check "a --set variant writes beside the plain run (out/NAME-HASH), recording its overrides and config hash" \
+  '[ $rc -eq 0 ] && [ -s "$work/out/dumbbell/results.json" ] && ls "$work"/out/dumbbell-*/results.json >/dev/null 2>&1 && grep -q "^ *\"network.mtu=9000\"$" "$work"/out/dumbbell-*/results.json && grep -q "\"config_hash\"" "$work/out/dumbbell/results.json"'
 
 "$bin" run "$examples/dumbbell.yaml" --seed -1 --out "$work/seed" >"$work/seed.out" 2>&1; rc=$?
 check "--seed -1 exits 2 naming the option (it does not wrap to 2^64 - 1)" '[ $rc -eq 2 ] && grep -q "^fabricsim: --seed: expected a whole number" "$work/seed.out" && [ ! -e "$work/seed" ]'

@@ -114,7 +114,9 @@ workload: {kind: permutation, bytes: 256KiB}
                                      "sampled"));
     run.run();
     std::string json = results_json(run);
-    // Everything but the samples themselves (the last key) and the wall times.
+    // Everything but the config itself (the keys before the seed), the samples (the last
+    // key) and the wall times.
+    json = json.substr(json.find("\"seed\""));
     json = json.substr(0, json.find("\"queue_samples\""));
     while (!json.empty() && (json.back() == ',' || json.back() == '}' || json.back() == ' ' || json.back() == '\n')) json.pop_back();
     const auto cut = [&](const std::string& key) {
