@@ -94,10 +94,29 @@ void print_help(const po::options_description& run_options) {
                "and the exit code is 2. The config schema is in docs/config.md.\n";
 }
 
-void show_progress(const Progress& p) {
-  std::fprintf(stderr, "\r  sim %s  events %.1fM  messages %zu/%zu  wall %.1fs   ", format_time(p.sim_time).c_str(),
-               static_cast<double>(p.events) * 1e-6, p.messages_finished, p.messages_total, p.wall_seconds);
-  std::fflush(stderr);
+// How long phases report on stderr: on a terminal, one line rewritten in place; with
+// --progress elsewhere (a log, a batch job), a plain line every few seconds.
+struct ProgressStyle {
+  bool on = false;
+  bool terminal = false;
+};
+
+ProgressStyle progress_style(const po::variables_map& vm) {
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  return {tty || vm.count("progress") > 0, tty};
+}
+
+std::function<void(const Progress&)> run_progress(ProgressStyle style) {
+  if (!style.on) return nullptr;
+  return [style, last = -1.0](const Progress& p) mutable {
+    if (!style.terminal && last >= 0 && p.wall_seconds - last < 2.0) return;
+    last = p.wall_seconds;
+    std::fprintf(stderr, style.terminal ? "\r  sim %s  events %.1fM  messages %zu/%zu  wall %.1fs   "
+                                        : "fabricsim: sim %s  events %.1fM  messages %zu/%zu  wall %.1fs\n",
+                 format_time(p.sim_time).c_str(), static_cast<double>(p.events) * 1e-6, p.messages_finished, p.messages_total,
+                 p.wall_seconds);
+    std::fflush(stderr);
+  };
 }
 
 ScenarioConfig load(const std::string& config_path, const std::vector<std::string>& sets) {
@@ -187,9 +206,18 @@ bool apply_threads(const po::variables_map& vm, ScenarioConfig& config) {
   return true;
 }
 
-// On a terminal, how far route compilation is (the long phase before a large run starts).
-RoutingProgress routing_progress() {
-  if (::isatty(STDERR_FILENO) == 0) return {};
+// How far route compilation is (the long phase before a large run starts).
+RoutingProgress routing_progress(ProgressStyle style) {
+  if (!style.on) return {};
+  if (!style.terminal) {
+    return [next = 0u](std::uint32_t done, std::uint32_t total) mutable {
+      // A line per tenth, and the last.
+      if (done < next && done != total) return;
+      next = done + std::max(1u, total / 10);
+      std::fprintf(stderr, "fabricsim: routing %u of %u destination groups\n", done, total);
+      std::fflush(stderr);
+    };
+  }
   return [](std::uint32_t done, std::uint32_t total) {
     std::fprintf(stderr, "\r\033[K  routing  %u of %u destination groups", done, total);
     if (done == total) std::fputs("\r\033[K", stderr);
@@ -205,7 +233,7 @@ int run_command(const po::variables_map& vm) {
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   if (!apply_threads(vm, config)) return kExitBadInput;
   const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : default_out_dir(config);
-  ScenarioRun run(std::move(config), routing_progress());
+  ScenarioRun run(std::move(config), routing_progress(progress_style(vm)));
   if (vm.count("records")) {
     const std::string what = vm["records"].as<std::string>();
     if (what != "messages") {
@@ -214,9 +242,9 @@ int run_command(const po::variables_map& vm) {
     }
     run.message_log().record_to((std::filesystem::path(out_dir) / "messages.jsonl").string());
   }
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
-  run.run(tty ? std::function<void(const Progress&)>(show_progress) : nullptr);
-  if (tty && run.events() > 4'000'000) std::fputs("\n", stderr);
+  const ProgressStyle style = progress_style(vm);
+  run.run(run_progress(style));
+  if (style.terminal && run.events() > 4'000'000) std::fputs("\n", stderr);
   // Several jobs: each alone on the same endpoints too, for what sharing cost it.
   if (run.job_count() > 1) run.measure_jobs_alone();
   const std::string results_path = (std::filesystem::path(out_dir) / "results.json").string();
@@ -267,13 +295,15 @@ int whatif_command(const po::variables_map& vm) {
   if (!apply_seed(vm, config)) return kExitBadInput;
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : default_out_dir(config);
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  const ProgressStyle style = progress_style(vm);
   const std::size_t total = config.whatif.size() + 1;
   std::size_t done = 0;
   const std::vector<WhatIfResult> results = run_whatif(config, [&](const std::string& name) {
-    if (tty) std::fprintf(stderr, "\r\033[K  whatif  %zu of %zu: %s", ++done, total, name.c_str());
+    if (!style.on) return;
+    std::fprintf(stderr, style.terminal ? "\r\033[K  whatif  %zu of %zu: %s" : "fabricsim: whatif %zu of %zu: %s\n", ++done, total,
+                 name.c_str());
   });
-  if (tty) std::fputs("\r\033[K", stderr);
+  if (style.terminal) std::fputs("\r\033[K", stderr);
   const std::string path = (std::filesystem::path(out_dir) / "whatif.json").string();
   write_file_atomically(path, whatif_json(config, results));
   std::cout << "fabricsim whatif: " << config.name << ", baseline and " << config.whatif.size() << " scenarios\n";
@@ -293,7 +323,7 @@ int validate_command(const po::variables_map& vm) {
   if (!apply_threads(vm, config)) return kExitBadInput;
   const std::string name = config.name;
   const std::size_t messages = config.messages.size();
-  ScenarioRun run(std::move(config), routing_progress());  // builds the network too, so name errors show here
+  ScenarioRun run(std::move(config), routing_progress(progress_style(vm)));  // builds the network too, so name errors show here
   std::cout << vm["config"].as<std::string>() << ": ok: " << name << ", " << run.network().host_count() << " hosts, "
             << run.network().switch_count() << " switches, " << run.network().directions().size() / 2 << " links, "
             << messages << " messages\n";
@@ -415,9 +445,9 @@ int collective_command(const po::variables_map& vm) {
   }
   if (!apply_seed(vm, config)) return kExitBadInput;
   ScenarioRun run(std::move(config));
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
-  run.run(tty ? std::function<void(const Progress&)>(show_progress) : nullptr);
-  if (tty && run.events() > 4'000'000) std::fputs("\n", stderr);
+  const ProgressStyle style = progress_style(vm);
+  run.run(run_progress(style));
+  if (style.terminal && run.events() > 4'000'000) std::fputs("\n", stderr);
   const CollectiveSweep& c = *run.collective();
   if (vm.count("json")) {
     JsonWriter j;
@@ -534,9 +564,9 @@ int scale_command(const po::variables_map& vm) {
     with.push_back("workload.kind=trace");
     with.push_back("workload.file=" + path);
     ScenarioRun run(load(vm["config"].as<std::string>(), with));
-    const bool tty = ::isatty(STDERR_FILENO) != 0;
-    run.run(tty ? std::function<void(const Progress&)>(show_progress) : nullptr);
-    if (tty && run.events() > 4'000'000) std::fputs("\n", stderr);
+    const ProgressStyle style = progress_style(vm);
+    run.run(run_progress(style));
+    if (style.terminal && run.events() > 4'000'000) std::fputs("\n", stderr);
     std::filesystem::remove(path);
     if (!run.replay()->done()) {
       std::cerr << "fabricsim scale: dp " << dp << ": the step did not finish\n";
@@ -724,6 +754,7 @@ int main(int argc, char** argv) {
       ("memory-limit", po::value<std::string>()->value_name("SIZE"), "run, validate: refuse runs estimated to need more (default: free memory)")
       ("threads", po::value<int>()->value_name("N"), "run, validate: split the run into N partitions on N threads (results are the same for any N)")
       ("partitions", po::value<int>()->value_name("P"), "run, validate: with --threads, P partitions shared among the threads")
+      ("progress", "run, validate, collective, scale, whatif: report long phases on stderr even when it is not a terminal (a line every few seconds)")
       ("fidelity", po::value<std::string>()->value_name("packet|flow"), "run, validate, collective: packet-level (default) or flow-level (max-min fair sharing; as network.fidelity)")
       ("json", "topo: print one JSON object")
       ("dot", po::value<std::string>()->value_name("FILE"), "topo: write the fabric as Graphviz")

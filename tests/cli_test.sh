@@ -214,6 +214,12 @@ check "compare of something that is not results.json exits 2 naming it" '[ $rc -
 check "a --set variant writes beside the plain run (out/NAME-HASH), recording its overrides and config hash" \
   '[ $rc -eq 0 ] && [ -s "$work/out/dumbbell/results.json" ] && ls "$work"/out/dumbbell-*/results.json >/dev/null 2>&1 && grep -q "^ *\"network.mtu=9000\"$" "$work"/out/dumbbell-*/results.json && grep -q "\"config_hash\"" "$work/out/dumbbell/results.json"'
 
+"$bin" validate "$examples/fat_tree_k8.yaml" --progress >/dev/null 2>"$work/progress.err"; rc=$?
+check "--progress reports route compilation as plain lines when stderr is not a terminal" \
+  '[ $rc -eq 0 ] && grep -q "^fabricsim: routing 32 of 32 destination groups$" "$work/progress.err"'
+"$bin" validate "$examples/fat_tree_k8.yaml" >/dev/null 2>"$work/quiet.err"; rc=$?
+check "without --progress a non-terminal stderr stays quiet" '[ $rc -eq 0 ] && [ ! -s "$work/quiet.err" ]'
+
 "$bin" run "$examples/dumbbell.yaml" --seed -1 --out "$work/seed" >"$work/seed.out" 2>&1; rc=$?
 check "--seed -1 exits 2 naming the option (it does not wrap to 2^64 - 1)" '[ $rc -eq 2 ] && grep -q "^fabricsim: --seed: expected a whole number" "$work/seed.out" && [ ! -e "$work/seed" ]'
 "$bin" run "$examples/dumbbell.yaml" --set stop.time=1us --out "$work/short" >"$work/short.out" 2>&1; rc=$?
