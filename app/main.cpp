@@ -23,6 +23,7 @@
 #include "app/model_files.h"
 #include "app/results.h"
 #include "app/compare.h"
+#include "app/sweep.h"
 #include "app/whatif.h"
 #include "app/scenario.h"
 #include "app/training_report.h"
@@ -59,6 +60,7 @@ const char* kUsage =
     "       fabricsim calibrate nic --server | --client HOST [--device NAME] [--gid-index N] [--port P]\n"
     "       fabricsim whatif CONFIG [--out DIR] [--set KEY=VALUE]...\n"
     "       fabricsim compare A/results.json B/results.json... [--json]\n"
+    "       fabricsim sweep SPEC.yaml [--jobs N] [--out DIR]\n"
     "       fabricsim --help | --version\n";
 
 void print_help(const po::options_description& run_options) {
@@ -80,6 +82,8 @@ void print_help(const po::options_description& run_options) {
                "            config whose workload is {kind: trace, file: TRACE.jsonl} (docs/traces.md)\n"
                "  scale     the same model at several data-parallel sizes on CONFIG's fabric: iteration\n"
                "            time, samples per second and weak-scaling efficiency per size\n"
+               "  sweep     a grid of variants (configs x values of config keys), N runs at once, each\n"
+               "            in DIR/<its values>/, resumable; DIR/sweep.csv and sweep.json summarize\n"
                "  compare   key figures of several results.json side by side, with ratios to the first\n"
                "  whatif    CONFIG as written and each scenario of its `whatif` list (faults added,\n"
                "            stragglers): completion, iteration, busbw, drops and hotter links side by side\n"
@@ -253,6 +257,45 @@ int run_command(const po::variables_map& vm) {
   print_summary(std::cout, run, results_path);
   if (run.deadlocked()) return kExitDeadlock;
   return run.complete() ? 0 : kExitIncomplete;
+}
+
+int sweep_command(const po::variables_map& vm) {
+  if (!vm.count("config")) {
+    std::cerr << "fabricsim sweep: needs a SPEC.yaml (config or configs, and a grid of --set keys)\n" << kUsage;
+    return kExitBadInput;
+  }
+  const SweepSpec spec = load_sweep_spec(vm["config"].as<std::string>());
+  int jobs = 1;
+  if (vm.count("jobs")) {
+    jobs = vm["jobs"].as<int>();
+    if (jobs < 1 || jobs > 1024) {
+      std::cerr << "fabricsim sweep: --jobs: expected 1 to 1024 runs at once, got " << jobs << "\n";
+      return kExitBadInput;
+    }
+  }
+  // Every variant's config is checked before anything runs, so a bad value fails at once.
+  const std::vector<SweepVariant> variants = sweep_variants(spec);
+  for (const SweepVariant& v : variants) {
+    std::vector<std::string> sets = spec.sets;
+    for (const auto& [key, value] : v.values) {
+      if (key != "config") sets.push_back(key + "=" + value);
+    }
+    load(v.config, sets);
+  }
+  const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>()
+                                              : "out/" + folder_name(std::filesystem::path(spec.file).stem().string());
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const ProgressStyle style = progress_style(vm);
+  const SweepOutcome o = run_sweep(spec, self, out_dir, jobs, [&](const SweepVariant& v, std::size_t done, std::size_t total, int code) {
+    if (!style.on) return;
+    std::fprintf(stderr, style.terminal ? "\r\033[K  sweep  %zu of %zu: %s%s" : "fabricsim: sweep %zu of %zu: %s%s\n", done, total,
+                 v.name.c_str(), code == 0 ? "" : (" (exit " + std::to_string(code) + ")").c_str());
+    std::fflush(stderr);
+  });
+  if (style.terminal) std::fputs("\r\033[K", stderr);
+  std::cout << "fabricsim sweep: " << variants.size() << " variants: " << o.ran << " run, " << o.reused << " already done, "
+            << o.failed << " failed\n  summary   " << (std::filesystem::path(out_dir) / "sweep.csv").string() << "\n";
+  return o.failed > 0 ? kExitIncomplete : 0;
 }
 
 int compare_command(const po::variables_map& vm) {
@@ -754,6 +797,7 @@ int main(int argc, char** argv) {
       ("memory-limit", po::value<std::string>()->value_name("SIZE"), "run, validate: refuse runs estimated to need more (default: free memory)")
       ("threads", po::value<int>()->value_name("N"), "run, validate: split the run into N partitions on N threads (results are the same for any N)")
       ("partitions", po::value<int>()->value_name("P"), "run, validate: with --threads, P partitions shared among the threads")
+      ("jobs", po::value<int>()->value_name("N"), "sweep: runs at once (default 1)")
       ("progress", "run, validate, collective, scale, whatif: report long phases on stderr even when it is not a terminal (a line every few seconds)")
       ("fidelity", po::value<std::string>()->value_name("packet|flow"), "run, validate, collective: packet-level (default) or flow-level (max-min fair sharing; as network.fidelity)")
       ("json", "topo: print one JSON object")
@@ -831,6 +875,7 @@ int main(int argc, char** argv) {
     if (command == "scale") return scale_command(vm);
     if (command == "whatif") return whatif_command(vm);
     if (command == "compare") return compare_command(vm);
+    if (command == "sweep") return sweep_command(vm);
     if (command == "calibrate") return calibrate_command(vm, argc, argv);
     if (command == "workload" && vm.count("config") && vm["config"].as<std::string>() == "gen") return workload_gen_command(vm);
     std::cerr << (command.empty() ? "fabricsim: no command given\n" : "fabricsim: unknown command '" + command + "'\n")

@@ -7,6 +7,7 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 fail=0
 bin_abs=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 examples_abs=$(cd "$examples" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 
 "$bin" --help >"$work/help" 2>&1; rc=$?
@@ -219,6 +220,23 @@ check "--progress reports route compilation as plain lines when stderr is not a 
   '[ $rc -eq 0 ] && grep -q "^fabricsim: routing 32 of 32 destination groups$" "$work/progress.err"'
 "$bin" validate "$examples/fat_tree_k8.yaml" >/dev/null 2>"$work/quiet.err"; rc=$?
 check "without --progress a non-terminal stderr stays quiet" '[ $rc -eq 0 ] && [ ! -s "$work/quiet.err" ]'
+
+printf 'config: %s\nset: [workload.algorithm=ring, workload.sizes=null]\ngrid:\n  topology.nic.bandwidth: [200Gbps, 400Gbps]\n  workload.bytes: [1MiB, 2MiB]\n' \
+  "$examples_abs/dgx_h100_2node_allreduce.yaml" >"$work/sweep.yaml"
+"$bin" sweep "$work/sweep.yaml" --jobs 2 --out "$work/sweep" >"$work/sweep.out" 2>&1; rc=$?
+check "sweep runs a 2 x 2 grid, two at a time, each variant in its own folder, with sweep.csv" \
+  '[ $rc -eq 0 ] && grep -q "4 variants: 4 run, 0 already done, 0 failed" "$work/sweep.out" && [ "$(ls "$work"/sweep/*/results.json | wc -l)" -eq 4 ] && [ "$(wc -l <"$work/sweep/sweep.csv")" -eq 5 ]'
+rm -rf "$work/sweep/bandwidth=200Gbps__bytes=2MiB"
+"$bin" sweep "$work/sweep.yaml" --jobs 2 --out "$work/sweep" >"$work/sweep2.out" 2>&1; rc=$?
+check "sweep resumes: only the missing variant runs again" '[ $rc -eq 0 ] && grep -q "4 variants: 1 run, 3 already done, 0 failed" "$work/sweep2.out"'
+printf 'config: %s\ngrid:\n  network.mtu: [0]\n' "$examples_abs/dumbbell.yaml" >"$work/badsweep.yaml"
+"$bin" sweep "$work/badsweep.yaml" --out "$work/badsweep" >"$work/badsweep.out" 2>&1; rc=$?
+check "a sweep with a bad value fails before running anything, exit 2" '[ $rc -eq 2 ] && grep -q "network.mtu" "$work/badsweep.out" && [ ! -e "$work/badsweep" ]'
+if "$root/scripts/plot" busbw "$work/sweep" -o "$work/busbw.png" >"$work/plot.out" 2>&1; then
+  check "scripts/plot turns the sweep into a busbw-vs-size PNG" '[ "$(head -c 4 "$work/busbw.png" | od -An -c | tr -d " ")" = "211PNG" ]'
+else
+  check "scripts/plot turns the sweep into a busbw-vs-size PNG (needs python3-matplotlib)" 'grep -q "needs python3-matplotlib" "$work/plot.out"'
+fi
 
 "$bin" run "$examples/dumbbell.yaml" --seed -1 --out "$work/seed" >"$work/seed.out" 2>&1; rc=$?
 check "--seed -1 exits 2 naming the option (it does not wrap to 2^64 - 1)" '[ $rc -eq 2 ] && grep -q "^fabricsim: --seed: expected a whole number" "$work/seed.out" && [ ! -e "$work/seed" ]'
