@@ -103,7 +103,9 @@ NcclTestsLog parse_nccl_tests(const std::string& text, const std::string& name) 
     s.time_us = number(w[static_cast<std::size_t>(col_time)], where, "time");
     s.algbw_GBps = number(w[static_cast<std::size_t>(col_algbw)], where, "algbw");
     s.busbw_GBps = number(w[static_cast<std::size_t>(col_busbw)], where, "busbw");
-    if (col_time2 >= 0 && static_cast<int>(w.size()) > col_busbw2) {
+    // The in-place pair only where the header named both (a header missing one of them
+    // left it at -1: found by scripts/fuzz, it read before the row).
+    if (col_time2 >= 0 && col_busbw2 >= 0 && static_cast<int>(w.size()) > std::max(col_time2, col_busbw2)) {
       s.in_place_time_us = number(w[static_cast<std::size_t>(col_time2)], where, "in-place time");
       s.in_place_busbw_GBps = number(w[static_cast<std::size_t>(col_busbw2)], where, "in-place busbw");
     }

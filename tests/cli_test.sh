@@ -238,6 +238,10 @@ else
   check "scripts/plot turns the sweep into a busbw-vs-size PNG (needs python3-matplotlib)" 'grep -q "needs python3-matplotlib" "$work/plot.out"'
 fi
 
+printf '#       size         count      type   redop    root     time   algbw   Busbw #wrong     time   algbw   busbw #wrong\n     1048576        262144     float     sum      -1    31.99   32.78   57.36      0    31.83   32.94   57.65      0\n     4194304       1048576     float     sum      -1    52.96   79.19  138.59      0    52.70   79.59  139.29      0\n' >"$work/odd_header.log"
+"$bin" calibrate import --nccl-tests "$work/odd_header.log" --ranks 8 --out "$work/odd.yaml" >"$work/odd.out" 2>&1; rc=$?
+check "an nccl-tests header naming one busbw column does not crash the import (fuzz finding)" '[ $rc -eq 0 ] || [ $rc -eq 2 ]'
+
 "$bin" run "$examples/dumbbell.yaml" --seed -1 --out "$work/seed" >"$work/seed.out" 2>&1; rc=$?
 check "--seed -1 exits 2 naming the option (it does not wrap to 2^64 - 1)" '[ $rc -eq 2 ] && grep -q "^fabricsim: --seed: expected a whole number" "$work/seed.out" && [ ! -e "$work/seed" ]'
 "$bin" run "$examples/dumbbell.yaml" --set stop.time=1us --out "$work/short" >"$work/short.out" 2>&1; rc=$?
