@@ -148,16 +148,6 @@ std::vector<std::string> config_sets(const po::variables_map& vm) {
   return sets;
 }
 
-// A config's name as a folder under out/: letters, digits, '-', '_' and inner '.' kept,
-// anything else (a '/', a leading '.') made '_', so `name: ../../x` stays inside out/.
-std::string folder_name(const std::string& name) {
-  std::string out;
-  for (char c : name) {
-    const bool plain = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || (c == '.' && !out.empty());
-    out += plain ? c : '_';
-  }
-  return out.empty() ? std::string("unnamed") : out;
-}
 
 // Where a run writes by default: out/<name>, and for a variant made with --set,
 // out/<name>-<its config hash>, so variants do not overwrite each other.

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -509,6 +510,15 @@ std::uint64_t peak_memory_bytes() {
     if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
   }
   return 0;
+}
+
+std::string folder_name(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    const bool plain = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || (c == '.' && !out.empty());
+    out += plain ? c : '_';
+  }
+  return out.empty() ? std::string("unnamed") : out;
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {

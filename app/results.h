@@ -29,6 +29,10 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
 // Writes to a temporary file beside `path`, then renames: readers see the old file or
 // the whole new one, never half. Creates missing parent directories.
 void write_file_atomically(const std::string& path, const std::string& content);
+// A name as a folder name: letters, digits, '-', '_' and inner '.' kept, anything else
+// (a '/', a leading '.') made '_', so a config's name or a sweep's value cannot leave
+// the folder it is put in.
+std::string folder_name(const std::string& name);
 
 // This process's peak resident memory so far, in bytes (0 where the system does not say).
 std::uint64_t peak_memory_bytes();

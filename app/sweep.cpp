@@ -20,13 +20,6 @@ namespace fabricsim {
 
 namespace {
 
-// A value as a folder-name part: letters, digits, '.', '-' kept, the rest '_'.
-std::string folder_part(const std::string& text) {
-  std::string out;
-  for (char c : text) out += std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' ? c : '_';
-  return out;
-}
-
 std::string scalar_text(const YAML::Node& n) {
   if (n.IsScalar()) return n.Scalar();
   YAML::Emitter e;
@@ -92,7 +85,7 @@ std::vector<SweepVariant> sweep_variants(const SweepSpec& spec) {
       for (std::size_t k = 0; k < spec.grid.size(); ++k) v.values.emplace_back(spec.grid[k].first, spec.grid[k].second[at[k]]);
       for (const auto& [key, value] : v.values) {
         const std::string last = key.substr(key.find_last_of('.') + 1);
-        v.name += (v.name.empty() ? "" : "__") + folder_part(last) + "=" + folder_part(value);
+        v.name += (v.name.empty() ? "" : "__") + folder_name(last) + "=" + folder_name(value);
       }
       if (v.name.empty()) v.name = "base";
       out.push_back(std::move(v));

@@ -191,7 +191,7 @@ void FlowModel::solve(Time now) {
     l.residual = l.capacity;
     l.weight_left = 0;
     for (const Member& m : l.members) l.weight_left += flows_[m.flow].hops[m.hop].weight;
-    if (l.weight_left > kNoWeight) shares_.push_back({l.residual / l.weight_left, link, 0});
+    if (l.weight_left > kNoWeight) shares_.push_back({l.residual / l.weight_left, link});
   }
   std::make_heap(shares_.begin(), shares_.end(), later);
   // Freezing flows only raises other links' shares ((R - w s) / (W - w) >= R / W when
@@ -207,7 +207,7 @@ void FlowModel::solve(Time now) {
     if (bottleneck.weight_left <= kNoWeight) continue;  // every flow on it is frozen
     const double current = std::max(0.0, bottleneck.residual) / bottleneck.weight_left;
     if (current > top.share) {
-      shares_.push_back({current, top.link, 0});
+      shares_.push_back({current, top.link});
       std::push_heap(shares_.begin(), shares_.end(), later);
       continue;
     }

@@ -13,7 +13,6 @@
 // and ASTRA-sim's analytical backends make the same choice). docs/model.md lists when
 // that matters.
 #include <cstdint>
-#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -44,11 +43,6 @@ class FlowModel final : public EventHandler {
     std::uint32_t sum = kNoSum;
     std::uint32_t sum_parts = 0;
   };
-  struct LinkStats {
-    double bytes = 0;  // carried so far (wire bytes)
-    std::uint64_t flows = 0;  // flows that crossed it
-  };
-
   // `capacity`: each link's rate in bytes per picosecond. `observer` hears of every
   // flow's sending, delivery and completion (the network's dispatcher).
   FlowModel(Simulator& sim, std::vector<double> capacity, MessageObserver* observer);
@@ -176,7 +170,6 @@ class FlowModel final : public EventHandler {
   struct Share {
     double share;
     std::uint32_t link;
-    std::uint32_t unused;
   };
   std::vector<Share> shares_;
 };

@@ -30,10 +30,20 @@ FlowModel::Route over(std::initializer_list<std::uint32_t> links, Time deliver =
   return r;
 }
 
-// Starts each flow at time 0 from an event (as a workload would).
-struct Starter final : EventHandler {
-  std::function<void()> go;
-  void on_event() override { go(); }
+// A flow model on links of these capacities (bytes/ps); run() starts flows at time 0
+// from an event (as a workload would) and runs to the end.
+struct Bench final : EventHandler {
+  Simulator sim{1};
+  Times times;
+  FlowModel model;
+  std::function<void(FlowModel&)> go;
+  explicit Bench(std::vector<double> capacity) : model(sim, std::move(capacity), &times) {}
+  void on_event() override { go(model); }
+  void run(std::function<void(FlowModel&)> starts) {
+    go = std::move(starts);
+    sim.schedule_at(*this, 0);
+    sim.run();
+  }
 };
 
 }  // namespace
@@ -42,22 +52,17 @@ TEST_CASE("N flows on one bottleneck each get 1/N of it") {
   // 100 Gb/s = 0.0125 B/ps. Alone, 1.25 MB takes 100 us; four at once share the link and
   // all finish at 400 us; delivery and the ack add their delays after that.
   for (int n : {1, 2, 4, 7}) {
-    Simulator sim(1);
-    Times times;
-    FlowModel model(sim, {0.0125}, &times);
-    Starter s;
-    s.go = [&] {
+    Bench b({0.0125});
+    b.run([&](FlowModel& model) {
       for (int i = 0; i < n; ++i) model.start(static_cast<MessageId>(i), 1'250'000, 1'250'000, over({0}, 1000, 500));
-    };
-    sim.schedule_at(s, 0);
-    sim.run();
-    REQUIRE(times.finished.size() == static_cast<std::size_t>(n));
+    });
+    REQUIRE(b.times.finished.size() == static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) {
-      CHECK(times.sent[static_cast<MessageId>(i)] == n * us(100));
-      CHECK(times.delivered[static_cast<MessageId>(i)] == n * us(100) + 1000);
-      CHECK(times.finished[static_cast<MessageId>(i)] == n * us(100) + 1500);
+      CHECK(b.times.sent[static_cast<MessageId>(i)] == n * us(100));
+      CHECK(b.times.delivered[static_cast<MessageId>(i)] == n * us(100) + 1000);
+      CHECK(b.times.finished[static_cast<MessageId>(i)] == n * us(100) + 1500);
     }
-    CHECK(model.link_bytes(0, sim.now()) == doctest::Approx(1'250'000.0 * n));
+    CHECK(b.model.link_bytes(0, b.sim.now()) == doctest::Approx(1'250'000.0 * n));
   }
 }
 
@@ -67,42 +72,32 @@ TEST_CASE("a parking lot gets the textbook max-min rates") {
   // and D freeze at 0.01/3; B takes what A leaves of L0: 0.02/3.
   // With 1 MB each: B finishes at 1e6 / (0.02/3) = 150 us. Then L0 holds A alone, but A
   // stays bound by L1 at 0.01/3, so A, C and D finish together at 1e6 / (0.01/3) = 300 us.
-  Simulator sim(1);
-  Times times;
-  FlowModel model(sim, {0.01, 0.01}, &times);
-  Starter s;
-  s.go = [&] {
+  Bench b({0.01, 0.01});
+  b.run([&](FlowModel& model) {
     model.start(0, 1'000'000, 1'000'000, over({0, 1}));  // A
     model.start(1, 1'000'000, 1'000'000, over({0}));     // B
     model.start(2, 1'000'000, 1'000'000, over({1}));     // C
     model.start(3, 1'000'000, 1'000'000, over({1}));     // D
-  };
-  sim.schedule_at(s, 0);
-  sim.run();
-  CHECK(times.sent[1] == us(150));
-  CHECK(times.sent[0] == us(300));
-  CHECK(times.sent[2] == us(300));
-  CHECK(times.sent[3] == us(300));
+  });
+  CHECK(b.times.sent[1] == us(150));
+  CHECK(b.times.sent[0] == us(300));
+  CHECK(b.times.sent[2] == us(300));
+  CHECK(b.times.sent[3] == us(300));
   // What each link carried: L0 A's and B's megabyte, L1 three.
-  CHECK(model.link_bytes(0, sim.now()) == doctest::Approx(2e6));
-  CHECK(model.link_bytes(1, sim.now()) == doctest::Approx(3e6));
+  CHECK(b.model.link_bytes(0, b.sim.now()) == doctest::Approx(2e6));
+  CHECK(b.model.link_bytes(1, b.sim.now()) == doctest::Approx(3e6));
 }
 
 TEST_CASE("a flow that loses its competitor speeds up to the rest of the link") {
   // Two flows on 0.01 B/ps: 1 MB and 3 MB. Shared, the small one ends at 1e6 / 0.005 =
   // 200 us, when the big one has 2 MB left; alone it takes 200 us more: 400 us.
-  Simulator sim(1);
-  Times times;
-  FlowModel model(sim, {0.01}, &times);
-  Starter s;
-  s.go = [&] {
+  Bench b({0.01});
+  b.run([&](FlowModel& model) {
     model.start(0, 1'000'000, 1'000'000, over({0}));
     model.start(1, 3'000'000, 3'000'000, over({0}));
-  };
-  sim.schedule_at(s, 0);
-  sim.run();
-  CHECK(times.sent[0] == us(200));
-  CHECK(times.sent[1] == us(400));
+  });
+  CHECK(b.times.sent[0] == us(200));
+  CHECK(b.times.sent[1] == us(400));
 }
 
 TEST_CASE("split flows load each link with their share") {
@@ -110,20 +105,15 @@ TEST_CASE("split flows load each link with their share") {
   // L0. Filling: L0 holds weights 1.5, L1 0.5: L0 saturates first at 0.01 / 1.5, which
   // freezes both. The sprayed flow's 1 MB then takes 1e6 x 150 / 1 = 150 us, and so does
   // the pinned one's.
-  Simulator sim(1);
-  Times times;
-  FlowModel model(sim, {0.01, 0.01}, &times);
-  Starter s;
-  s.go = [&] {
+  Bench b({0.01, 0.01});
+  b.run([&](FlowModel& model) {
     FlowModel::Route split;
     split.hops = {{0, 0.5}, {1, 0.5}};
     model.start(0, 1'000'000, 1'000'000, split);
     model.start(1, 1'000'000, 1'000'000, over({0}));
-  };
-  sim.schedule_at(s, 0);
-  sim.run();
-  CHECK(times.sent[0] == us(150));
-  CHECK(times.sent[1] == us(150));
+  });
+  CHECK(b.times.sent[0] == us(150));
+  CHECK(b.times.sent[1] == us(150));
 }
 
 TEST_CASE("flow fidelity: a ring AllReduce on an ideal domain is the closed form exactly") {
