@@ -167,6 +167,7 @@ void CollectiveSweep::start_next() {
   options.reduce_bytes_per_second = config_.reduce_bytes_per_second;
   options.check_data = config_.check_data;
   options.traffic_class = traffic_class_;
+  options.activity = activity_;
   current_ = std::make_unique<CollectiveExecutor>(*network_, program_for(bytes), hosts_, options);
   current_->set_on_done([this] { start_next(); });
   current_->start();

@@ -40,6 +40,8 @@ class CollectiveSweep final : public EventHandler {
   const std::vector<CollectiveRow>& rows() const { return rows_; }
   int ranks() const { return ranks_; }
   const CollectiveConfig& config() const { return config_; }
+  // Told of each rank's part of each size and of its steps (timelines); before the run.
+  void set_activity_listener(ActivityListener* listener) { activity_ = listener; }
 
  private:
   CollectiveProgram program_for(std::int64_t bytes) const;
@@ -59,6 +61,7 @@ class CollectiveSweep final : public EventHandler {
   std::vector<HostId> hosts_;
   std::vector<CollectiveRow> rows_;
   std::size_t next_ = 0;
+  ActivityListener* activity_ = nullptr;
   std::unique_ptr<CollectiveExecutor> current_;
   std::vector<std::unique_ptr<CollectiveExecutor>> finished_;  // kept: the message table observes them until the end
 };

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "app/calibration.h"
+#include "app/chrome_trace.h"
 #include "app/config_error.h"
 #include "app/config_loader.h"
 #include "app/json_writer.h"
@@ -46,7 +47,8 @@ constexpr int kExitIncomplete = 4;
 constexpr int kExitNoDevice = 5;
 
 const char* kUsage =
-    "usage: fabricsim run [CONFIG] [--out DIR] [--seed N] [--threads N] [--records messages] [--set KEY=VALUE]...\n"
+    "usage: fabricsim run [CONFIG] [--out DIR] [--seed N] [--threads N] [--records messages] [--trace FILE]\n"
+    "                     [--set KEY=VALUE]...\n"
     "       fabricsim validate CONFIG [--set KEY=VALUE]...\n"
     "       fabricsim topo CONFIG [--json] [--dot FILE] [--set KEY=VALUE]...\n"
     "       fabricsim collective CONFIG --op OP [--algo ALGO|auto] [--proto auto|simple|ll|ll128|none] [-b MIN] [-e MAX] [-f FACTOR] [--json]\n"
@@ -200,6 +202,50 @@ bool apply_threads(const po::variables_map& vm, ScenarioConfig& config) {
   return true;
 }
 
+// --trace FILE and its bounds: a sampling interval, a window, an event limit.
+bool trace_options(const po::variables_map& vm, ChromeTraceOptions& options) {
+  options.path = vm["trace"].as<std::string>();
+  if (options.path.empty()) {
+    std::cerr << "fabricsim: --trace: expected a file name for the timeline, got ''\n";
+    return false;
+  }
+  if (vm.count("trace-interval")) {
+    const std::string text = vm["trace-interval"].as<std::string>();
+    const auto t = parse_time(text);
+    if (!t || *t < 1000) {
+      std::cerr << "fabricsim: --trace-interval: expected " << kTimeUnitsHelp << ", at least 1ns, got '" << text << "'\n";
+      return false;
+    }
+    options.interval = *t;
+    options.fixed_interval = true;
+  }
+  if (vm.count("trace-window")) {
+    const std::string text = vm["trace-window"].as<std::string>();
+    const auto colon = text.find(':');
+    const auto from = colon == std::string::npos ? std::nullopt : parse_time(text.substr(0, colon));
+    const auto to = colon == std::string::npos ? std::nullopt : parse_time(text.substr(colon + 1));
+    if (!from || !to || *from < 0 || *to <= *from) {
+      std::cerr << "fabricsim: --trace-window: expected FROM:TO, two times with FROM before TO (e.g. 0:2ms), got '" << text
+                << "'\n";
+      return false;
+    }
+    options.from = *from;
+    options.to = *to;
+  }
+  if (vm.count("trace-limit")) {
+    const std::string text = vm["trace-limit"].as<std::string>();
+    std::int64_t n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n < 1) {
+      std::cerr << "fabricsim: --trace-limit: expected a number of events from 1, got '" << text << "'\n";
+      return false;
+    }
+    options.max_events = n;
+  }
+  options.trace_steps = vm.count("trace-steps") > 0;
+  return true;
+}
+
 // How far route compilation is (the long phase before a large run starts).
 RoutingProgress routing_progress(ProgressStyle style) {
   if (!style.on) return {};
@@ -227,7 +273,14 @@ int run_command(const po::variables_map& vm) {
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   if (!apply_threads(vm, config)) return kExitBadInput;
   const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : default_out_dir(config);
+  ChromeTraceOptions trace;
+  if (vm.count("trace") && !trace_options(vm, trace)) return kExitBadInput;
   ScenarioRun run(std::move(config), routing_progress(progress_style(vm)));
+  std::unique_ptr<ChromeTraceRecorder> timeline;
+  if (vm.count("trace")) {
+    timeline = std::make_unique<ChromeTraceRecorder>(trace, run);
+    timeline->start();
+  }
   if (vm.count("records")) {
     const std::string what = vm["records"].as<std::string>();
     if (what != "messages") {
@@ -243,6 +296,14 @@ int run_command(const po::variables_map& vm) {
   if (run.job_count() > 1) run.measure_jobs_alone();
   const std::string results_path = (std::filesystem::path(out_dir) / "results.json").string();
   run.message_log().finish_records();
+  if (timeline) {
+    timeline->finish();
+    if (timeline->events_dropped() > 0) {
+      std::cerr << "fabricsim: --trace: " << timeline->events_dropped() << " events over the limit left out"
+                << (timeline->links_cut_at() >= 0 ? " (link tracks stop at " + format_time(timeline->links_cut_at()) + ")" : "")
+                << "; narrow it with --trace-window or --trace-interval, or raise --trace-limit\n";
+    }
+  }
   write_file_atomically(results_path, results_json(run));
   print_summary(std::cout, run, results_path);
   if (run.deadlocked()) return kExitDeadlock;
@@ -787,6 +848,11 @@ int main(int argc, char** argv) {
       ("memory-limit", po::value<std::string>()->value_name("SIZE"), "run, validate: refuse runs estimated to need more (default: free memory)")
       ("threads", po::value<int>()->value_name("N"), "run, validate: split the run into N partitions on N threads (results are the same for any N)")
       ("partitions", po::value<int>()->value_name("P"), "run, validate: with --threads, P partitions shared among the threads")
+      ("trace", po::value<std::string>()->value_name("FILE"), "run: write a timeline as Chrome trace-event JSON (Perfetto UI, chrome://tracing)")
+      ("trace-interval", po::value<std::string>()->value_name("TIME"), "run: --trace's link sampling interval (default: 10us, doubling every 2048 samples)")
+      ("trace-window", po::value<std::string>()->value_name("FROM:TO"), "run: --trace only this span of simulated time")
+      ("trace-limit", po::value<std::string>()->value_name("N"), "run: --trace at most N events (default 1000000, about 80 MB)")
+      ("trace-steps", "run: --trace the steps of a training trace's collectives too (collective workloads always have them)")
       ("jobs", po::value<int>()->value_name("N"), "sweep: runs at once (default 1)")
       ("progress", "run, validate, collective, scale, whatif: report long phases on stderr even when it is not a terminal (a line every few seconds)")
       ("fidelity", po::value<std::string>()->value_name("packet|flow"), "run, validate, collective: packet-level (default) or flow-level (max-min fair sharing; as network.fidelity)")

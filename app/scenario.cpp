@@ -400,6 +400,18 @@ Time ScenarioRun::sim_time() const {
   return engine_->last_event_time();
 }
 
+void ScenarioRun::set_activity_listener(ActivityListener* listener) {
+  if (collective_) collective_->set_activity_listener(listener);
+  for (auto& job : jobs_) job->set_activity_listener(listener);
+  if (replay_) replay_->set_activity_listener(listener);
+}
+
+void ScenarioRun::add_monitor(EventHandler& monitor, std::uint32_t order, Time first) {
+  monitor.set_order(order);
+  sim_->register_monitor();
+  sim_->schedule_at(monitor, first);
+}
+
 void ScenarioRun::QueueSampler::on_event() {
   const auto& dirs = run->network_->directions();
   for (std::size_t i = 0; i < dirs.size(); ++i) run->queue_samples_[i].push_back(dirs[i].port->queued_bytes());

@@ -109,6 +109,12 @@ class ScenarioRun {
   // Queue depth samples, when configured: per link direction, bytes waiting at each tick.
   Time queue_sample_interval() const { return config_.network.lossless.queue_sample_interval; }
   const std::vector<std::vector<std::int64_t>>& queue_samples() const { return queue_samples_; }
+  // For recorders, before run(): the workload's ranks report what they do to `listener`,
+  // and `monitor` runs first at `first` on the clock that watches the run (order key
+  // `order` among monitors; it reschedules itself and retires when work runs out).
+  void set_activity_listener(ActivityListener* listener);
+  void add_monitor(EventHandler& monitor, std::uint32_t order, Time first);
+  Simulator& monitor_clock() { return *sim_; }
 
  private:
   void add_workload();

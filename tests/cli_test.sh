@@ -261,5 +261,17 @@ check "run --fidelity flow finishes, says so, and writes fidelity and the solver
 check "--fidelity with an unknown value exits 2 naming network.fidelity, and writes nothing" \
   '[ $rc -eq 2 ] && grep -q "network.fidelity" "$work/flow_bad.out" && [ ! -e "$work/flow_bad" ]'
 
+"$bin" run "$examples/dgx_h100_2node_allreduce.yaml" --set workload.sizes.to=4MiB --out "$work/timeline" --trace "$work/timeline/trace.json" >"$work/timeline.out" 2>&1; rc=$?
+check "run --trace writes a Chrome trace whose slices nest per track (tests/check_chrome_trace.py)" \
+  '[ $rc -eq 0 ] && [ ! -e "$work/timeline/trace.json.partial" ] && python3 "$root/tests/check_chrome_trace.py" "$work/timeline/trace.json" --max-mb 100 --expect-endpoints 16 --expect-links --expect-kinds communication,steps'
+"$bin" run "$examples/dumbbell.yaml" --trace "$work/tw.json" --trace-window 5us:1us --out "$work/tw" >"$work/tw.out" 2>&1; rc=$?
+check "--trace-window with TO before FROM exits 2 naming the option, and writes nothing" \
+  '[ $rc -eq 2 ] && grep -q "^fabricsim: --trace-window: expected FROM:TO" "$work/tw.out" && [ ! -e "$work/tw" ] && [ ! -e "$work/tw.json" ]'
+"$bin" run "$examples/dumbbell.yaml" --trace "$work/ti.json" --trace-interval 0ns --out "$work/ti" >"$work/ti.out" 2>&1; rc=$?
+check "--trace-interval 0 exits 2 naming the option" '[ $rc -eq 2 ] && grep -q "^fabricsim: --trace-interval: expected" "$work/ti.out"'
+"$bin" run "$examples/dumbbell.yaml" --trace "$work/tl.json" --trace-limit 5 --out "$work/tl" >"$work/tl.out" 2>&1; rc=$?
+check "--trace-limit bounds the events and says what was left out" \
+  '[ $rc -eq 0 ] && grep -q "events over the limit left out" "$work/tl.out" && grep -q "\"events_written\":3" "$work/tl.json"'
+
 [ $fail -eq 0 ] && echo "cli: all checks passed" || echo "cli: some checks FAILED"
 exit $fail

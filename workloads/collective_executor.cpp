@@ -33,6 +33,7 @@ CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram progr
       if (receives_data(steps[i].kind)) ++a.steps[i].waiting;  // for the data (a sum: the switch's one delivery)
     }
     steps_left_ += static_cast<std::int64_t>(steps.size());
+    a.steps_left = static_cast<std::int64_t>(steps.size());
   }
   if (uses_in_network(program_)) {
     // NVLink SHARP: each group's ranks must hang off one switch layer that reduces and
@@ -114,6 +115,7 @@ void CollectiveExecutor::RankAgent::ready(int step) {
   StepState& st = steps[static_cast<std::size_t>(step)];
   if (st.started) return;
   st.started = true;
+  st.began = owner->network_->sim().now();
   start_step(step);
 }
 
@@ -222,6 +224,28 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
   }
 }
 
+void CollectiveExecutor::report_step(const RankAgent& agent, int step) const {
+  const Time now = network_->sim().now();
+  const Time began = agent.steps[static_cast<std::size_t>(step)].began;
+  if (now == began) return;  // receives without a reduce, nops: nothing to see
+  const Step& s = program_.programs[static_cast<std::size_t>(agent.rank)].steps[static_cast<std::size_t>(step)];
+  const std::int64_t bytes = static_cast<std::int64_t>(s.count) * program_.slot_bytes;
+  std::string what;
+  switch (s.kind) {
+    case StepKind::kSend: what = "send to rank " + std::to_string(s.peer); break;
+    case StepKind::kSwitchReduce: what = "switch reduce"; break;
+    case StepKind::kMulticast: what = "multicast"; break;
+    case StepKind::kRecv: what = "recv from rank " + std::to_string(s.peer); break;
+    case StepKind::kRecvReduce: what = "recv+reduce from rank " + std::to_string(s.peer); break;
+    case StepKind::kRecvSum: what = "recv sum"; break;
+    case StepKind::kCopy: what = "copy"; break;
+    case StepKind::kReduce: what = "reduce"; break;
+    case StepKind::kNop: what = "wait"; break;
+  }
+  what += " ch" + std::to_string(s.channel) + " " + std::to_string(bytes) + " B";
+  options_.activity->on_activity(agent.host, Activity::kStep, what, began, now);
+}
+
 void CollectiveExecutor::RankAgent::enqueue_compute(int step) {
   engine.queue.push_back(step);
   if (!engine.scheduled()) {
@@ -244,6 +268,14 @@ void CollectiveExecutor::ComputeEngine::on_event() {
 }
 
 void CollectiveExecutor::RankAgent::finish_step(int step) {
+  if (owner->options_.activity != nullptr) {
+    owner->report_step(*this, step);
+    if (--steps_left == 0) {
+      owner->options_.activity->on_activity(host, Activity::kCommunication,
+                                            std::string(op_name(owner->program_.op)) + " " + owner->program_.name,
+                                            owner->started_, owner->network_->sim().now());
+    }
+  }
   for (int c : steps[static_cast<std::size_t>(step)].children) {
     if (--steps[static_cast<std::size_t>(c)].waiting == 0) ready(c);
   }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/activity.h"
 #include "sim/event_queue.h"
 #include "sim/network.h"
 #include "workloads/collective.h"
@@ -27,6 +28,8 @@ struct CollectiveOptions {
   double reduce_bytes_per_second = 0;  // 0: reductions and copies take no time
   bool check_data = true;
   std::uint8_t traffic_class = 0;
+  // Told of each rank's steps and of its part of the collective as a whole (timelines).
+  ActivityListener* activity = nullptr;
 };
 
 // The collective as one agent per rank, each running its rank's program at its endpoint:
@@ -62,6 +65,7 @@ class CollectiveExecutor final {
   struct StepState {
     int waiting = 0;          // unfinished dependencies (+1 for a receive until its data arrives)
     bool started = false;
+    Time began = 0;           // when it started (timelines)
     std::vector<int> children;
   };
   class RankAgent;
@@ -85,6 +89,8 @@ class CollectiveExecutor final {
     ComputeEngine engine;
     Starter starter;
     std::map<MessageId, int> sends;  // my messages in flight -> my send step
+    std::int64_t steps_left = 0;     // mine
+
 
     void begin();  // starts the steps that wait for nothing
     void ready(int step);
@@ -96,6 +102,7 @@ class CollectiveExecutor final {
     void on_message_finished(MessageId id, Time now) override;
   };
   Time compute_time(const Step& s) const;
+  void report_step(const RankAgent& agent, int step) const;  // to options_.activity
   void step_finished();  // one step of some rank: the collective is done after the last
 
   const std::vector<StepRef>& feeds(int rank, int step) const {

@@ -215,6 +215,22 @@ void TraceReplay::reap_collectives() {
   for (const auto& e : executors_) finished_collectives_ += e->done() ? 1 : 0;  // (acks still due)
 }
 
+void TraceReplay::report(int rank, int i) const {
+  const OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  const HostId host = hosts_[static_cast<std::size_t>(rank)];
+  if (op.kind == TraceOpKind::kCompute) {
+    activity_->on_activity(host, Activity::kCompute, op.label.empty() ? "compute" : op.label, st.start, st.end);
+    return;
+  }
+  std::string what = op.kind == TraceOpKind::kCollective ? std::string(op_name(op.op))
+                     : op.kind == TraceOpKind::kSend     ? "send to rank " + std::to_string(op.peer)
+                                                         : "recv from rank " + std::to_string(op.peer);
+  what += " " + std::to_string(op.bytes) + " B";
+  if (!op.label.empty()) what += " (" + op.label + ")";
+  activity_->on_activity(host, Activity::kCommunication, what, st.start, st.end);
+}
+
 void TraceReplay::finish(int rank, int i) {
   OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
   const Time now = network_->sim().now();
@@ -222,6 +238,7 @@ void TraceReplay::finish(int rank, int i) {
   if (st.start < 0) st.start = now;
   finished_ = std::max(finished_, now);
   --left_;
+  if (activity_ != nullptr) report(rank, i);
   for (int c : st.children) {
     if (--state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(c)].waiting == 0) ready(rank, c);
   }

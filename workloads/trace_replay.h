@@ -57,6 +57,12 @@ class TraceReplay final {
   Time iteration_time() const { return finished_ - started_; }
   std::vector<RankBreakdown> breakdown() const;
   const Trace& trace() const { return trace_; }
+  // Told of each rank's operations as they finish (and of its collectives' steps when it
+  // wants them); set before start().
+  void set_activity_listener(ActivityListener* listener) {
+    activity_ = listener;
+    options_.collective.activity = listener != nullptr && listener->wants_trace_steps() ? listener : nullptr;
+  }
 
 
  private:
@@ -82,6 +88,7 @@ class TraceReplay final {
   void ready(int rank, int op);
   void try_compute(int rank);
   void finish(int rank, int op);
+  void report(int rank, int op) const;  // to activity_
   void launch_collective(const std::string& key);
   // Finished collectives hold their programs until the next compute event frees them.
   void reap_collectives();
@@ -116,6 +123,7 @@ class TraceReplay final {
   std::deque<RankAgent> agents_;      // observers never move
   std::map<HostId, int> rank_of_host_;
   std::int64_t left_ = 0;
+  ActivityListener* activity_ = nullptr;
   Time started_ = -1;
   Time finished_ = -1;
 };

@@ -1,0 +1,263 @@
+#include "app/chrome_trace.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+
+#include "app/scenario.h"
+#include "topologies/compile.h"
+
+namespace fabricsim {
+
+namespace {
+
+// Process ids: the link tracks first, then one process per endpoint.
+constexpr int kLinksPid = 1;
+constexpr int kPausesPid = 2;
+constexpr int kQueuesPid = 3;
+constexpr int kFirstEndpointPid = 10;
+// Thread ids inside an endpoint's process, by activity kind (plus the lane).
+constexpr int kLaneBase[3] = {1, 100, 1000};
+constexpr const char* kLaneName[3] = {"compute", "communication", "steps"};
+
+// Trace-event time is in microseconds; picoseconds are exact with six decimals.
+std::string micros(Time ps) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%" PRId64 ".%06" PRId64, ps / 1'000'000, ps % 1'000'000);
+  return buf;
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string metadata(const char* what, int pid, int tid, const std::string& key, const std::string& value) {
+  return "{\"ph\":\"M\",\"name\":\"" + std::string(what) + "\",\"pid\":" + std::to_string(pid) +
+         ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"" + key + "\":" + value + "}}";
+}
+
+}  // namespace
+
+ChromeTraceRecorder::ChromeTraceRecorder(ChromeTraceOptions options, ScenarioRun& run)
+    : options_(std::move(options)), run_(&run) {
+  const std::filesystem::path p(options_.path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  out_ = std::make_unique<std::ofstream>(options_.path + ".partial", std::ios::trunc);
+  if (!*out_) throw std::runtime_error("cannot write " + options_.path + ".partial");
+  *out_ << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  directions_.resize(run.network().directions().size());
+  endpoints_.resize(run.network().host_count());
+}
+
+void ChromeTraceRecorder::start() {
+  run_->set_activity_listener(this);
+  if (run_->config().network.fidelity != NetworkConfig::Fidelity::kPacket) return;  // flows leave ports idle
+  sampling_ = true;
+  interval_ = options_.interval;
+  if (!options_.fixed_interval && run_->replay() != nullptr) {
+    // A training step lasts at least its busiest rank's compute: start coarse enough
+    // that about 2,048 samples cover that.
+    const Trace& trace = run_->replay()->trace();
+    Time longest = 0;
+    for (const auto& ops : trace.ops) {
+      Time sum = 0;
+      for (const TraceOp& op : ops) {
+        if (op.kind == TraceOpKind::kCompute) sum += trace.compute_time(op);
+      }
+      longest = std::max(longest, sum);
+    }
+    while (interval_ * 2048 < longest) interval_ *= 2;
+  }
+  first_interval_ = interval_;
+  run_->add_monitor(*this, 3, options_.from);
+}
+
+void ChromeTraceRecorder::write(const std::string& line) {
+  if (!first_) *out_ << ",\n";
+  first_ = false;
+  *out_ << line;
+}
+
+bool ChromeTraceRecorder::admit(bool link) {
+  const std::int64_t half = (options_.max_events + 1) / 2;
+  if ((link ? written_by_links_ : written_ - written_by_links_) >= half) {
+    if (link && links_cut_at_ < 0) links_cut_at_ = run_->monitor_clock().now();
+    ++dropped_;
+    return false;
+  }
+  ++written_;
+  if (link) ++written_by_links_;
+  return true;
+}
+
+void ChromeTraceRecorder::slice(bool link, int pid, int tid, std::string_view name, Time begin, Time end,
+                                std::string_view args) {
+  if (!admit(link)) return;
+  std::string line = "{\"ph\":\"X\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
+                     ",\"ts\":" + micros(begin) + ",\"dur\":" + micros(end - begin) + ",\"name\":" + json_string(name);
+  if (!args.empty()) line += ",\"args\":{" + std::string(args) + "}";
+  write(line + "}");
+}
+
+void ChromeTraceRecorder::on_activity(HostId endpoint, Activity kind, std::string_view what, Time begin, Time end) {
+  begin = std::max(begin, options_.from);
+  end = std::min(end, options_.to);
+  if (end < begin || endpoint >= endpoints_.size()) return;
+  EndpointTracks& e = endpoints_[endpoint];
+  e.named = true;
+  // Reports come in order of their end, so a lane whose last slice ended by `begin` has
+  // nothing after it: the new slice cannot cross any slice already there.
+  std::vector<Time>& lanes = e.lanes[static_cast<int>(kind)];
+  std::size_t lane = 0;
+  while (lane < lanes.size() && lanes[lane] > begin) ++lane;
+  if (lane == lanes.size()) lanes.push_back(end);
+  lanes[lane] = end;
+  slice(false, kFirstEndpointPid + static_cast<int>(endpoint), kLaneBase[static_cast<int>(kind)] + static_cast<int>(lane), what,
+        begin, end);
+}
+
+void ChromeTraceRecorder::on_event() {
+  Simulator& clock = run_->monitor_clock();
+  const Time now = clock.now();
+  sample(now);
+  if (++samples_ % 2048 == 0 && !options_.fixed_interval) interval_ *= 2;
+  if (clock.work_pending() && now < options_.to) {
+    clock.schedule_at(*this, std::min(now + interval_, options_.to));
+  } else {
+    clock.retire_monitor();
+  }
+}
+
+std::string ChromeTraceRecorder::direction_name(std::size_t d) const {
+  const LinkDirection& dir = run_->network().directions()[d];
+  return node_name(run_->topology(), dir.from) + ":" + std::to_string(dir.from_port) + " -> " +
+         node_name(run_->topology(), dir.to);
+}
+
+void ChromeTraceRecorder::close_period(Period& p, int pid, std::size_t direction, const char* name, Time latest) {
+  if (p.begin < 0) return;
+  const Time end = std::max(p.begin, std::min(p.end(), latest));
+  const double share = end > p.begin ? std::min(1.0, static_cast<double>(p.total) / static_cast<double>(end - p.begin)) : 1.0;
+  char args[48];
+  std::snprintf(args, sizeof args, "\"%s\":%.3f", pid == kLinksPid ? "utilization" : "paused_share", share);
+  slice(true, pid, static_cast<int>(direction) + 1, name, p.begin, end, args);
+  p.begin = -1;
+  p.total = 0;
+}
+
+void ChromeTraceRecorder::sample(Time now) {
+  const auto& dirs = run_->network().directions();
+  const Time interval_start = last_sample_;
+  const Time length = now - interval_start;
+  const bool baseline = !baseline_taken_;
+  baseline_taken_ = true;
+  for (std::size_t d = 0; d < dirs.size(); ++d) {
+    DirectionState& st = directions_[d];
+    const PortCounters c = dirs[d].port->counters_at(now);
+    Time paused = 0;
+    for (const ClassCounters& k : c.per_class) paused += k.paused_time;
+    const Time busy_delta = c.busy_time - st.busy;
+    const Time pause_delta = paused - st.paused;
+    st.busy = c.busy_time;
+    st.paused = paused;
+    if (baseline) continue;
+    const auto update = [&](Period& p, Time amount, int pid, const char* name, bool& named) {
+      amount = std::min(amount, length);
+      if (amount > 0) {
+        if (p.begin < 0) {
+          p.begin = now - amount;
+          p.first_sample = now;
+        }
+        p.total += amount;
+        p.last_interval_start = interval_start;
+        p.last_amount = amount;
+        p.last_sample = now;
+        named = true;
+      } else {
+        close_period(p, pid, d, name, now);
+      }
+    };
+    update(st.busy_period, busy_delta, kLinksPid, "busy", st.named_busy);
+    update(st.pause_period, pause_delta, kPausesPid, "PFC paused", st.named_pause);
+    const std::int64_t q = dirs[d].port->queued_bytes();
+    if (q != st.queue && now >= options_.from && now <= options_.to) {
+      st.queue = q;
+      st.named_queue = true;
+      if (admit(true)) {
+        write("{\"ph\":\"C\",\"pid\":" + std::to_string(kQueuesPid) + ",\"ts\":" + micros(now) +
+              ",\"name\":" + json_string(direction_name(d)) + ",\"args\":{\"bytes\":" + std::to_string(q) + "}}");
+      }
+    }
+  }
+  last_sample_ = now;
+}
+
+void ChromeTraceRecorder::finish() {
+  if (!out_) return;
+  if (sampling_) {
+    Simulator& clock = run_->monitor_clock();
+    if (scheduled()) {
+      clock.cancel(*this);
+      clock.retire_monitor();
+    }
+    const Time end = std::min(run_->sim_time(), options_.to);
+    if (end > last_sample_) sample(end);
+    for (std::size_t d = 0; d < directions_.size(); ++d) {
+      close_period(directions_[d].busy_period, kLinksPid, d, "busy", end);
+      close_period(directions_[d].pause_period, kPausesPid, d, "PFC paused", end);
+    }
+  }
+  // Names and order of the tracks that have anything on them.
+  write(metadata("process_name", kLinksPid, 0, "name", "\"links: busy\""));
+  write(metadata("process_name", kPausesPid, 0, "name", "\"links: PFC paused\""));
+  write(metadata("process_name", kQueuesPid, 0, "name", "\"links: queue depth (bytes)\""));
+  for (std::size_t d = 0; d < directions_.size(); ++d) {
+    const DirectionState& st = directions_[d];
+    if (!st.named_busy && !st.named_pause) continue;
+    const int tid = static_cast<int>(d) + 1;
+    if (st.named_busy) write(metadata("thread_name", kLinksPid, tid, "name", json_string(direction_name(d))));
+    if (st.named_pause) write(metadata("thread_name", kPausesPid, tid, "name", json_string(direction_name(d))));
+  }
+  for (std::size_t h = 0; h < endpoints_.size(); ++h) {
+    const EndpointTracks& e = endpoints_[h];
+    if (!e.named) continue;
+    const int pid = kFirstEndpointPid + static_cast<int>(h);
+    write(metadata("process_name", pid, 0, "name",
+                   json_string("endpoint " + node_name(run_->topology(), NodeRef::host(static_cast<HostId>(h))))));
+    write(metadata("process_sort_index", pid, 0, "sort_index", std::to_string(kFirstEndpointPid + h)));
+    for (int k = 0; k < 3; ++k) {
+      for (std::size_t lane = 0; lane < e.lanes[k].size(); ++lane) {
+        const int tid = kLaneBase[k] + static_cast<int>(lane);
+        write(metadata("thread_name", pid, tid, "name",
+                       json_string(std::string(kLaneName[k]) + (lane > 0 ? " " + std::to_string(lane + 1) : ""))));
+        write(metadata("thread_sort_index", pid, tid, "sort_index", std::to_string(tid)));
+      }
+    }
+  }
+  *out_ << "\n],\"otherData\":{\"generator\":\"fabricsim\",\"sim_time_ps\":" << run_->sim_time()
+        << ",\"link_sample_interval_ps\":" << (sampling_ ? first_interval_ : 0)
+        << ",\"link_sample_interval_at_end_ps\":" << (sampling_ ? interval_ : 0) << ",\"link_samples\":" << samples_ << ",\"window_ps\":[" << options_.from
+        << "," << (options_.to == INT64_MAX ? run_->sim_time() : options_.to) << "],\"events_written\":" << written_
+        << ",\"events_dropped\":" << dropped_ << ",\"links_cut_at_ps\":" << links_cut_at_ << ",\"max_events\":" << options_.max_events << "}}\n";
+  out_->close();
+  if (!*out_) throw std::runtime_error("cannot write " + options_.path + ".partial");
+  out_.reset();
+  std::filesystem::rename(options_.path + ".partial", options_.path);
+}
+
+}  // namespace fabricsim
