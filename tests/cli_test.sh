@@ -264,6 +264,18 @@ check "--fidelity with an unknown value exits 2 naming network.fidelity, and wri
 "$bin" run "$examples/dgx_h100_2node_allreduce.yaml" --set workload.sizes.to=4MiB --out "$work/timeline" --trace "$work/timeline/trace.json" >"$work/timeline.out" 2>&1; rc=$?
 check "run --trace writes a Chrome trace whose slices nest per track (tests/check_chrome_trace.py)" \
   '[ $rc -eq 0 ] && [ ! -e "$work/timeline/trace.json.partial" ] && python3 "$root/tests/check_chrome_trace.py" "$work/timeline/trace.json" --max-mb 100 --expect-endpoints 16 --expect-links --expect-kinds communication,steps'
+"$bin" run "$examples/pfc_ring_deadlock.yaml" --out "$work/pfc_tl" --trace "$work/pfc_tl/trace.json" --trace-interval 1us >/dev/null 2>&1
+if "$root/scripts/plot" queues "$work/pfc_tl/trace.json" -o "$work/queues.png" >"$work/plotq.out" 2>&1; then
+  check "scripts/plot queues draws queue depth and PFC pauses from a timeline" \
+    '[ "$(head -c 4 "$work/queues.png" | od -An -c | tr -d " ")" = "211PNG" ] && grep -q "\"ph\":\"X\",\"pid\":2" "$work/pfc_tl/trace.json"'
+else
+  check "scripts/plot queues (needs python3-matplotlib)" 'grep -q "needs python3-matplotlib" "$work/plotq.out"'
+fi
+if "$root/scripts/plot" breakdown "$work/replay/results.json" -o "$work/breakdown.png" >"$work/plotb.out" 2>&1; then
+  check "scripts/plot breakdown draws a training step per rank" '[ "$(head -c 4 "$work/breakdown.png" | od -An -c | tr -d " ")" = "211PNG" ]'
+else
+  check "scripts/plot breakdown (needs python3-matplotlib)" 'grep -q "needs python3-matplotlib" "$work/plotb.out"'
+fi
 "$bin" run "$examples/dumbbell.yaml" --trace "$work/tw.json" --trace-window 5us:1us --out "$work/tw" >"$work/tw.out" 2>&1; rc=$?
 check "--trace-window with TO before FROM exits 2 naming the option, and writes nothing" \
   '[ $rc -eq 2 ] && grep -q "^fabricsim: --trace-window: expected FROM:TO" "$work/tw.out" && [ ! -e "$work/tw" ] && [ ! -e "$work/tw.json" ]'
