@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "app/profile.h"
+#include "app/config/profile.h"
 #include "calibrate/fit.h"
 #include "calibrate/log_import.h"
 #include "workloads/collective.h"

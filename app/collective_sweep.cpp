@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "app/config_error.h"
+#include "app/config/config_error.h"
 #include "app/custom_steps.h"
 #include "workloads/collective_algorithms.h"
 #include "workloads/collective_data.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "app/collective_tuner.h"
-#include "app/config.h"
+#include "app/config/config.h"
 #include "sim/network.h"
 #include "topologies/topology.h"
 #include "workloads/collective_executor.h"

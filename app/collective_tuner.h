@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "app/config.h"
+#include "app/config/config.h"
 #include "workloads/collective.h"
 #include "workloads/nccl_protocol.h"
 

@@ -8,7 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "app/json_writer.h"
+#include "app/output/json_writer.h"
 
 namespace fabricsim {
 

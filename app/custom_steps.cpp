@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "app/yaml_reader.h"
+#include "app/config/yaml_reader.h"
 
 namespace fabricsim {
 

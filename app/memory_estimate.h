@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "app/config.h"
+#include "app/config/config.h"
 #include "topologies/topology.h"
 
 namespace fabricsim {

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "app/calibration.h"
-#include "app/json_writer.h"
+#include "app/output/json_writer.h"
 #include "app/probe_cli.h"
-#include "app/profile.h"
-#include "app/results.h"
+#include "app/config/profile.h"
+#include "app/output/results.h"
 #include "calibrate/gpu_probe.h"
 #include "calibrate/probe_stats.h"
 

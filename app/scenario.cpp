@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "app/config_error.h"
+#include "app/config/config_error.h"
 #include "topologies/partition.h"
 #include "topologies/analysis.h"
 #include "topologies/cluster.h"

@@ -9,8 +9,8 @@
 #include <optional>
 
 #include "app/memory_estimate.h"
-#include "app/message_log.h"
-#include "app/config.h"
+#include "app/output/message_log.h"
+#include "app/config/config.h"
 #include "sim/flow_model.h"
 #include "sim/flow_routes.h"
 #include "sim/network.h"

@@ -11,10 +11,10 @@
 #include <sstream>
 
 #include "app/compare.h"
-#include "app/config_error.h"
-#include "app/json_writer.h"
-#include "app/results.h"
-#include "app/yaml_reader.h"
+#include "app/config/config_error.h"
+#include "app/output/json_writer.h"
+#include "app/output/results.h"
+#include "app/config/yaml_reader.h"
 
 namespace fabricsim {
 

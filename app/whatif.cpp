@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <map>
 
-#include "app/json_writer.h"
-#include "app/results.h"
+#include "app/output/json_writer.h"
+#include "app/output/results.h"
 #include "app/scenario.h"
-#include "app/training_report.h"
+#include "app/output/training_report.h"
 #include "topologies/compile.h"
 
 namespace fabricsim {

@@ -15,6 +15,16 @@ check "--help exits 0 and shows usage" '[ $rc -eq 0 ] && grep -q "usage: fabrics
 "$bin" --version >"$work/version"; rc=$?
 check "--version prints the version" '[ $rc -eq 0 ] && grep -Eq "^fabricsim [0-9]+\.[0-9]+\.[0-9]+$" "$work/version"'
 
+for cmd in run validate topo collective workload scale sweep compare whatif calibrate; do
+  "$bin" $cmd --help >"$work/help_$cmd" 2>&1; rc=$?
+  check "fabricsim $cmd --help prints its own usage and options" \
+    '[ $rc -eq 0 ] && grep -q "^usage: fabricsim $cmd" "$work/help_$cmd" && grep -q "^fabricsim $cmd options:" "$work/help_$cmd"'
+done
+check "run --help lists --trace and not collective's --op" 'grep -q -- "--trace FILE" "$work/help_run" && ! grep -q -- "--op" "$work/help_run"'
+"$bin" run "$examples/dumbbell.yaml" --op all_reduce --out "$work/wrongopt" >"$work/wrongopt.out" 2>&1; rc=$?
+check "an option of another command exits 2 naming it, and runs nothing" \
+  '[ $rc -eq 2 ] && grep -q "^fabricsim run: unrecognised option .--op." "$work/wrongopt.out" && [ ! -e "$work/wrongopt" ]'
+
 "$bin" run --set workload.sizes.to=2MiB --out "$work/default" >"$work/run.out" 2>&1; rc=$?
 check "run with no config runs the default scenario (a collective sweep)" \
   '[ $rc -eq 0 ] && grep -q "collective all_reduce (ring) over 16 ranks" "$work/run.out" && grep -q "2097152 " "$work/run.out" && [ -s "$work/default/results.json" ]'

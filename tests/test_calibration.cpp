@@ -7,10 +7,10 @@
 #include <string>
 
 #include "app/calibration.h"
-#include "app/config_error.h"
-#include "app/config_loader.h"
-#include "app/model_files.h"
-#include "app/profile.h"
+#include "app/config/config_error.h"
+#include "app/config/config_loader.h"
+#include "app/config/model_files.h"
+#include "app/config/profile.h"
 #include "calibrate/probe_stats.h"
 #include "test_support.h"
 

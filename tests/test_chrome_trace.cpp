@@ -9,9 +9,9 @@
 #include <regex>
 #include <sstream>
 
-#include "app/chrome_trace.h"
-#include "app/config_loader.h"
-#include "app/results.h"
+#include "app/output/chrome_trace.h"
+#include "app/config/config_loader.h"
+#include "app/output/results.h"
 #include "app/scenario.h"
 #include "test_support.h"
 

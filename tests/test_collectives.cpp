@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "app/config_error.h"
-#include "app/config_loader.h"
+#include "app/config/config_error.h"
+#include "app/config/config_loader.h"
 #include "app/custom_steps.h"
 #include "app/scenario.h"
 #include "test_support.h"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "app/config_error.h"
-#include "app/config_loader.h"
+#include "app/config/config_error.h"
+#include "app/config/config_loader.h"
 #include "app/scenario.h"
 
 using namespace fabricsim;

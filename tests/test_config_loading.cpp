@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "app/config_loader.h"
+#include "app/config/config_loader.h"
 #include "app/scenario.h"
 
 using namespace fabricsim;

@@ -3,7 +3,7 @@
 
 #include <numeric>
 
-#include "app/config_loader.h"
+#include "app/config/config_loader.h"
 #include "app/scenario.h"
 #include "sim/cc/dcqcn.h"
 #include "test_support.h"

@@ -1,7 +1,7 @@
 // Credit-based link-level flow control (InfiniBand, PCIe, NVLink) against hand counts.
 #include <doctest/doctest.h>
 
-#include "app/config_loader.h"
+#include "app/config/config_loader.h"
 #include "app/scenario.h"
 #include "test_support.h"
 

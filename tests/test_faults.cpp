@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "app/config_error.h"
-#include "app/config_loader.h"
+#include "app/config/config_error.h"
+#include "app/config/config_loader.h"
 #include "app/scenario.h"
 #include "test_support.h"
 

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "app/config_loader.h"
+#include "app/config/config_loader.h"
 #include "app/scenario.h"
 #include "sim/flow_model.h"
 #include "sim/simulator.h"

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "app/config_loader.h"
-#include "app/flow_stats.h"
+#include "app/config/config_loader.h"
+#include "app/output/flow_stats.h"
 #include "app/scenario.h"
 #include "sim/ecn_marker.h"
 #include "test_support.h"

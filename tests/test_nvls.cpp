@@ -8,8 +8,8 @@
 
 #include "app/calibration.h"
 #include "app/collective_tuner.h"
-#include "app/config_error.h"
-#include "app/config_loader.h"
+#include "app/config/config_error.h"
+#include "app/config/config_loader.h"
 #include "app/scenario.h"
 #include "test_support.h"
 #include "workloads/collective_algorithms.h"

@@ -10,9 +10,9 @@
 #include <vector>
 #include <string>
 
-#include "app/config_error.h"
-#include "app/config_loader.h"
-#include "app/results.h"
+#include "app/config/config_error.h"
+#include "app/config/config_loader.h"
+#include "app/output/results.h"
 #include "app/scenario.h"
 #include "test_support.h"
 #include "topologies/fat_tree.h"

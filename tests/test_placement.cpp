@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "app/collective_sweep.h"
-#include "app/config_loader.h"
+#include "app/config/config_loader.h"
 #include "app/scenario.h"
 #include "test_support.h"
 #include "workloads/chakra/chakra_import.h"

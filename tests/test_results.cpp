@@ -4,9 +4,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "app/config_loader.h"
-#include "app/json_writer.h"
-#include "app/results.h"
+#include "app/config/config_loader.h"
+#include "app/output/json_writer.h"
+#include "app/output/results.h"
 #include "app/scenario.h"
 
 using namespace fabricsim;

@@ -7,7 +7,7 @@
 #include <functional>
 #include <queue>
 
-#include "app/config_loader.h"
+#include "app/config/config_loader.h"
 #include "app/scenario.h"
 #include "topologies/compile.h"
 #include "topologies/routing.h"

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <set>
 
-#include "app/config_loader.h"
-#include "app/flow_stats.h"
+#include "app/config/config_loader.h"
+#include "app/output/flow_stats.h"
 #include "app/scenario.h"
 #include "workloads/flow_size_cdf.h"
 #include "workloads/synthetic_traffic.h"

@@ -4,9 +4,9 @@
 
 #include <map>
 
-#include "app/config_loader.h"
+#include "app/config/config_loader.h"
 #include "app/scenario.h"
-#include "app/training_report.h"
+#include "app/output/training_report.h"
 #include "test_support.h"
 #include "workloads/chakra/chakra_import.h"
 #include "workloads/trace.h"

@@ -1,4 +1,4 @@
-#include "app/message_log.h"
+#include "app/output/message_log.h"
 
 #include <algorithm>
 #include <cstdio>

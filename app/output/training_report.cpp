@@ -1,4 +1,4 @@
-#include "app/training_report.h"
+#include "app/output/training_report.h"
 
 #include <algorithm>
 

@@ -6,7 +6,7 @@
 #include <ostream>
 #include <string>
 
-#include "app/json_writer.h"
+#include "app/output/json_writer.h"
 #include "workloads/trace_replay.h"
 
 namespace fabricsim {

@@ -1,8 +1,8 @@
 #pragma once
 // The `topology:` section: one reader per fabric kind, each checking ranges and
 // cross-field rules (k even, dimensions >= 1, a known preset) with located errors.
-#include "app/config.h"
-#include "app/yaml_reader.h"
+#include "app/config/config.h"
+#include "app/config/yaml_reader.h"
 
 namespace fabricsim {
 

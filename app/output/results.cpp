@@ -1,4 +1,4 @@
-#include "app/results.h"
+#include "app/output/results.h"
 
 #include <unistd.h>
 
@@ -11,9 +11,9 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "app/flow_stats.h"
-#include "app/json_writer.h"
-#include "app/training_report.h"
+#include "app/output/flow_stats.h"
+#include "app/output/json_writer.h"
+#include "app/output/training_report.h"
 #include "sim/units.h"
 #include "topologies/compile.h"
 

@@ -1,4 +1,4 @@
-#include "app/flow_stats.h"
+#include "app/output/flow_stats.h"
 
 #include <algorithm>
 #include <climits>

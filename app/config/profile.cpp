@@ -1,4 +1,4 @@
-#include "app/profile.h"
+#include "app/config/profile.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "app/yaml_reader.h"
+#include "app/config/yaml_reader.h"
 
 namespace fabricsim {
 

@@ -3,7 +3,7 @@
 // with the reader of its keys. A scheme is sim/cc/<name>.h/.cpp plus one entry here.
 #include <memory>
 
-#include "app/yaml_reader.h"
+#include "app/config/yaml_reader.h"
 #include "sim/congestion_control.h"
 #include "sim/ecn_marker.h"
 

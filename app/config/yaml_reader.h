@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "app/config.h"
-#include "app/config_error.h"
+#include "app/config/config.h"
+#include "app/config/config_error.h"
 #include "sim/time.h"
 
 namespace fabricsim {

@@ -1,4 +1,4 @@
-#include "app/config_loader.h"
+#include "app/config/config_loader.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -7,11 +7,11 @@
 #include <set>
 #include <sstream>
 
-#include "app/congestion_control_config.h"
-#include "app/profile.h"
-#include "app/topology_config.h"
+#include "app/config/congestion_control_config.h"
+#include "app/config/profile.h"
+#include "app/config/topology_config.h"
 #include "workloads/collective_algorithms.h"
-#include "app/yaml_reader.h"
+#include "app/config/yaml_reader.h"
 
 namespace fabricsim {
 namespace {

@@ -1,4 +1,4 @@
-#include "app/model_files.h"
+#include "app/config/model_files.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "app/profile.h"
-#include "app/yaml_reader.h"
+#include "app/config/profile.h"
+#include "app/config/yaml_reader.h"
 
 namespace fabricsim {
 namespace {

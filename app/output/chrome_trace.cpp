@@ -1,4 +1,4 @@
-#include "app/chrome_trace.h"
+#include "app/output/chrome_trace.h"
 
 #include <algorithm>
 #include <cinttypes>

@@ -1,4 +1,4 @@
-#include "app/congestion_control_config.h"
+#include "app/config/congestion_control_config.h"
 
 #include <string>
 

@@ -1,11 +1,11 @@
-#include "app/topology_config.h"
+#include "app/config/topology_config.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
 
-#include "app/profile.h"
+#include "app/config/profile.h"
 #include "sim/units.h"
 
 namespace fabricsim {

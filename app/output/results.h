@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "app/json_writer.h"
+#include "app/output/json_writer.h"
 #include "app/scenario.h"
 
 namespace fabricsim {

@@ -1,4 +1,4 @@
-#include "app/yaml_reader.h"
+#include "app/config/yaml_reader.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,0 +1,161 @@
+// `fabricsim collective`. One command, one file: its options, usage and what it runs.
+#include "app/commands/command_support.h"
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+
+#include "app/config/config_loader.h"
+#include "app/config/config_error.h"
+#include "app/output/json_writer.h"
+#include "app/output/results.h"
+#include "workloads/nccl_protocol.h"
+
+namespace fabricsim {
+
+namespace {
+
+void add_options(po::options_description& options) {
+  options.add_options()
+      ("op", po::value<std::string>()->value_name("OP"), "the operation (default all_reduce)")
+      ("algo", po::value<std::string>()->value_name("ALGO"), "the algorithm (default: the config's, else auto: NCCL's choice per size)")
+      ("proto", po::value<std::string>()->value_name("PROTO"), "NCCL's protocol: auto (default), simple, ll, ll128, or none (the network alone)")
+      ("minbytes,b", po::value<std::string>()->value_name("SIZE"), "smallest size (default 8)")
+      ("maxbytes,e", po::value<std::string>()->value_name("SIZE"), "largest size (default 128MiB)")
+      ("stepfactor,f", po::value<std::string>()->value_name("N"), "size multiplier (default 2)")
+      ("file", po::value<std::string>()->value_name("FILE"), "MSCCL XML or steps YAML for --algo msccl/steps")
+      ("ranks", po::value<std::string>()->value_name("N"), "ranks (default every endpoint)")
+      ("channels", po::value<std::string>()->value_name("N"), "parallel rings/trees")
+      ("check", "check the data at every size")
+      ("json", "print the rows as a JSON array");
+  add_seed_option(options);
+  add_fidelity_option(options);
+  add_progress_option(options);
+  add_set_option(options);
+}
+
+int collective_command(const po::variables_map& vm) {
+  if (!vm.count("config")) {
+    std::cerr << "fabricsim collective: needs a CONFIG file (its topology and network are used)\n" << usage_hint("collective");
+    return kExitBadInput;
+  }
+  std::vector<std::string> sets = config_sets(vm);
+  // The config's own collective settings (algorithm, channels, chunk, ...) hold unless a
+  // flag overrides them; sizes, op and data checking come from the command line.
+  std::vector<std::string> kept;
+  try {
+    const ScenarioConfig base = load(vm["config"].as<std::string>(), sets);
+    if (base.workload.kind == WorkloadConfig::Kind::kCollective) {
+      const CollectiveConfig& c = base.workload.collective;
+      kept.push_back("workload.algorithm=" + c.algorithm);
+      if (c.protocol_given) kept.push_back("workload.protocol=" + c.protocol);
+      if (!c.file.empty()) kept.push_back("workload.file=" + c.file);
+      kept.push_back("workload.channels=" + std::to_string(c.channels));
+      if (c.chunk_bytes > 0) kept.push_back("workload.chunk_bytes=" + std::to_string(c.chunk_bytes));
+      if (c.local_size > 0) kept.push_back("workload.local_size=" + std::to_string(c.local_size));
+      if (c.ranks > 0) kept.push_back("workload.ranks=" + std::to_string(c.ranks));
+      if (c.root > 0) kept.push_back("workload.root=" + std::to_string(c.root));
+      if (c.reduce_bytes_per_second > 0) {
+        kept.push_back("workload.reduce_bandwidth=" + std::to_string(static_cast<std::int64_t>(c.reduce_bytes_per_second)) + "Bps");
+      }
+    }
+  } catch (const ConfigError&) {
+    // A config whose own workload does not load still lends its topology: the errors
+    // that matter show when it is loaded below.
+  }
+  // The command line describes the workload; it replaces any in the config.
+  sets.push_back("workload={}");
+  sets.insert(sets.end(), kept.begin(), kept.end());
+  const auto opt = [&](const char* key, const char* fallback) {
+    std::string v = vm.count(key) ? vm[key].as<std::string>() : std::string(fallback);
+    // nccl-tests writes sizes as 8, 64K, 1G (binary units): accept that too.
+    if (!v.empty() && (v.back() == 'K' || v.back() == 'M' || v.back() == 'G')) v += "iB";
+    return v;
+  };
+  sets.push_back("workload.kind=collective");
+  sets.push_back("workload.op=" + opt("op", "all_reduce"));
+  // NCCL's choice unless told otherwise (nccl-tests runs whatever NCCL picks).
+  if (vm.count("algo") || kept.empty()) sets.push_back("workload.algorithm=" + opt("algo", "auto"));
+  if (vm.count("proto")) {
+    std::string proto = vm["proto"].as<std::string>();
+    if (proto != "auto" && !protocol_from_name(proto)) {
+      std::cerr << "fabricsim collective: --proto: expected auto, simple, ll, ll128 or none (the network alone), got '" << proto
+                << "'\n";
+      return kExitBadInput;
+    }
+    for (char& ch : proto) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    sets.push_back("workload.protocol=" + proto);
+  } else if (std::none_of(kept.begin(), kept.end(), [](const std::string& k) { return k.rfind("workload.protocol=", 0) == 0; })) {
+    sets.push_back("workload.protocol=auto");  // NCCL's choice, as nccl-tests gets
+  }
+  sets.push_back("workload.sizes.from=" + opt("minbytes", "8"));
+  sets.push_back("workload.sizes.to=" + opt("maxbytes", "128MiB"));
+  sets.push_back("workload.sizes.factor=" + opt("stepfactor", "2"));
+  if (vm.count("file")) sets.push_back("workload.file=" + vm["file"].as<std::string>());
+  if (vm.count("ranks")) sets.push_back("workload.ranks=" + vm["ranks"].as<std::string>());
+  if (vm.count("channels")) sets.push_back("workload.channels=" + vm["channels"].as<std::string>());
+  sets.push_back(vm.count("check") ? "workload.check_data=true" : "workload.check_data=false");
+  ScenarioConfig config;
+  try {
+    config = load(vm["config"].as<std::string>(), sets);
+  } catch (const ConfigError& e) {
+    // A value the command line gave is the flag's, not a config key's.
+    struct Flag {
+      const char* key;     // the config key it sets
+      const char* shown;   // as the user typed it
+      const char* option;  // its name among the options
+    };
+    static const Flag kFlags[] = {{"workload.sizes.from=", "-b", "minbytes"},  {"workload.sizes.to=", "-e", "maxbytes"},
+                                  {"workload.sizes.factor=", "-f", "stepfactor"}, {"workload.op=", "--op", "op"},
+                                  {"workload.algorithm=", "--algo", "algo"},   {"workload.ranks=", "--ranks", "ranks"},
+                                  {"workload.channels=", "--channels", "channels"}, {"workload.file=", "--file", "file"}};
+    for (const Flag& f : kFlags) {
+      const std::string set = std::string("--set ") + f.key;
+      if (e.where().rfind(set, 0) == 0 && vm.count(f.option)) {
+        throw ConfigError(std::string("fabricsim collective: ") + f.shown + " " + e.where().substr(set.size()), "", e.detail());
+      }
+    }
+    throw;
+  }
+  if (!apply_seed(vm, config)) return kExitBadInput;
+  ScenarioRun run(std::move(config));
+  const ProgressStyle style = progress_style(vm);
+  run.run(run_progress(style));
+  if (style.terminal && run.events() > 4'000'000) std::fputs("\n", stderr);
+  const CollectiveSweep& c = *run.collective();
+  if (vm.count("json")) {
+    JsonWriter j;
+    j.begin_array();
+    for (const CollectiveRow& row : c.rows()) {
+      j.begin_object();
+      write_row_fields(j, row);
+      j.end_object();
+    }
+    j.end_array();
+    std::cout << j.str() << "\n";
+  } else {
+    std::cout << "# fabricsim collective: " << op_name(c.config().op) << ", algorithm " << c.config().algorithm << ", "
+              << c.ranks() << " ranks, on " << run.config().name << "\n";
+    print_collective_table(std::cout, c);
+  }
+  for (const CollectiveRow& row : c.rows()) {
+    if (row.data_check != "passed" && row.data_check != "off") {
+      std::cerr << "fabricsim: error: data check failed at " << row.size_bytes << " bytes: " << row.data_check << "\n";
+      return kExitFailure;
+    }
+  }
+  return run.complete() ? 0 : kExitIncomplete;
+}
+
+}  // namespace
+
+const Command kCollectiveCommand{
+    "collective",
+    "fabricsim collective CONFIG --op OP [--algo ALGO|auto] [--proto auto|simple|ll|ll128|none] [-b MIN] [-e MAX] [-f FACTOR] [--json]\n",
+    "nccl-tests-style sweep of a collective on CONFIG's fabric: one row per size with time, algbw and busbw; OP all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv; ALGO ring, tree, halving_doubling, recursive_doubling, hierarchical, direct, nvls, nvls_tree, collnet, msccl (--file F.xml), steps (--file F.yaml), or auto (NCCL's choice per size)",
+    add_options,
+    [](const po::variables_map& vm, int, char**) { return collective_command(vm); },
+    false,
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,82 @@
+// `fabricsim validate`. One command, one file: its options, usage and what it runs.
+#include "app/commands/command_support.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include "app/config/config_loader.h"
+#include "app/output/results.h"
+#include "sim/units.h"
+
+namespace fabricsim {
+
+namespace {
+
+void add_options(po::options_description& options) {
+  add_memory_limit_option(options);
+  add_threads_options(options);
+  add_fidelity_option(options);
+  add_progress_option(options);
+  add_set_option(options);
+}
+
+int validate_command(const po::variables_map& vm) {
+  if (!vm.count("config")) {
+    std::cerr << "fabricsim validate: needs a CONFIG file\n" << usage_hint("validate");
+    return kExitBadInput;
+  }
+  const auto sets = config_sets(vm);
+  ScenarioConfig config = load(vm["config"].as<std::string>(), sets);
+  if (!apply_memory_limit(vm, config)) return kExitBadInput;
+  if (!apply_threads(vm, config)) return kExitBadInput;
+  const std::string name = config.name;
+  const std::size_t messages = config.messages.size();
+  ScenarioRun run(std::move(config), routing_progress(progress_style(vm)));  // builds the network too, so name errors show here
+  std::cout << vm["config"].as<std::string>() << ": ok: " << name << ", " << run.network().host_count() << " hosts, "
+            << run.network().switch_count() << " switches, " << run.network().directions().size() / 2 << " links, "
+            << messages << " messages\n";
+  std::cout << "  memory estimate " << run.memory_estimate().describe() << "\n";
+  Time lookahead = kTimeMax;
+  std::size_t credit_links = 0;
+  for (const LinkDirection& d : run.network().directions()) {
+    lookahead = std::min(lookahead, d.link->latency());
+    if (d.port->credit_based()) ++credit_links;
+  }
+  std::cout << "  lookahead " << format_time(lookahead) << " (the smallest link latency: how far a parallel run may work ahead)\n";
+  if (const ParallelEngine* engine = run.parallel()) {
+    // What the split will cost: one synchronisation (two barrier waits, under a us on a few cores)
+    // per window, and a window can be no longer than the lookahead.
+    const ParallelStats& s = engine->stats();
+    std::cout << "  split       " << s.partitions << " partitions on " << s.threads << " threads, " << s.cut_links
+              << " cut links";
+    if (s.lookahead == kTimeMax) {
+      std::cout << " (nothing cut: one window)\n";
+    } else {
+      const double windows_per_ms = 1e9 / static_cast<double>(s.lookahead);
+      std::cout << ", lookahead " << format_time(s.lookahead) << ": at least " << windows_per_ms
+                << " synchronisations per simulated ms\n";
+      if (s.lookahead < ns(100)) {
+        std::cout << "  warning     the lookahead is tiny: a busy simulated ms costs at least "
+                  << windows_per_ms * 1e-6 << " s of synchronisation alone (about 1 us each on a few cores, more on many: BM_WindowSync); "
+                  << "expected cut links of 100 ns or more (fewer partitions, or cut elsewhere)\n";
+      }
+    }
+  }
+  std::cout << "  flow control " << credit_links / 2 << " credit-based links (InfiniBand, PCIe, NVLink), "
+            << (run.network().directions().size() - credit_links) / 2 << " Ethernet\n";
+  std::printf("  built in %.3f s; peak memory %.1f MB\n", run.setup_wall_seconds(), static_cast<double>(peak_memory_bytes()) / 1e6);
+  return 0;
+}
+
+}  // namespace
+
+const Command kValidateCommand{
+    "validate",
+    "fabricsim validate CONFIG [--threads N] [--memory-limit SIZE] [--set KEY=VALUE]...\n",
+    "check CONFIG and print what it describes (sizes, memory estimate, lookahead, flow control), without running it",
+    add_options,
+    [](const po::variables_map& vm, int, char**) { return validate_command(vm); },
+    false,
+};
+
+}  // namespace fabricsim
