@@ -209,4 +209,24 @@ TEST_CASE("observing a run with a timeline changes nothing in it; the bounds hol
     CHECK(s.ts >= 50.0);
     CHECK(s.ts + s.dur <= 100.0 + 1e-6);
   }
+
+  // A bound that the link tracks would overrun: with a fixed interval they stop early;
+  // with the default one it coarsens as the bound fills and they reach the run's end.
+  const auto last_link_end = [](const Recorded& rec) {
+    double last = 0;
+    for (const Slice& s : rec.slices) {
+      if (s.pid == 1) last = std::max(last, s.ts + s.dur);
+    }
+    return last;
+  };
+  const double sim_us = static_cast<double>(plain.sim_time()) * 1e-6;
+  ChromeTraceOptions tight;
+  tight.max_events = 4000;
+  tight.interval = 1'000'000;  // 1 us
+  tight.fixed_interval = true;
+  const Recorded fixed = record(yaml, tight);
+  CHECK(last_link_end(fixed) < 0.8 * sim_us);
+  tight.fixed_interval = false;
+  const Recorded coarsening = record(yaml, tight);
+  CHECK(last_link_end(coarsening) > 0.9 * sim_us);
 }

@@ -84,6 +84,7 @@ void ChromeTraceRecorder::start() {
     while (interval_ * 2048 < longest) interval_ *= 2;
   }
   first_interval_ = interval_;
+  next_coarsening_ = (options_.max_events + 1) / 4;
   run_->add_monitor(*this, 3, options_.from);
 }
 
@@ -135,7 +136,20 @@ void ChromeTraceRecorder::on_event() {
   Simulator& clock = run_->monitor_clock();
   const Time now = clock.now();
   sample(now);
-  if (++samples_ % 2048 == 0 && !options_.fixed_interval) interval_ *= 2;
+  if (!options_.fixed_interval) {
+    // Coarser as the run goes long (sampling cost), and as the links' half of the bound
+    // fills: each time half of what is left of it is spent, the interval doubles, so the
+    // events per simulated second halve with the budget and the link tracks reach the
+    // end of the run at a coarser resolution instead of stopping early.
+    if (++samples_ % 2048 == 0) interval_ *= 2;
+    const std::int64_t half = (options_.max_events + 1) / 2;
+    while (written_by_links_ >= next_coarsening_ && next_coarsening_ < half) {
+      interval_ *= 2;
+      next_coarsening_ += std::max<std::int64_t>(1, (half - next_coarsening_) / 2);
+    }
+  } else {
+    ++samples_;
+  }
   if (clock.work_pending() && now < options_.to) {
     clock.schedule_at(*this, std::min(now + interval_, options_.to));
   } else {

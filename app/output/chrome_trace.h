@@ -8,7 +8,8 @@
 // Bounded: only [from, to] is recorded, at most `max_events` events, half of them for
 // the endpoints' slices and half for the links' (the rest are counted in
 // otherData.events_dropped); unless an interval is given, sampling slows down as a run
-// goes long (the interval doubles every 2,048 samples), so a long run is covered whole. Observing does not change the run: the sampler
+// goes long (the interval doubles every 2,048 samples, and each time half of what is
+// left of the links' half is spent), so a long run is covered whole. Observing does not change the run: the sampler
 // is a monitor (its events neither extend the run nor count as its events).
 #include <cstdint>
 #include <fstream>
@@ -101,6 +102,7 @@ class ChromeTraceRecorder final : public ActivityListener, public EventHandler {
   std::int64_t samples_ = 0;
   Time interval_ = 0;  // now
   Time first_interval_ = 0;
+  std::int64_t next_coarsening_ = 0;  // link events written at which the interval doubles
   std::int64_t dropped_ = 0;
   std::vector<DirectionState> directions_;
   std::vector<EndpointTracks> endpoints_;
