@@ -211,7 +211,6 @@ void ChromeTraceRecorder::sample(Time now) {
     const std::int64_t q = dirs[d].port->queued_bytes();
     if (q != st.queue && now >= options_.from && now <= options_.to) {
       st.queue = q;
-      st.named_queue = true;
       if (admit(true)) {
         write("{\"ph\":\"C\",\"pid\":" + std::to_string(kQueuesPid) + ",\"ts\":" + micros(now) +
               ",\"name\":" + json_string(direction_name(d)) + ",\"args\":{\"bytes\":" + std::to_string(q) + "}}");

@@ -76,7 +76,7 @@ class ChromeTraceRecorder final : public ActivityListener, public EventHandler {
     std::int64_t queue = 0;  // last queue depth written
     Period busy_period;
     Period pause_period;
-    bool named_busy = false, named_pause = false, named_queue = false;
+    bool named_busy = false, named_pause = false;
   };
   struct EndpointTracks {
     std::vector<Time> lanes[3];  // per Activity kind: each lane's last end
