@@ -286,6 +286,11 @@ if "$root/scripts/plot" breakdown "$work/replay/results.json" -o "$work/breakdow
 else
   check "scripts/plot breakdown (needs python3-matplotlib)" 'grep -q "needs python3-matplotlib" "$work/plotb.out"'
 fi
+"$bin" collective "$examples/dgx_h100_2node_allreduce.yaml" -b 1M -e 2M --trace "$work/coll_trace.json" >/dev/null 2>&1; rc=$?
+check "collective --trace writes a timeline of its sizes too" \
+  '[ $rc -eq 0 ] && python3 "$root/tests/check_chrome_trace.py" "$work/coll_trace.json" --expect-endpoints 16 --expect-kinds communication,steps >/dev/null'
+"$bin" run "$examples/dumbbell.yaml" --trace-limit 5 --out "$work/nolimit" >"$work/nolimit.out" 2>&1; rc=$?
+check "a --trace bound without --trace exits 2 naming it" '[ $rc -eq 2 ] && grep -q "^fabricsim: --trace-limit: expected --trace FILE too" "$work/nolimit.out" && [ ! -e "$work/nolimit" ]'
 "$bin" run "$examples/dumbbell.yaml" --trace "$work/tw.json" --trace-window 5us:1us --out "$work/tw" >"$work/tw.out" 2>&1; rc=$?
 check "--trace-window with TO before FROM exits 2 naming the option, and writes nothing" \
   '[ $rc -eq 2 ] && grep -q "^fabricsim: --trace-window: expected FROM:TO" "$work/tw.out" && [ ! -e "$work/tw" ] && [ ! -e "$work/tw.json" ]'

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/config/config_loader.h"
+#include "app/commands/timeline_options.h"
 #include "app/config/config_error.h"
 #include "app/output/json_writer.h"
 #include "app/output/results.h"
@@ -28,6 +29,7 @@ void add_options(po::options_description& options) {
       ("channels", po::value<std::string>()->value_name("N"), "parallel rings/trees")
       ("check", "check the data at every size")
       ("json", "print the rows as a JSON array");
+  add_timeline_options(options);
   add_seed_option(options);
   add_fidelity_option(options);
   add_progress_option(options);
@@ -118,10 +120,14 @@ int collective_command(const po::variables_map& vm) {
     throw;
   }
   if (!apply_seed(vm, config)) return kExitBadInput;
+  ChromeTraceOptions trace;
+  if (!timeline_options(vm, trace)) return kExitBadInput;
   ScenarioRun run(std::move(config));
+  const std::unique_ptr<ChromeTraceRecorder> timeline = start_timeline(trace, run);
   const ProgressStyle style = progress_style(vm);
   run.run(run_progress(style));
   if (style.terminal && run.events() > 4'000'000) std::fputs("\n", stderr);
+  finish_timeline(timeline.get());
   const CollectiveSweep& c = *run.collective();
   if (vm.count("json")) {
     JsonWriter j;
@@ -151,7 +157,8 @@ int collective_command(const po::variables_map& vm) {
 
 const Command kCollectiveCommand{
     "collective",
-    "fabricsim collective CONFIG --op OP [--algo ALGO|auto] [--proto auto|simple|ll|ll128|none] [-b MIN] [-e MAX] [-f FACTOR] [--json]\n",
+    "fabricsim collective CONFIG --op OP [--algo ALGO|auto] [--proto auto|simple|ll|ll128|none] [-b MIN] [-e MAX] [-f FACTOR] [--json]\n"
+    "                            [--trace FILE]\n",
     "nccl-tests-style sweep of a collective on CONFIG's fabric: one row per size with time, algbw and busbw; OP all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv; ALGO ring, tree, halving_doubling, recursive_doubling, hierarchical, direct, nvls, nvls_tree, collnet, msccl (--file F.xml), steps (--file F.yaml), or auto (NCCL's choice per size)",
     add_options,
     [](const po::variables_map& vm, int, char**) { return collective_command(vm); },
