@@ -145,6 +145,7 @@ void EgressPort::stamp(Packet* p) {
 
 void EgressPort::set_credits(std::int64_t bytes, std::int64_t return_batch) {
   credit_.assign(class_count_, ClassCredit{bytes, -1});
+  credit_bytes_ = bytes;
   owed_.assign(class_count_, 0);
   return_batch_ = std::max<std::int64_t>(1, return_batch);
   credit_based_ = true;

@@ -101,6 +101,7 @@ class EgressPort final : public EventHandler {
   // deadlock: a sender short of credits has that much owed to it or in flight.
   void set_credits(std::int64_t bytes, std::int64_t return_batch);
   bool credit_based() const { return credit_based_; }
+  std::int64_t credit_bytes() const { return credit_bytes_; }  // granted per class by the far end
   // A credit update arrived: the far end freed `bytes` of `traffic_class`'s buffer.
   void credits_returned(std::uint8_t traffic_class, std::int64_t bytes);
   // This end freed `bytes` of `traffic_class`'s buffer that the far end had used:
@@ -194,6 +195,7 @@ class EgressPort final : public EventHandler {
   std::vector<ClassCredit> credit_;
   std::vector<std::int64_t> owed_;              // per class: freed, not yet returned
   std::int64_t return_batch_ = 0;
+  std::int64_t credit_bytes_ = 0;
   // Counted per packet: per class (the port's totals are their sums), and what has no class.
   std::vector<ClassCounters> class_counters_;
   std::int64_t max_queue_bytes_ = 0;

@@ -58,6 +58,10 @@ void FlowModel::start(MessageId id, std::int64_t wire_bytes, std::int64_t payloa
   s.acknowledged = route.acknowledged;
   s.sum = route.sum;
   s.sum_parts = route.sum_parts;
+  s.window_link = route.window_link;
+  s.window = route.window;
+  s.ahead = s.ahead_cap = s.push = 0;
+  s.sent = route.window <= 0;
   s.deliver.assign(route.deliver.begin(), route.deliver.end());
   s.hops.assign(route.hops.begin(), route.hops.end());
   s.member_pos.resize(s.hops.size());
@@ -111,10 +115,20 @@ void FlowModel::complete_due(Time now) {
   while (!heap_.empty() && flows_[heap_[0]].finish <= now) {
     const std::uint32_t f = heap_[0];
     heap_remove(f);
+    FlowState& sending = flows_[f];
+    if (!sending.sent) {
+      // Its last byte has left the sender, ahead of the flow's rate: it drains on.
+      sending.sent = true;
+      note(now, sending.id, 0, 0);
+      sending.finish = sending.last + drain_time(sending.remaining, sending.rate);
+      if (sending.finish < now) sending.finish = now;
+      heap_update(f);
+      continue;
+    }
     remove_from_links(f);
     const FlowState& s = flows_[f];
     const Time delivered = now + s.deliver_delay;
-    note(now, s.id, 0, 0);
+    if (s.window <= 0) note(now, s.id, 0, 0);
     if (s.acknowledged) {
       note(delivered, s.id, 1, s.payload);
       note(delivered + s.ack_delay, s.id, 2, 0);
@@ -175,6 +189,7 @@ void FlowModel::solve(Time now) {
   flows_solved_ += comp_flows_.size();
   for (std::uint32_t f : comp_flows_) {
     FlowState& s = flows_[f];
+    if (!s.sent) s.ahead = std::min(s.ahead_cap, s.ahead + (s.push - s.rate) * static_cast<double>(now - s.last));
     s.remaining = std::max(0.0, s.remaining - s.rate * static_cast<double>(now - s.last));
     s.last = now;
     s.frozen = false;
@@ -219,7 +234,7 @@ void FlowModel::solve(Time now) {
       --unfrozen;
       const double old_rate = s.rate;
       s.rate = share;
-      if (s.rate != old_rate || s.finish == kTimeMax) {
+      if (s.sent && (s.rate != old_rate || s.finish == kTimeMax)) {
         s.finish = now + drain_time(s.remaining, s.rate);
         heap_update(m.flow);
       }
@@ -234,6 +249,31 @@ void FlowModel::solve(Time now) {
     LinkState& l = links_[link];
     l.load = std::clamp(l.capacity - l.residual, 0.0, l.capacity);
   }
+  // Senders still sending: their lead depends on their first link's load, which any
+  // flow of the component may have changed.
+  for (std::uint32_t f : comp_flows_) {
+    FlowState& s = flows_[f];
+    if (s.sent) continue;
+    s.finish = plan_sending(s, now);
+    heap_update(f);
+  }
+}
+
+Time FlowModel::plan_sending(FlowState& s, Time now) {
+  if (s.rate <= 0) return kTimeMax / 4;
+  const LinkState& first = links_[s.window_link];
+  // The first link pushes the flow at its share of the link's spare capacity (its load
+  // scaled up to the capacity) while the next buffer fills, then at the flow's rate
+  // with the flow's share of the window ahead.
+  const double load = std::max(first.load, s.rate * 1e-9);
+  const double push = s.rate * std::max(1.0, first.capacity / load);
+  const double cap = std::min(s.window * s.rate / load, s.remaining + s.ahead);
+  s.push = push;
+  s.ahead_cap = std::max(cap, s.ahead);
+  if (s.remaining <= s.ahead) return now;
+  const double behind_cap = (s.remaining - s.ahead_cap) / s.rate;  // once the lead is at its cap
+  const double pushing = (s.remaining - s.ahead) / push;                     // pushing at the first link's pace
+  return now + drain_time(std::max({behind_cap, pushing, 0.0}), 1.0);
 }
 
 void FlowModel::on_event() {

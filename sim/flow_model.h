@@ -7,7 +7,11 @@
 // touches only; flows that start or end at one instant are settled together. A flow's
 // data is sent once its bytes (payload and headers) have drained at its rate; it is
 // delivered a path delay later (propagation plus one packet's store-and-forward at each
-// hop but the bottleneck) and finished an ack's path delay after that.
+// hop but the bottleneck) and finished an ack's path delay after that. Where a flow's
+// first link is credit-based (PCIe, NVLink, InfiniBand), the sender is done before that:
+// the first link runs ahead of the flow's rate into the next buffer, up to the credit
+// window (shared by its flows in proportion to their rates), so the sender's last byte
+// leaves once what is left of the flow is ahead of it (`Route::window`).
 //
 // Not represented: queues, drops, PFC, credits, congestion-control dynamics (SimGrid's
 // and ASTRA-sim's analytical backends make the same choice). docs/model.md lists when
@@ -42,6 +46,9 @@ class FlowModel final : public EventHandler {
     std::vector<MessageId> deliver;
     std::uint32_t sum = kNoSum;
     std::uint32_t sum_parts = 0;
+    // A credit-based first link (the sender's widest): the credit it grants, in bytes.
+    std::uint32_t window_link = UINT32_MAX;
+    double window = 0;
   };
   // `capacity`: each link's rate in bytes per picosecond. `observer` hears of every
   // flow's sending, delivery and completion (the network's dispatcher).
@@ -89,6 +96,14 @@ class FlowModel final : public EventHandler {
     bool acknowledged = true;
     std::uint32_t sum = kNoSum;
     std::uint32_t sum_parts = 0;
+    // Running ahead on a credit-based first link (see the top): bytes beyond those
+    // drained at `last`, at most `ahead_cap`, growing at `push - rate` until then.
+    std::uint32_t window_link = UINT32_MAX;
+    double window = 0;
+    double ahead = 0;
+    double ahead_cap = 0;
+    double push = 0;
+    bool sent = false;  // the sender's last byte has left (told)
     std::vector<MessageId> deliver;
     std::vector<Hop> hops;
     std::vector<std::uint32_t> member_pos;  // per hop: its place in the link's member list
@@ -134,6 +149,9 @@ class FlowModel final : public EventHandler {
   void complete_due(Time now);
   void remove_from_links(std::uint32_t f);
   void solve(Time now);
+  // When the flow's sender is done (its remaining bytes all ahead of it), from `now`
+  // on at the rates just solved; sets how fast and how far it runs ahead until then.
+  Time plan_sending(FlowState& s, Time now);
   void schedule_next();
   // The completion heap over active flows, by (finish, serial).
   bool earlier(std::uint32_t a, std::uint32_t b) const;

@@ -145,6 +145,7 @@ FlowModel::Route FlowRouter::route(const Message& m) const {
   const double ack_share = static_cast<double>(nic.ack_bytes) / (static_cast<double>(nic.ack_interval) * static_cast<double>(packet));
   route.ack_delay = walk(NodeRef::host(m.dst), m.src, message_hash(m.src, m.sequence, /*answer=*/true), nic.ack_bytes, ack_share, hops).delay;
   merge_hops(hops, route);
+  set_window(m.src, route);
   if (full && !hashed_ && cache_.size() < kMaxCachedRoutes) cache_.emplace(pair, route);
   return route;
 }
@@ -201,7 +202,21 @@ FlowModel::Route FlowRouter::in_network_route(const Message& m, std::int64_t pac
     }
   }
   merge_hops(hops, route);
+  set_window(m.src, route);
   return route;
+}
+
+void FlowRouter::set_window(HostId src, FlowModel::Route& route) const {
+  // The sender's widest link: where it is credit-based, the sender may run that far ahead.
+  const auto& dirs = net_->directions();
+  double widest = 0;
+  for (const FlowModel::Hop& h : route.hops) {
+    const LinkDirection& d = dirs[h.link];
+    if (d.from != NodeRef::host(src) || h.weight <= widest) continue;
+    widest = h.weight;
+    route.window_link = d.port->credit_based() ? h.link : UINT32_MAX;
+    route.window = d.port->credit_based() ? static_cast<double>(d.port->credit_bytes()) : 0;
+  }
 }
 
 void FlowRouter::merge_hops(std::vector<FlowModel::Hop>& hops, FlowModel::Route& route) {

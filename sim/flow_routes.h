@@ -45,6 +45,8 @@ class FlowRouter {
   // that their reduction engine sends on to its owner (kReduce).
   FlowModel::Route in_network_route(const Message& m, std::int64_t packet) const;
   // Sorts `hops` by link into the route, each link once (weights summed).
+  // The route's credit window: its sender's widest first link, where that is credit-based.
+  void set_window(HostId src, FlowModel::Route& route) const;
   static void merge_hops(std::vector<FlowModel::Hop>& hops, FlowModel::Route& route);
   std::uint32_t direction(NodeRef n, PortIndex port) const {
     return n.kind == NodeRef::Kind::kHost ? host_dirs_[host_first_[n.index] + port] : switch_dirs_[switch_first_[n.index] + port];

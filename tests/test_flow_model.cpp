@@ -66,6 +66,51 @@ TEST_CASE("N flows on one bottleneck each get 1/N of it") {
   }
 }
 
+TEST_CASE("a sender on a credit-based first link is done once the rest of its flow is ahead of it") {
+  // 1.25 MB over a 200 Gb/s credit-based first link (0.025 B/ps) into a 100 Gb/s
+  // bottleneck. The first link runs ahead at 200G while the next buffer fills, then at
+  // 100G with the window ahead. The data drains at 100G: 100 us, delivered and acked after.
+  const auto sent_with_window = [](double window) {
+    Bench b({0.025, 0.0125});
+    b.run([&](FlowModel& model) {
+      FlowModel::Route r = over({0, 1}, 1000, 500);
+      r.window_link = 0;
+      r.window = window;
+      model.start(0, 1'250'000, 1'250'000, r);
+    });
+    CHECK(b.times.delivered[0] == us(100) + 1000);
+    CHECK(b.times.finished[0] == us(100) + 1500);
+    return b.times.sent[0];
+  };
+  // 250 KB of credit fills in 250 KB / 100G = 20 us; the last byte leaves when the
+  // remaining 250 KB is all ahead: (1.25 MB - 250 KB) / 100G = 80 us.
+  CHECK(sent_with_window(250'000) == us(80));
+  // A window the first link cannot fill before it is through: it pushes the whole flow
+  // at its own 200G, 1.25 MB / 200G = 50 us.
+  CHECK(sent_with_window(1'000'000) == us(50));
+  // No credit window: the sender is done when the flow has drained.
+  CHECK(sent_with_window(0) == us(100));
+}
+
+TEST_CASE("flows sharing a credit-based first link share its window in proportion to their rates") {
+  // Two 1.25 MB flows, each at 50G on the 100G bottleneck, with 500 KB of credit on their
+  // 200G first link: each has 250 KB of it, so each is done at (1.25 MB - 250 KB) / 50G =
+  // 160 us, and drained at 200 us.
+  Bench b({0.025, 0.0125});
+  b.run([&](FlowModel& model) {
+    for (MessageId id : {0u, 1u}) {
+      FlowModel::Route r = over({0, 1});
+      r.window_link = 0;
+      r.window = 500'000;
+      model.start(id, 1'250'000, 1'250'000, r);
+    }
+  });
+  for (MessageId id : {0u, 1u}) {
+    CHECK(b.times.sent[id] == us(160));
+    CHECK(b.times.delivered[id] == us(200));
+  }
+}
+
 TEST_CASE("a parking lot gets the textbook max-min rates") {
   // Links L0 and L1, 80 Gb/s each (0.01 B/ps). A crosses both; B only L0; C and D only
   // L1. Progressive filling: L1's share 0.01/3 is the smaller (L0's is 0.01/2), so A, C
