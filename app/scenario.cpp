@@ -196,10 +196,8 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   }
   if (packets && lossless.queue_sample_interval > 0) {
     sampler_.run = this;
-    sampler_.set_order(1);  // a monitor: first at its time, after the deadlock check
     queue_samples_.resize(network_->directions().size());
-    sim_->register_monitor();
-    sim_->schedule_at(sampler_, 0);
+    add_monitor(sampler_, 1, 0);  // first at its time, after the deadlock check
   }
   if (!partitions_.empty()) {
     engine_ = std::make_unique<ParallelEngine>(*network_, *sim_, config_.threads);
@@ -252,9 +250,7 @@ void ScenarioRun::prepare_timed_faults() {
   std::stable_sort(actions.begin(), actions.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
   fault_timeline_.run = this;
   fault_timeline_.actions = std::move(actions);
-  fault_timeline_.set_order(2);  // with the monitors: first at its time
-  sim_->register_monitor();
-  sim_->schedule_at(fault_timeline_, fault_timeline_.actions.front().time);
+  add_monitor(fault_timeline_, 2, fault_timeline_.actions.front().time);
 }
 
 void ScenarioRun::FaultTimeline::on_event() {

@@ -1,16 +1,13 @@
 // `fabricsim run`. One command, one file: its options, usage and what it runs.
 #include "app/commands/command_support.h"
 
-#include <charconv>
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <optional>
 
 #include "app/config/config_loader.h"
 #include "app/commands/timeline_options.h"
 #include "app/output/results.h"
-#include "sim/units.h"
 
 namespace fabricsim {
 
