@@ -10,6 +10,7 @@
 #include "app/commands/command.h"
 #include "app/commands/command_support.h"
 #include "app/config/config_error.h"
+#include "app/mpi/launch.h"
 
 using namespace fabricsim;
 
@@ -75,6 +76,14 @@ int main(int argc, char** argv) {
   if (command == nullptr) {
     std::cerr << (first.empty() ? "fabricsim: no command given\n" : "fabricsim: unknown command '" + first + "'\n");
     print_usage(std::cerr);
+    return kExitBadInput;
+  }
+  if (launched_processes() > 1 && std::string_view(command->name) != "run") {
+    // Each process would do the whole command and write the same files.
+    if (launched_rank() == 0) {
+      std::cerr << "fabricsim " << command->name << ": started by mpirun with " << launched_processes()
+                << " processes; only `fabricsim run` splits over processes: expected `mpirun -np N fabricsim run CONFIG`\n";
+    }
     return kExitBadInput;
   }
   po::options_description own(std::string("fabricsim ") + command->name + " options");

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "app/config/config_error.h"
+#include "sim/process_group.h"
 #include "topologies/partition.h"
 #include "topologies/analysis.h"
 #include "topologies/cluster.h"
@@ -121,9 +122,11 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   options.dateline = lossless.dateline;
 
   sim_ = std::make_unique<Simulator>(config_.seed);
-  if (config_.threads > 0) {
+  const int processes = config_.processes != nullptr ? config_.processes->size() : 1;
+  if (config_.threads > 0 || processes > 1) {
     check_splittable();
-    const int parts = config_.partitions > 0 ? config_.partitions : config_.threads;
+    // Under mpirun: --threads per process (default one), so a partition per thread of each.
+    const int parts = std::max(processes, config_.partitions > 0 ? config_.partitions : std::max(1, config_.threads) * processes);
     // The builders number hosts by pod, node or slab: split by that structure. A custom
     // graph's numbers say nothing: split it as a graph (METIS).
     const PartitionMethod method =
@@ -200,9 +203,17 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
     add_monitor(sampler_, 1, 0);  // first at its time, after the deadlock check
   }
   if (!partitions_.empty()) {
-    engine_ = std::make_unique<ParallelEngine>(*network_, *sim_, config_.threads);
-    // Between windows the partitions' message records are merged into the stream.
-    engine_->set_window_hook([log = message_log_.get()] { log->flush(); });
+    engine_ = std::make_unique<ParallelEngine>(*network_, *sim_, std::max(1, config_.threads), config_.processes);
+    if (config_.processes != nullptr) {
+      // Messages finished anywhere, for progress; records are written once the processes
+      // have pooled them (they finish at other processes than deliver).
+      engine_->set_window_sum([this] { return static_cast<std::int64_t>(local_messages_finished()); });
+      message_log_->defer_to_end();
+      if (detector_) detector_->set_process_group(config_.processes);
+    } else {
+      // Between windows the partitions' message records are merged into the stream.
+      engine_->set_window_hook([log = message_log_.get()] { log->flush(); });
+    }
   }
   setup_wall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
 }
@@ -219,7 +230,7 @@ void ScenarioRun::prepare_timed_faults() {
   }
   if (timed.empty()) return;
   const SourceRef& first = config_.faults[timed.front().fault].source;
-  if (config_.network.fidelity == NetworkConfig::Fidelity::kFlow || config_.threads > 0) {
+  if (config_.network.fidelity == NetworkConfig::Fidelity::kFlow || config_.threads > 0 || config_.processes != nullptr) {
     throw ConfigError(first.where, first.path + ".at",
                       "failures during the run are modelled at packet fidelity on one thread; expected no `at` here, "
                       "or fidelity packet without --threads");
@@ -387,7 +398,9 @@ Time ScenarioRun::sim_time() const {
     return sim_->now();
   }
   if (stop_reason_ == StopReason::kTimeLimit) return time_limit_reached_;
-  if (stop_reason_ == StopReason::kQueueEmpty) {
+  if (stop_reason_ == StopReason::kQueueEmpty && config_.processes != nullptr) {
+    if (split_last_work_ >= 0) return split_last_work_;
+  } else if (stop_reason_ == StopReason::kQueueEmpty) {
     // The partitions run the work; the monitors watch from a clock of their own.
     Time last = -1;
     for (const auto& p : partitions_) last = std::max(last, p->last_work_time());
@@ -579,6 +592,12 @@ std::uint64_t ScenarioRun::delivered_payload() const {
   if (flow_model_) return flow_model_->payload_delivered();
   std::uint64_t total = 0;
   for (HostId h = 0; h < network_->host_count(); ++h) total += network_->nic(h).counters().payload_bytes_received;
+  if (config_.processes != nullptr && engine_) {
+    // Mid-run, each process has counted its own NICs (the others' are idle here).
+    std::vector<std::int64_t> v{static_cast<std::int64_t>(total)};
+    config_.processes->all_sum(v);
+    total = static_cast<std::uint64_t>(v[0]);
+  }
   return total;
 }
 
@@ -604,7 +623,8 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   };
   // The same over a split run's partitions (its engine reports progress between windows).
   const std::function<void()> report = [&] {
-    if (progress) progress({engine_->last_event_time(), engine_->events(), messages_finished(), network_->messages().created(), elapsed()});
+    const std::size_t finished = config_.processes != nullptr ? static_cast<std::size_t>(engine_->window_sum()) : messages_finished();
+    if (progress) progress({engine_->last_event_time(), engine_->events(), finished, network_->messages().created(), elapsed()});
   };
   const auto run_split = [&](Time until) {
     const Time limit = std::min(until, config_.stop.time);
@@ -626,7 +646,86 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
     }
   }
   run_until(kTimeMax);
+  if (config_.processes != nullptr && engine_) gather_processes();
   wall_seconds_ = elapsed();
+}
+
+void ScenarioRun::gather_processes() {
+  ProcessGroup& group = *config_.processes;
+  Network& net = *network_;
+  {
+    Time last = -1;
+    for (std::size_t q = 0; q < partitions_.size(); ++q) {
+      if (engine_->owns(q)) last = std::max(last, partitions_[q]->last_work_time());
+    }
+    std::vector<std::int64_t> v{-last};
+    group.all_min(v);
+    split_last_work_ = -v[0];
+  }
+  const Time end = sim_time();
+  const std::size_t partitions = net.partition_count();
+  const auto owner = [&](NodeRef n) { return partition_owner(net.partition_of(n), partitions, group.size()); };
+  const auto& dirs = net.directions();
+  const bool sampled = !queue_samples_.empty();
+  auto& messages = net.messages();
+  // Each process sends what its own partitions ran, in a fixed order; a receiver walks
+  // the same order for the sender's rank, so nothing needs naming.
+  Bytes mine;
+  const int me = group.rank();
+  for (std::size_t i = 0; i < dirs.size(); ++i) {
+    if (owner(dirs[i].from) != me) continue;
+    put(mine, dirs[i].port->counters_at(end));
+    if (sampled) {
+      for (std::int64_t x : queue_samples_[i]) put(mine, x);
+    }
+  }
+  for (HostId h = 0; h < net.host_count(); ++h) {
+    if (owner(NodeRef::host(h)) == me) put(mine, net.nic(h).counters());
+  }
+  for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
+    if (owner(NodeRef::sw(s)) == me) put(mine, net.switch_at(s).counters());
+  }
+  for (MessageId id = 0; id < messages.size(); ++id) {
+    const Message& m = messages[id];
+    if (owner(NodeRef::host(m.src)) == me) {
+      put(mine, m.posted);
+      put(mine, m.finished);
+    }
+    if (owner(NodeRef::host(m.dst)) == me) put(mine, m.delivered);
+  }
+  const std::vector<Bytes> all = all_gather(group, mine);
+  for (int r = 0; r < group.size(); ++r) {
+    if (r == me) continue;
+    BytesReader in(all[static_cast<std::size_t>(r)]);
+    for (std::size_t i = 0; i < dirs.size(); ++i) {
+      if (owner(dirs[i].from) != r) continue;
+      dirs[i].port->adopt_counters(in.get<PortCounters>());
+      if (sampled) {
+        for (std::int64_t& x : queue_samples_[i]) x = in.get<std::int64_t>();
+      }
+    }
+    for (HostId h = 0; h < net.host_count(); ++h) {
+      if (owner(NodeRef::host(h)) == r) net.nic(h).adopt_counters(in.get<NicCounters>());
+    }
+    for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
+      if (owner(NodeRef::sw(s)) == r) net.switch_at(s).adopt_counters(in.get<SwitchCounters>());
+    }
+    for (MessageId id = 0; id < messages.size(); ++id) {
+      Message& m = messages[id];
+      if (owner(NodeRef::host(m.src)) == r) {
+        m.posted = in.get<Time>();
+        m.finished = in.get<Time>();
+      }
+      if (owner(NodeRef::host(m.dst)) == r) m.delivered = in.get<Time>();
+    }
+  }
+  message_log_->pool_finished();
+}
+
+std::size_t ScenarioRun::local_messages_finished() const {
+  std::size_t n = 0;
+  for (HostId h = 0; h < network_->host_count(); ++h) n += network_->nic(h).counters().messages_finished;
+  return n;
 }
 
 std::size_t ScenarioRun::messages_finished() const {

@@ -121,10 +121,15 @@ class ScenarioRun {
   // Located errors for what a split run cannot do yet.
   void check_splittable() const;
   void schedule_message(Time start, MessageId id);
+  // A run split over processes, once it is over: every process takes what the others'
+  // partitions counted (ports, NICs, switches, message records, queue samples), so each
+  // holds the whole run's state, as one process would.
+  void gather_processes();
   // The workload's `placement` as endpoints (empty when not given); unknown names are
   // located config errors.
   std::vector<HostId> placement() const;
   std::uint64_t delivered_payload() const;
+  std::size_t local_messages_finished() const;  // counted by this process's NICs
 
   ScenarioConfig config_;
   Topology topology_;
@@ -178,6 +183,7 @@ class ScenarioRun {
   QueueSampler sampler_;
   std::vector<std::vector<std::int64_t>> queue_samples_;
   StopReason stop_reason_ = StopReason::kQueueEmpty;
+  Time split_last_work_ = -1;  // over processes: the last piece of work's time
   double wall_seconds_ = 0;
   double setup_wall_seconds_ = 0;
 };

@@ -5,6 +5,7 @@
 // link (sim/link.h). The packet travels by value with its INT stack (pools and their
 // side tables are per partition), as it would travel between MPI ranks.
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "sim/packet.h"
@@ -19,6 +20,8 @@ struct CrossPacket {
   Packet packet;
   IntStack telemetry;  // meaningful only when the pools carry telemetry
 };
+
+static_assert(std::is_trivially_copyable_v<CrossPacket>, "cut-link packets travel between processes as bytes");
 
 // One partition's packets for the others, by receiving partition, in the order sent.
 struct Outbox {

@@ -1,5 +1,6 @@
 #include "sim/deadlock_detector.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -13,20 +14,36 @@ void DeadlockDetector::start() {
 std::uint64_t DeadlockDetector::packets_moved() const {
   std::uint64_t moved = 0;
   for (const LinkDirection& d : network_->directions()) moved += d.port->packets_sent();
+  if (group_ != nullptr) {
+    std::vector<std::int64_t> v{static_cast<std::int64_t>(moved)};
+    group_->all_sum(v);
+    moved = static_cast<std::uint64_t>(v[0]);
+  }
   return moved;
 }
 
 bool DeadlockDetector::anything_waiting() const {
+  bool waiting = false;
   for (const LinkDirection& d : network_->directions()) {
-    if (d.port->queued_bytes() > 0) return true;
+    if (d.port->queued_bytes() > 0) {
+      waiting = true;
+      break;
+    }
   }
-  return false;
+  if (group_ != nullptr) {
+    std::vector<std::int64_t> v{waiting ? 1 : 0};
+    group_->all_sum(v);
+    waiting = v[0] > 0;
+  }
+  return waiting;
 }
 
 void DeadlockDetector::on_event() {
   Simulator& sim = network_->sim();
   const std::uint64_t moved = packets_moved();
-  if (moved == last_moved_ && anything_waiting() && find_cycle()) {
+  // Every process asks the same questions in the same order (each is collective).
+  const bool stalled = moved == last_moved_ && anything_waiting();
+  if (stalled && find_cycle()) {
     detected_at_ = sim.now();
     sim.request_stop();
     return;
@@ -46,17 +63,32 @@ bool DeadlockDetector::find_cycle() {
     std::size_t direction;
     int traffic_class;
   };
-  std::vector<Vertex> vertices;
-  std::map<std::uint32_t, std::vector<std::size_t>> blocked_at_switch;  // switch -> vertex ids
+  std::vector<Vertex> blocked;
   for (std::size_t i = 0; i < dirs.size(); ++i) {
     const LinkDirection& d = dirs[i];
     if (d.from.kind != NodeRef::Kind::kSwitch) continue;
     for (int c = 0; c < d.port->traffic_classes(); ++c) {
-      if (d.port->paused(static_cast<std::uint8_t>(c)) && d.port->queued_bytes(c) > 0) {
-        blocked_at_switch[d.from.index].push_back(vertices.size());
-        vertices.push_back({i, c});
-      }
+      if (d.port->paused(static_cast<std::uint8_t>(c)) && d.port->queued_bytes(c) > 0) blocked.push_back({i, c});
     }
+  }
+  if (group_ != nullptr) {
+    // Each process knows its own ports' queues: gather them all, in the serial order.
+    Bytes mine;
+    for (const Vertex& v : blocked) put(mine, v);
+    blocked.clear();
+    for (const Bytes& b : all_gather(*group_, mine)) {
+      BytesReader r(b);
+      while (!r.done()) blocked.push_back(r.get<Vertex>());
+    }
+    std::sort(blocked.begin(), blocked.end(), [](const Vertex& a, const Vertex& b) {
+      return a.direction != b.direction ? a.direction < b.direction : a.traffic_class < b.traffic_class;
+    });
+  }
+  std::vector<Vertex> vertices;
+  std::map<std::uint32_t, std::vector<std::size_t>> blocked_at_switch;  // switch -> vertex ids
+  for (const Vertex& v : blocked) {
+    blocked_at_switch[dirs[v.direction].from.index].push_back(vertices.size());
+    vertices.push_back(v);
   }
   // Edges: a blocked queue toward switch D waits on D's blocked queues.
   const auto successors = [&](std::size_t v) -> const std::vector<std::size_t>* {

@@ -9,6 +9,7 @@
 
 #include "sim/event_queue.h"
 #include "sim/network.h"
+#include "sim/process_group.h"
 
 namespace fabricsim {
 
@@ -17,6 +18,10 @@ class DeadlockDetector final : public EventHandler {
   // It runs first at its time (order key 0), so it sees every earlier event done and
   // none of its own time: what a check between windows of a split run sees.
   DeadlockDetector(Network& network, Time interval) : network_(&network), interval_(interval) { set_order(0); }
+
+  // A run split over processes: each sees its own partitions' ports (the others' stay
+  // idle here) and the check combines them, so every process finds the same cycle.
+  void set_process_group(ProcessGroup* group) { group_ = group; }
 
   // Starts the periodic check (it stops itself when nothing else is pending).
   void start();
@@ -33,6 +38,7 @@ class DeadlockDetector final : public EventHandler {
   bool find_cycle();
 
   Network* network_;
+  ProcessGroup* group_ = nullptr;
   Time interval_;
   std::uint64_t last_moved_ = 0;
   std::vector<std::pair<std::uint32_t, PortIndex>> cycle_;

@@ -198,6 +198,13 @@ PortCounters EgressPort::counters() const {
   return c;
 }
 
+void EgressPort::adopt_counters(const PortCounters& c) {
+  for (std::size_t k = 0; k < class_counters_.size(); ++k) class_counters_[k] = c.per_class[k];
+  dropped_bytes_ = c.dropped_bytes;
+  max_queue_bytes_ = c.max_queue_bytes;
+  busy_time_ = c.busy_time;
+}
+
 PortCounters EgressPort::counters_at(Time now) const {
   PortCounters c = counters();
   for (int k = 0; k < kMaxTrafficClasses; ++k) {

@@ -137,6 +137,9 @@ class EgressPort final : public EventHandler {
   const EcnConfig* ecn() const { return ecn_; }  // null: no marking
   // Counters, with paused time brought up to `now`.
   PortCounters counters_at(Time now) const;
+  // A run split over processes: a process that did not run this port takes the counters
+  // of the one that did (counters_at(end) there), for the results.
+  void adopt_counters(const PortCounters& c);
   // Counters as of the last event (totals over classes worked out on request).
   PortCounters counters() const;
   std::uint64_t packets_sent() const {

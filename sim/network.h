@@ -73,8 +73,14 @@ class Network {
   Simulator& partition(std::size_t q) { return partitions_.empty() ? *sim_ : *partitions_[q]; }
   std::uint32_t host_partition(HostId h) const { return partitions_.empty() ? 0 : host_partition_[h]; }
   std::uint32_t switch_partition(std::uint32_t s) const { return partitions_.empty() ? 0 : switch_partition_[s]; }
+  std::uint32_t partition_of(NodeRef n) const {
+    return n.kind == NodeRef::Kind::kHost ? host_partition(n.index) : switch_partition(n.index);
+  }
   // Between windows: partition q puts on its cut links what the others sent it.
   void deliver_cut_packets(std::uint32_t q);
+  // Partition q's packets for the others (a split over processes fills a remote
+  // partition's from what its process sent).
+  Outbox& outbox(std::uint32_t q) { return outboxes_[q]; }
   std::size_t cut_link_count() const;  // cables between partitions
   // The smallest latency of a cut link (kTimeMax when nothing is cut): the lookahead.
   Time lookahead() const { return lookahead_; }
@@ -185,9 +191,6 @@ class Network {
   PacketSink& sink(NodeRef n);
   Simulator& sim_of(NodeRef n) {
     return partition(n.kind == NodeRef::Kind::kHost ? host_partition(n.index) : switch_partition(n.index));
-  }
-  std::uint32_t partition_of(NodeRef n) const {
-    return n.kind == NodeRef::Kind::kHost ? host_partition(n.index) : switch_partition(n.index);
   }
   PortIndex add_port(NodeRef n, EgressPort& port);
 

@@ -120,6 +120,8 @@ class Nic final : public PacketSink, public PacketSource {
   static constexpr std::uint32_t kOrderKeys = 5;
   void set_order_keys(std::uint32_t first);
   const NicCounters& counters() const { return counters_; }
+  // A run split over processes: those that did not run it take its runner's counters.
+  void adopt_counters(const NicCounters& c) { counters_ = c; }
   const NicConfig& config() const { return config_; }
 
  private:

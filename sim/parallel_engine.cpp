@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "sim/spin_barrier.h"
@@ -12,21 +13,35 @@ namespace {
 constexpr std::uint64_t kProgressEvents = 4'000'000;
 }
 
-ParallelEngine::ParallelEngine(Network& network, Simulator& control, int threads)
-    : network_(&network), control_(&control) {
+ParallelEngine::ParallelEngine(Network& network, Simulator& control, int threads, ProcessGroup* group)
+    : network_(&network), control_(&control), group_(group) {
   const std::size_t p = network.partition_count();
-  threads = std::max(1, std::min<int>(threads, static_cast<int>(p)));
+  const int processes = group != nullptr ? group->size() : 1;
+  rank_ = group != nullptr ? group->rank() : 0;
+  owner_.resize(p);
+  std::vector<std::uint32_t> local;
+  for (std::uint32_t q = 0; q < p; ++q) {
+    owner_[q] = partition_owner(q, p, processes);
+    if (owner_[q] == rank_) local.push_back(q);
+  }
+  threads = std::max(1, std::min<int>(threads, static_cast<int>(local.size())));
   stats_.partitions = p;
+  stats_.processes = processes;
   stats_.threads = threads;
   stats_.lookahead = network.lookahead();
   stats_.cut_links = network.cut_link_count();
   stats_.events.assign(p, 0);
   stats_.blocked_seconds.assign(static_cast<std::size_t>(threads), 0.0);
   mine_.resize(static_cast<std::size_t>(threads));
-  for (std::uint32_t q = 0; q < p; ++q) mine_[q % static_cast<std::uint32_t>(threads)].push_back(q);
+  for (std::size_t i = 0; i < local.size(); ++i) mine_[i % static_cast<std::size_t>(threads)].push_back(local[i]);
   bound_.assign(p, kTimeMax);
   window_start_events_.assign(p, 0);
   // Monitors retire once nothing but monitors is pending: the work is in the partitions.
+  if (group_ != nullptr) {
+    // Anywhere, not only here: every process's monitors must decide alike.
+    control.set_work_elsewhere([this] { return earliest_ != kTimeMax; });
+    return;
+  }
   control.set_work_elsewhere([net = network_] {
     for (std::size_t q = 0; q < net->partition_count(); ++q) {
       if (!net->partition(q).idle()) return true;
@@ -37,14 +52,71 @@ ParallelEngine::ParallelEngine(Network& network, Simulator& control, int threads
 
 std::uint64_t ParallelEngine::events() const {
   std::uint64_t n = control_->events_processed() - control_->monitor_events();
+  if (group_ != nullptr) {
+    for (std::uint64_t e : stats_.events) n += e;  // every process's, as of the last window
+    return n;
+  }
   for (std::size_t q = 0; q < network_->partition_count(); ++q) n += network_->partition(q).events_processed();
   return n;
 }
 
 Time ParallelEngine::last_event_time() const {
+  if (group_ != nullptr) return std::max(last_time_, control_->last_event_time());
   Time t = control_->last_event_time();
   for (std::size_t q = 0; q < network_->partition_count(); ++q) t = std::max(t, network_->partition(q).last_event_time());
   return t;
+}
+
+void ParallelEngine::account_processes(std::uint64_t& busiest) {
+  const std::size_t p = network_->partition_count();
+  // Every partition's events (each process knows its own), and the window sum.
+  std::vector<std::int64_t> counts(p + 1, 0);
+  for (std::size_t q = 0; q < p; ++q) {
+    if (owns(q)) counts[q] = static_cast<std::int64_t>(network_->partition(q).events_processed());
+  }
+  counts[p] = window_sum_local_ ? window_sum_local_() : 0;
+  group_->all_sum(counts);
+  for (std::size_t q = 0; q < p; ++q) {
+    const auto e = static_cast<std::uint64_t>(counts[q]);
+    busiest = std::max(busiest, e - window_start_events_[q]);
+    stats_.events[q] = e;
+  }
+  window_sum_ = counts[p];
+}
+
+void ParallelEngine::swap_packets() {
+  // Packets for partitions of other processes go there as bytes; what comes back is put
+  // in the sending partition's outbox (empty here: it runs elsewhere), so delivery takes
+  // it in the same order as if that partition ran here.
+  const std::size_t p = network_->partition_count();
+  std::vector<Bytes> out(static_cast<std::size_t>(group_->size()));
+  for (std::uint32_t from = 0; from < p; ++from) {
+    if (!owns(from)) continue;
+    Outbox& box = network_->outbox(from);
+    for (std::uint32_t to = 0; to < p; ++to) {
+      std::vector<CrossPacket>& packets = box.to[to];
+      if (owns(to) || packets.empty()) continue;
+      Bytes& b = out[static_cast<std::size_t>(owner_[to])];
+      put(b, from);
+      put(b, to);
+      put(b, static_cast<std::uint64_t>(packets.size()));
+      b.append(reinterpret_cast<const char*>(packets.data()), packets.size() * sizeof(CrossPacket));
+      packets.clear();
+    }
+  }
+  const std::vector<Bytes> in = group_->exchange(out);
+  for (const Bytes& b : in) {
+    BytesReader r(b);
+    while (!r.done()) {
+      const auto from = r.get<std::uint32_t>();
+      const auto to = r.get<std::uint32_t>();
+      const auto n = r.get<std::uint64_t>();
+      std::vector<CrossPacket>& packets = network_->outbox(from).to[to];
+      const std::size_t first = packets.size();
+      packets.resize(first + n);
+      std::memcpy(static_cast<void*>(packets.data() + first), r.take(n * sizeof(CrossPacket)), n * sizeof(CrossPacket));
+    }
+  }
 }
 
 void ParallelEngine::between_windows() {
@@ -52,10 +124,15 @@ void ParallelEngine::between_windows() {
   if (!planning_) {
     // A window ended: account it.
     std::uint64_t busiest = 0;
-    for (std::size_t q = 0; q < p; ++q) {
-      const std::uint64_t e = network_->partition(q).events_processed();
-      busiest = std::max(busiest, e - window_start_events_[q]);
-      stats_.events[q] = e;
+    if (group_ != nullptr) {
+      account_processes(busiest);
+      swap_packets();
+    } else {
+      for (std::size_t q = 0; q < p; ++q) {
+        const std::uint64_t e = network_->partition(q).events_processed();
+        busiest = std::max(busiest, e - window_start_events_[q]);
+        stats_.events[q] = e;
+      }
     }
     stats_.critical_path_events += busiest;
     ++stats_.windows;
@@ -69,10 +146,21 @@ void ParallelEngine::between_windows() {
   }
   planning_ = false;
   Time earliest = kTimeMax;
-  for (std::size_t q = 0; q < p; ++q) earliest = std::min(earliest, bound_[q]);
+  bool partition_stop = false;
+  for (std::size_t q = 0; q < p; ++q) {
+    if (!owns(q)) continue;
+    earliest = std::min(earliest, bound_[q]);
+    partition_stop = partition_stop || network_->partition(q).stop_requested();
+  }
+  if (group_ != nullptr) {
+    std::vector<std::int64_t> v{earliest, partition_stop ? 0 : 1};
+    group_->all_min(v);
+    earliest = v[0];
+    partition_stop = v[1] == 0;
+  }
+  earliest_ = earliest;
   for (;;) {
-    bool stop = control_->stop_requested();
-    for (std::size_t q = 0; q < p; ++q) stop = stop || network_->partition(q).stop_requested();
+    const bool stop = control_->stop_requested() || partition_stop;
     if (stop) {
       finished_ = true;
       reason_ = StopReason::kRequested;
@@ -100,7 +188,9 @@ void ParallelEngine::between_windows() {
     end = std::min(end, monitor);
     if (until_ < kTimeMax) end = std::min(end, until_ + 1);
     window_end_ = end;
-    for (std::size_t q = 0; q < p; ++q) window_start_events_[q] = network_->partition(q).events_processed();
+    for (std::size_t q = 0; q < p; ++q) {
+      window_start_events_[q] = group_ != nullptr ? stats_.events[q] : network_->partition(q).events_processed();
+    }
     return;
   }
 }
@@ -137,7 +227,17 @@ StopReason ParallelEngine::run(Time until, const std::function<void()>& progress
   for (int t = 1; t < threads; ++t) others.emplace_back(body, t);
   body(0);
   for (std::thread& th : others) th.join();
-  for (std::size_t q = 0; q < network_->partition_count(); ++q) stats_.events[q] = network_->partition(q).events_processed();
+  if (group_ != nullptr) {
+    Time last = -1;
+    for (std::size_t q = 0; q < network_->partition_count(); ++q) {
+      if (owns(q)) last = std::max(last, network_->partition(q).last_event_time());
+    }
+    std::vector<std::int64_t> v{-last};
+    group_->all_min(v);
+    last_time_ = -v[0];
+  } else {
+    for (std::size_t q = 0; q < network_->partition_count(); ++q) stats_.events[q] = network_->partition(q).events_processed();
+  }
   progress_ = nullptr;
   return reason_;
 }

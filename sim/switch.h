@@ -83,6 +83,8 @@ class Switch final : public PacketSink, public PortObserver {
   const EgressPort& port(PortIndex i) const { return *ports_[i]; }
   const SharedBufferMmu* buffer() const { return mmu_.get(); }
   const SwitchCounters& counters() const { return counters_; }
+  // A run split over processes: those that did not run it take its runner's counters.
+  void adopt_counters(const SwitchCounters& c) { counters_ = c; }
   const RouteTable& routes() const { return routes_; }
 
  private:

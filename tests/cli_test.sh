@@ -103,7 +103,7 @@ fi
 check "calibrate nic needs --server or --client (exit 2)" '[ $rc -eq 2 ]'
 
 # The simulator itself loads neither CUDA nor verbs: the probes are their own executables.
-check "fabricsim links no CUDA, cuBLAS or verbs library" '! ldd "$bin" | grep -Eq "libcublas|libcudart|libcuda\.|libibverbs"'
+check "fabricsim links no CUDA, cuBLAS, verbs or MPI library" '! ldd "$bin" | grep -Eq "libcublas|libcudart|libcuda\.|libibverbs|libmpi"'
 check "the probes sit beside it" '[ -x "$(dirname "$bin")/fabricsim-probe-gpu" ] && [ -x "$(dirname "$bin")/fabricsim-probe-nic" ]'
 
 # Memory known before it is spent: printed by validate, and a run that cannot fit is refused.
@@ -299,6 +299,31 @@ check "--trace-interval 0 exits 2 naming the option" '[ $rc -eq 2 ] && grep -q "
 "$bin" run "$examples/dumbbell.yaml" --trace "$work/tl.json" --trace-limit 5 --out "$work/tl" >"$work/tl.out" 2>&1; rc=$?
 check "--trace-limit bounds the events and says what was left out" \
   '[ $rc -eq 0 ] && grep -q "events over the limit left out" "$work/tl.out" && grep -q "\"events_written\":3" "$work/tl.json"'
+
+# One run split over MPI processes (mpirun, Open MPI from scripts/install-deps): the
+# serial run's results and records, from one writer; other commands are refused.
+if command -v mpirun >/dev/null && [ -e "$(dirname "$bin_abs")/libfabricsim_mpi.so" ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+  mpi() { local np=$1; shift; timeout 300 mpirun --oversubscribe -np "$np" "$bin_abs" "$@"; }
+  "$bin" run "$examples/fat_tree_k8_websearch.yaml" --out "$work/ws1" --records messages >/dev/null 2>&1; rc0=$?
+  mpi 2 run "$examples/fat_tree_k8_websearch.yaml" --out "$work/ws2" --records messages >"$work/ws2.out" 2>&1; rc2=$?
+  mpi 4 run "$examples/fat_tree_k8_websearch.yaml" --out "$work/ws4" --records messages --threads 2 >/dev/null 2>&1; rc4=$?
+  check "mpirun -np 2 and -np 4 (x 2 threads) write the serial run's results and records, with an mpi parallel section" \
+    '[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc4 -eq 0 ] && [ "$(strip "$work/ws1/results.json")" = "$(strip "$work/ws2/results.json")" ] && [ "$(strip "$work/ws1/results.json")" = "$(strip "$work/ws4/results.json")" ] && cmp -s "$work/ws1/messages.jsonl" "$work/ws2/messages.jsonl" && cmp -s "$work/ws1/messages.jsonl" "$work/ws4/messages.jsonl" && grep -q "\"backend\": \"mpi\"" "$work/ws4/results.json" && grep -q "\"partitions\": 8" "$work/ws4/results.json"'
+  check "mpirun -np 2: one summary, from the first process" '[ $(grep -c "^fabricsim: fat_tree_k8_websearch" "$work/ws2.out") -eq 1 ]'
+  "$bin" run "$examples/pfc_ring_deadlock.yaml" --out "$work/dl1" >/dev/null 2>&1; rc0=$?
+  mpi 2 run "$examples/pfc_ring_deadlock.yaml" --out "$work/dl2" >/dev/null 2>&1; rc2=$?
+  check "mpirun -np 2 finds the serial run's PFC deadlock (exit 3, the same cycle)" \
+    '[ $rc0 -eq 3 ] && [ $rc2 -eq 3 ] && [ "$(strip "$work/dl1/results.json")" = "$(strip "$work/dl2/results.json")" ] && grep -q "deadlock_cycle" "$work/dl2/results.json"'
+  mpi 2 validate "$examples/dumbbell.yaml" >"$work/mpival.out" 2>&1; rc=$?
+  check "mpirun -np 2 fabricsim validate is refused, exit 2, once" '[ $rc -eq 2 ] && [ $(grep -c "only \`fabricsim run\` splits over processes" "$work/mpival.out") -eq 1 ]'
+  mpi 2 run "$work/two_dgx_coll.yaml" --out "$work/mpicoll" >"$work/mpicoll.out" 2>&1; rc=$?
+  check "mpirun with a collective is refused, exit 2, naming workload.kind, once" '[ $rc -eq 2 ] && [ $(grep -c "workload.kind" "$work/mpicoll.out") -eq 1 ] && [ ! -e "$work/mpicoll" ]'
+  mpi 2 run "$examples/dumbbell.yaml" --trace "$work/mpitrace.json" --out "$work/mpitrace" >"$work/mpitrace.out" 2>&1; rc=$?
+  check "mpirun with --trace is refused, exit 2" '[ $rc -eq 2 ] && grep -q "expected no --trace under mpirun" "$work/mpitrace.out"'
+else
+  echo "FAIL mpirun or the MPI plugin is missing (scripts/install-deps installs libopenmpi-dev and openmpi-bin)"; fail=1
+fi
 
 [ $fail -eq 0 ] && echo "cli: all checks passed" || echo "cli: some checks FAILED"
 exit $fail

@@ -14,6 +14,7 @@
 #include "app/config/config_loader.h"
 #include "app/output/results.h"
 #include "app/scenario.h"
+#include "local_process_group.h"
 #include "test_support.h"
 #include "topologies/fat_tree.h"
 #include "topologies/partition.h"
@@ -23,13 +24,8 @@ using namespace fabricsim;
 namespace {
 // results.json without the lines a split may change: wall times and the parallel section.
 // P partitions on at most two threads (this machine's cores).
-std::string comparable_results(const std::string& yaml, int partitions) {
-  ScenarioConfig config = load_config_text(yaml, "<test>");
-  config.threads = std::min(partitions, 2);
-  config.partitions = partitions;
-  ScenarioRun run(std::move(config));
-  run.run();
-  std::istringstream in(results_json(run));
+std::string without_split_lines(const std::string& json) {
+  std::istringstream in(json);
   std::string line, kept;
   bool in_parallel = false;
   while (std::getline(in, line)) {
@@ -42,6 +38,44 @@ std::string comparable_results(const std::string& yaml, int partitions) {
     kept += line + "\n";
   }
   return kept;
+}
+
+std::string comparable_results(const std::string& yaml, int partitions) {
+  ScenarioConfig config = load_config_text(yaml, "<test>");
+  config.threads = std::min(partitions, 2);
+  config.partitions = partitions;
+  ScenarioRun run(std::move(config));
+  run.run();
+  return without_split_lines(results_json(run));
+}
+
+// The same run split over `processes` processes (threads standing in for MPI ranks),
+// `threads` threads each. Every process holds the whole run's state at the end: each
+// one's results must be the first one's.
+std::string comparable_results_over_processes(const std::string& yaml, int processes, int threads,
+                                              const std::string& records_path = "") {
+  std::vector<std::string> results(static_cast<std::size_t>(processes));
+  testing::run_processes(processes, [&](ProcessGroup& group) {
+    ScenarioConfig config = load_config_text(yaml, "<test>");
+    config.threads = threads;
+    config.processes = &group;
+    ScenarioRun run(std::move(config));
+    if (group.rank() == 0 && !records_path.empty()) run.message_log().record_to(records_path);
+    run.run();
+    if (group.rank() == 0) run.message_log().finish_records();
+    results[static_cast<std::size_t>(group.rank())] = without_split_lines(results_json(run));
+  });
+  for (int r = 1; r < processes; ++r) CHECK(results[static_cast<std::size_t>(r)] == results[0]);
+  return results[0];
+}
+
+void check_same_over_processes(const std::string& yaml) {
+  const std::string serial = comparable_results(yaml, 0);
+  for (const auto& [processes, threads] : {std::pair{2, 1}, std::pair{3, 1}, std::pair{2, 2}, std::pair{4, 1}}) {
+    CAPTURE(processes);
+    CAPTURE(threads);
+    CHECK(comparable_results_over_processes(yaml, processes, threads) == serial);
+  }
 }
 
 void check_same_for_every_split(const std::string& yaml) {
@@ -123,6 +157,77 @@ messages:
   const std::string serial = comparable_results(yaml, 0);
   CHECK(serial.find("\"deadlock\": true") != std::string::npos);
   for (int p : {2, 4}) CHECK(comparable_results(yaml, p) == serial);
+}
+
+TEST_CASE("a run split over processes gives the serial run's results: PFC, queue sampling, credits, telemetry, a time limit") {
+  // Each process builds the whole fabric and runs its block of partitions; cut-link
+  // packets cross as bytes, and the counters of what others ran are pooled at the end.
+  check_same_over_processes(kFatTreePermutation);
+  check_same_over_processes(std::string(kFatTreePermutation) + "stop: {time: 40us}\n");
+  check_same_over_processes(incast_yaml("", ", kind: infiniband"));
+  check_same_over_processes(two_flows_yaml("  hpcc: {}\n"));
+}
+
+TEST_CASE("a run split over processes gives the serial run's results: Poisson arrivals and the load window") {
+  check_same_over_processes(R"(
+topology:
+  kind: leaf_spine
+  leaves: 4
+  spines: 2
+  hosts_per_leaf: 4
+  host_link: {bandwidth: 100Gbps, latency: 1us}
+  fabric_link: {bandwidth: 100Gbps, latency: 2us}
+network: {mtu: 4000, buffer: {size: 4MiB}, pfc: {}}
+workload: {kind: poisson, load: 0.4, duration: 200us, flow_size_cdf: )" FABRICSIM_SOURCE_DIR R"(/configs/flow_cdf/websearch.txt}
+)");
+}
+
+TEST_CASE("a run split over processes finds the serial run's PFC deadlock: the same cycle at the same time") {
+  // Each process sees only its own ports' queues; the check pools them.
+  const std::string yaml = R"(
+topology:
+  kind: torus3d
+  dims: [4, 1, 1]
+  link: {bandwidth: 100Gbps, latency: 1us}
+  host_link: {bandwidth: 100Gbps, latency: 1us}
+network:
+  mtu: 4KiB
+  traffic_classes: 2
+  ack_traffic_class: 1
+  buffer: {size: 512KiB, alpha: 0.125}
+  pfc: {classes: [0, 1]}
+  deadlock_check_interval: 50us
+messages:
+  - {src: h0, dst: h2, bytes: 64MiB}
+  - {src: h1, dst: h3, bytes: 64MiB}
+  - {src: h2, dst: h0, bytes: 64MiB}
+  - {src: h3, dst: h1, bytes: 64MiB}
+)";
+  const std::string serial = comparable_results(yaml, 0);
+  REQUIRE(serial.find("\"deadlock\": true") != std::string::npos);
+  CHECK(comparable_results_over_processes(yaml, 2, 1) == serial);
+  CHECK(comparable_results_over_processes(yaml, 4, 1) == serial);
+}
+
+TEST_CASE("a run split over processes writes the serial run's messages.jsonl") {
+  const auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::filesystem::remove(path);
+    return text.str();
+  };
+  const std::string path = std::filesystem::temp_directory_path() / "fabricsim_records_processes.jsonl";
+  {
+    ScenarioRun run(load_config_text(kFatTreePermutation, "<test>"));
+    run.message_log().record_to(path);
+    run.run();
+    run.message_log().finish_records();
+  }
+  const std::string serial = read(path);
+  REQUIRE(std::count(serial.begin(), serial.end(), '\n') == 16);
+  comparable_results_over_processes(kFatTreePermutation, 3, 1, path);
+  CHECK(read(path) == serial);
 }
 
 TEST_CASE("one message across a cut link takes the closed-form time") {

@@ -1,12 +1,15 @@
 // `fabricsim run`. One command, one file: its options, usage and what it runs.
 #include "app/commands/command_support.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "app/config/config_loader.h"
 #include "app/commands/timeline_options.h"
+#include "app/mpi/launch.h"
 #include "app/output/results.h"
 
 namespace fabricsim {
@@ -27,16 +30,29 @@ void add_options(po::options_description& options) {
 }
 
 
-int run_command(const po::variables_map& vm) {
+int run_command(const po::variables_map& vm, int argc, char** argv) {
+  // Under mpirun each process runs its share of the partitions; the first one reports and
+  // writes, the others say nothing (FABRICSIM_MPI_VERBOSE=1 lets them).
+  const std::unique_ptr<ProcessGroup> processes = open_launched_processes(&argc, &argv);
+  const bool writer = processes == nullptr || processes->rank() == 0;
+  if (!writer && std::getenv("FABRICSIM_MPI_VERBOSE") == nullptr) {
+    if (std::freopen("/dev/null", "w", stdout) == nullptr || std::freopen("/dev/null", "w", stderr) == nullptr) return kExitFailure;
+  }
   const std::string config_path = vm.count("config") ? vm["config"].as<std::string>() : "";
   const auto sets = config_sets(vm);
   ScenarioConfig config = load(config_path, sets);
   if (!apply_seed(vm, config)) return kExitBadInput;
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   if (!apply_threads(vm, config)) return kExitBadInput;
+  config.processes = processes.get();
   const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : default_out_dir(config);
   ChromeTraceOptions trace;
   if (!timeline_options(vm, trace)) return kExitBadInput;
+  if (processes != nullptr && !trace.path.empty()) {
+    std::cerr << "fabricsim run: --trace: a timeline watches every link from one process; expected no --trace under "
+                 "mpirun (use --threads for a split run with a timeline)\n";
+    return kExitBadInput;
+  }
   ScenarioRun run(std::move(config), routing_progress(progress_style(vm)));
   const std::unique_ptr<ChromeTraceRecorder> timeline = start_timeline(trace, run);
   if (vm.count("records")) {
@@ -45,7 +61,7 @@ int run_command(const po::variables_map& vm) {
       std::cerr << "fabricsim run: --records: expected messages, got '" << what << "'\n" << usage_hint("run");
       return kExitBadInput;
     }
-    run.message_log().record_to((std::filesystem::path(out_dir) / "messages.jsonl").string());
+    if (writer) run.message_log().record_to((std::filesystem::path(out_dir) / "messages.jsonl").string());
   }
   const ProgressStyle style = progress_style(vm);
   run.run(run_progress(style));
@@ -53,10 +69,12 @@ int run_command(const po::variables_map& vm) {
   // Several jobs: each alone on the same endpoints too, for what sharing cost it.
   if (run.job_count() > 1) run.measure_jobs_alone();
   const std::string results_path = (std::filesystem::path(out_dir) / "results.json").string();
-  run.message_log().finish_records();
-  finish_timeline(timeline.get());
-  write_file_atomically(results_path, results_json(run));
-  print_summary(std::cout, run, results_path);
+  if (writer) {
+    run.message_log().finish_records();
+    finish_timeline(timeline.get());
+    write_file_atomically(results_path, results_json(run));
+    print_summary(std::cout, run, results_path);
+  }
   if (run.deadlocked()) return kExitDeadlock;
   return run.complete() ? 0 : kExitIncomplete;
 }
@@ -66,9 +84,10 @@ int run_command(const po::variables_map& vm) {
 const Command kRunCommand{
     "run",
     "fabricsim run [CONFIG] [--out DIR] [--seed N] [--threads N] [--records messages] [--trace FILE] [--set KEY=VALUE]...\n",
-    "simulate CONFIG (or the built-in default scenario), print a summary and write DIR/results.json (default DIR: out/<config name>)",
+    "simulate CONFIG (or the built-in default scenario), print a summary and write DIR/results.json (default DIR: "
+    "out/<config name>); `mpirun -np N fabricsim run CONFIG` splits one run over N processes (docs/parallel.md)",
     add_options,
-    [](const po::variables_map& vm, int, char**) { return run_command(vm); },
+    [](const po::variables_map& vm, int argc, char** argv) { return run_command(vm, argc, argv); },
     false,
 };
 

@@ -19,6 +19,9 @@
 
 namespace fabricsim {
 
+class ProcessGroup;  // sim/process_group.h
+
+
 // Where a value came from, preformatted ("file.yaml:12:7" or "--set a.b=c"), so that
 // checks made after loading (names against the built topology) can point at it.
 struct SourceRef {
@@ -220,6 +223,9 @@ struct ScenarioConfig {
   int threads = 0;
   // Partitions for those threads (several per thread); 0: one per thread.
   int partitions = 0;
+  // The processes mpirun started for this run (not owned; null: one process). Each
+  // builds the whole fabric and runs its block of the partitions.
+  ProcessGroup* processes = nullptr;
 };
 
 }  // namespace fabricsim

@@ -44,6 +44,7 @@ std::string MessageLog::line(MessageId id, const Message& m) const {
 }
 
 void MessageLog::on_message_finished(MessageId id, Time now) {
+  if (deferred_) return;
   const Message& m = run_->network().messages()[id];
   // Only the sender's partition's thread reports this message: its buffer is its own.
   Partition& p = partitions_[split_ ? run_->network().host_partition(m.src) : 0];
@@ -80,10 +81,32 @@ SlowestMessage MessageLog::slowest() const {
   return best;
 }
 
+void MessageLog::pool_finished() {
+  SlowestMessage& best = partitions_.front().slowest;
+  const auto& all = run_->network().messages().all();
+  for (const Message& m : all) {
+    if (m.finished < 0) continue;
+    const Time took = m.finished - m.posted;
+    if (took > best.took || (took == best.took && m.serial < best.serial)) best = {m.serial, m.src, m.dst, m.bytes, took};
+  }
+}
+
 void MessageLog::finish_records() {
   if (!out_) return;
   flush();
   const auto& all = run_->network().messages().all();
+  if (deferred_) {
+    // In order of finish time, then id: as a run on one process streams them.
+    std::vector<MessageId> finished;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (all[i].finished >= 0) finished.push_back(static_cast<MessageId>(i));
+    }
+    std::sort(finished.begin(), finished.end(), [&](MessageId a, MessageId b) {
+      return all[a].finished != all[b].finished ? all[a].finished < all[b].finished : all[a].serial < all[b].serial;
+    });
+    for (MessageId id : finished) *out_ << line(id, all[id]);
+    written_ += finished.size();
+  }
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (all[i].finished < 0) {
       *out_ << line(static_cast<MessageId>(i), all[i]);

@@ -40,6 +40,12 @@ class MessageLog final : public MessageObserver {
   // is stopped, and nothing later than what they hold can finish before it).
   void flush();
   SlowestMessage slowest() const;
+  // A run split over processes: a message finishes at its sender's process and is
+  // delivered at its receiver's, so nothing is kept as it goes; once the processes have
+  // pooled the message table (its slots are never reused in such runs), pool_finished()
+  // finds the slowest, and finish_records() writes the records in the streamed order.
+  void defer_to_end() { deferred_ = true; }
+  void pool_finished();
   std::uint64_t records_written() const { return written_; }
 
  private:
@@ -57,6 +63,7 @@ class MessageLog final : public MessageObserver {
   const ScenarioRun* run_;
   std::vector<Partition> partitions_;
   bool split_ = false;
+  bool deferred_ = false;
   std::string path_;
   std::unique_ptr<std::ofstream> out_;
   std::uint64_t written_ = 0;

@@ -110,10 +110,11 @@ std::string results_json(const ScenarioRun& run) {
     // wall times) that differs between splits of the same run.
     const ParallelStats& s = engine->stats();
     j.key("parallel").begin_object();
-    j.key("backend").value("threads");
+    j.key("backend").value(s.processes > 1 ? "mpi" : "threads");
     j.key("partitioner").value(run.partitioner());
     j.key("partitions").value(static_cast<std::uint64_t>(s.partitions));
-    j.key("threads").value(static_cast<std::int64_t>(s.threads));
+    j.key("processes").value(static_cast<std::int64_t>(s.processes));
+    j.key("threads").value(static_cast<std::int64_t>(s.threads));  // per process
     j.key("cut_links").value(static_cast<std::uint64_t>(s.cut_links));
     j.key("lookahead_ps").value(static_cast<std::int64_t>(s.lookahead == kTimeMax ? -1 : s.lookahead));
     j.key("windows").value(s.windows);
@@ -125,7 +126,7 @@ std::string results_json(const ScenarioRun& run) {
       busiest = std::max(busiest, e);
     }
     j.end_array();
-    j.key("blocked_seconds_per_thread").begin_array();
+    j.key("blocked_seconds_per_thread").begin_array();  // the writing process's threads
     for (double b : s.blocked_seconds) j.value(b);
     j.end_array();
     j.key("critical_path_events").value(s.critical_path_events);

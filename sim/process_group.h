@@ -1,0 +1,67 @@
+#pragma once
+// The processes of one run split over several (MPI ranks, `mpirun -np N fabricsim run`):
+// what the parallel engine and the monitors need of them, and nothing of MPI itself. The
+// MPI implementation is a plugin the app loads only when mpirun started it
+// (app/mpi/), so the simulator core and the plain executable never link MPI.
+//
+// Every call is collective: each process makes the same calls in the same order.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace fabricsim {
+
+using Bytes = std::string;  // an opaque buffer
+
+class ProcessGroup {
+ public:
+  virtual ~ProcessGroup() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Sends out[r] to process r (out.size() == size()); returns what each process sent
+  // this one, by sender.
+  virtual std::vector<Bytes> exchange(const std::vector<Bytes>& out) = 0;
+  // Element-wise over every process's `values` (the same length everywhere).
+  virtual void all_min(std::vector<std::int64_t>& values) = 0;
+  virtual void all_sum(std::vector<std::int64_t>& values) = 0;
+};
+
+// Every process's `mine`, by rank, on every process.
+inline std::vector<Bytes> all_gather(ProcessGroup& group, const Bytes& mine) {
+  return group.exchange(std::vector<Bytes>(static_cast<std::size_t>(group.size()), mine));
+}
+
+// Plain values in and out of buffers (the processes of one run share a machine type).
+template <typename T>
+void put(Bytes& out, const T& value) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  out.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+class BytesReader {
+ public:
+  explicit BytesReader(const Bytes& in) : in_(&in) {}
+  template <typename T>
+  T get() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T value;
+    std::memcpy(&value, in_->data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    return value;
+  }
+  // The next `n` bytes, in place.
+  const char* take(std::size_t n) {
+    const char* p = in_->data() + at_;
+    at_ += n;
+    return p;
+  }
+  bool done() const { return at_ >= in_->size(); }
+
+ private:
+  const Bytes* in_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace fabricsim
