@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <thread>
 
 #include "sim/spin_barrier.h"
@@ -89,6 +88,7 @@ void ParallelEngine::swap_packets() {
   // in the sending partition's outbox (empty here: it runs elsewhere), so delivery takes
   // it in the same order as if that partition ran here.
   const std::size_t p = network_->partition_count();
+  const bool telemetry = network_->partition(0).packets().telemetry_enabled();  // the same in every pool
   std::vector<Bytes> out(static_cast<std::size_t>(group_->size()));
   for (std::uint32_t from = 0; from < p; ++from) {
     if (!owns(from)) continue;
@@ -100,7 +100,12 @@ void ParallelEngine::swap_packets() {
       put(b, from);
       put(b, to);
       put(b, static_cast<std::uint64_t>(packets.size()));
-      b.append(reinterpret_cast<const char*>(packets.data()), packets.size() * sizeof(CrossPacket));
+      for (const CrossPacket& c : packets) {
+        put(b, c.arrives);
+        put(b, c.link);
+        put(b, c.packet);
+        if (telemetry) put(b, c.telemetry);  // only when a scheme asks for INT: 132 B more
+      }
       packets.clear();
     }
   }
@@ -112,9 +117,13 @@ void ParallelEngine::swap_packets() {
       const auto to = r.get<std::uint32_t>();
       const auto n = r.get<std::uint64_t>();
       std::vector<CrossPacket>& packets = network_->outbox(from).to[to];
-      const std::size_t first = packets.size();
-      packets.resize(first + n);
-      std::memcpy(static_cast<void*>(packets.data() + first), r.take(n * sizeof(CrossPacket)), n * sizeof(CrossPacket));
+      for (std::uint64_t k = 0; k < n; ++k) {
+        CrossPacket& c = packets.emplace_back();
+        c.arrives = r.get<Time>();
+        c.link = r.get<std::uint32_t>();
+        c.packet = r.get<Packet>();
+        if (telemetry) c.telemetry = r.get<IntStack>();
+      }
     }
   }
 }
