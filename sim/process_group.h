@@ -26,6 +26,9 @@ class ProcessGroup {
   // Element-wise over every process's `values` (the same length everywhere).
   virtual void all_min(std::vector<std::int64_t>& values) = 0;
   virtual void all_sum(std::vector<std::int64_t>& values) = 0;
+  // Ends every process now with `exit_code` (this one failed where the others may be
+  // waiting for it: MPI_Abort). Not collective; does not return.
+  [[noreturn]] virtual void abort(int exit_code) = 0;
 };
 
 // Every process's `mine`, by rank, on every process.

@@ -4,6 +4,7 @@
 // as MPI ranks meet only through messages. It lets the tests drive the split-over-
 // processes path (engine, monitors, gathering the results) on a machine without MPI.
 #include <barrier>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -55,6 +56,7 @@ class LocalProcessGroup final : public ProcessGroup {
   std::vector<Bytes> exchange(const std::vector<Bytes>& out) override { return hub_->exchange(rank_, out); }
   void all_min(std::vector<std::int64_t>& v) override { hub_->reduce(rank_, v, true); }
   void all_sum(std::vector<std::int64_t>& v) override { hub_->reduce(rank_, v, false); }
+  [[noreturn]] void abort(int exit_code) override { std::_Exit(exit_code); }  // as MPI_Abort: every process ends
 
  private:
   LocalHub* hub_;

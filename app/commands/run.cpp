@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -35,6 +36,7 @@ int run_command(const po::variables_map& vm, int argc, char** argv) {
   // writes, the others say nothing (FABRICSIM_MPI_VERBOSE=1 lets them).
   const std::unique_ptr<ProcessGroup> processes = open_launched_processes(&argc, &argv);
   const bool writer = processes == nullptr || processes->rank() == 0;
+  const int error_fd = dup(STDERR_FILENO);  // a failure is said whoever has it
   if (!writer && std::getenv("FABRICSIM_MPI_VERBOSE") == nullptr) {
     if (std::freopen("/dev/null", "w", stdout) == nullptr || std::freopen("/dev/null", "w", stderr) == nullptr) return kExitFailure;
   }
@@ -64,7 +66,15 @@ int run_command(const po::variables_map& vm, int argc, char** argv) {
     if (writer) run.message_log().record_to((std::filesystem::path(out_dir) / "messages.jsonl").string());
   }
   const ProgressStyle style = progress_style(vm);
-  run.run(run_progress(style));
+  try {
+    run.run(run_progress(style));
+  } catch (const std::exception& e) {
+    // Set-up fails alike everywhere, so every process exits on its own; a failure during
+    // the run is this process's alone, and the others would wait for it for ever.
+    if (processes == nullptr) throw;
+    dprintf(error_fd, "fabricsim: error in process %d of %d: %s\n", processes->rank(), processes->size(), e.what());
+    processes->abort(kExitFailure);
+  }
   if (style.terminal && run.events() > 4'000'000) std::fputs("\n", stderr);
   // Several jobs: each alone on the same endpoints too, for what sharing cost it.
   if (run.job_count() > 1) run.measure_jobs_alone();

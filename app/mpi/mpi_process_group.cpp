@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <climits>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -61,6 +62,10 @@ class MpiProcessGroup final : public ProcessGroup {
 
   void all_min(std::vector<std::int64_t>& values) override { reduce(values, MPI_MIN); }
   void all_sum(std::vector<std::int64_t>& values) override { reduce(values, MPI_SUM); }
+  [[noreturn]] void abort(int exit_code) override {
+    MPI_Abort(MPI_COMM_WORLD, exit_code);
+    std::_Exit(exit_code);  // MPI_Abort should not return
+  }
 
  private:
   static int checked(long long bytes) {
