@@ -8,13 +8,36 @@
 
 namespace fabricsim {
 
+std::shared_ptr<const PreparedCollective> PreparedCollective::prepare(CollectiveProgram program) {
+  if (auto problem = check_program(program, false)) throw std::invalid_argument(*problem);
+  auto p = std::make_shared<PreparedCollective>();
+  p->matching = std::get<ProgramMatching>(match_program(program));  // check_program found no problem
+  const auto n = static_cast<std::size_t>(program.ranks);
+  p->waiting.resize(n);
+  p->children.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto& steps = program.programs[r].steps;
+    p->waiting[r].resize(steps.size());
+    p->children[r].resize(steps.size());
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      p->waiting[r][i] = static_cast<int>(steps[i].deps.size());
+      for (int d : steps[i].deps) p->children[r][static_cast<std::size_t>(d)].push_back(static_cast<int>(i));
+      if (receives_data(steps[i].kind)) ++p->waiting[r][i];  // for the data (a sum: the switch's one delivery)
+    }
+  }
+  p->program = std::move(program);
+  return p;
+}
+
 CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram program, std::vector<HostId> rank_hosts,
                                        const CollectiveOptions& options)
-    : network_(&network), program_(std::move(program)), options_(options) {
+    : CollectiveExecutor(network, PreparedCollective::prepare(std::move(program)), std::move(rank_hosts), options) {}
+
+CollectiveExecutor::CollectiveExecutor(Network& network, std::shared_ptr<const PreparedCollective> prepared,
+                                       std::vector<HostId> rank_hosts, const CollectiveOptions& options)
+    : network_(&network), prepared_(std::move(prepared)), program_(prepared_->program), options_(options) {
   if (static_cast<int>(rank_hosts.size()) != program_.ranks) throw std::invalid_argument("one endpoint per rank needed");
-  if (auto problem = check_program(program_, false)) throw std::invalid_argument(*problem);
   const int n = program_.ranks;
-  matching_ = std::get<ProgramMatching>(match_program(program_));  // check_program found no problem
   agents_.resize(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
     RankAgent& a = agents_[static_cast<std::size_t>(r)];
@@ -25,15 +48,11 @@ CollectiveExecutor::CollectiveExecutor(Network& network, CollectiveProgram progr
     a.starter.agent = &a;
     a.engine.set_order(network_->next_order_key());
     a.starter.set_order(network_->next_order_key());
-    const auto& steps = program_.programs[static_cast<std::size_t>(r)].steps;
-    a.steps.resize(steps.size());
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-      a.steps[i].waiting = static_cast<int>(steps[i].deps.size());
-      for (int d : steps[i].deps) a.steps[static_cast<std::size_t>(d)].children.push_back(static_cast<int>(i));
-      if (receives_data(steps[i].kind)) ++a.steps[i].waiting;  // for the data (a sum: the switch's one delivery)
-    }
-    steps_left_ += static_cast<std::int64_t>(steps.size());
-    a.steps_left = static_cast<std::int64_t>(steps.size());
+    const auto& waiting = prepared_->waiting[static_cast<std::size_t>(r)];
+    a.steps.resize(waiting.size());
+    for (std::size_t i = 0; i < waiting.size(); ++i) a.steps[i].waiting = waiting[i];
+    steps_left_ += static_cast<std::int64_t>(waiting.size());
+    a.steps_left = static_cast<std::int64_t>(waiting.size());
   }
   if (uses_in_network(program_)) {
     // NVLink SHARP: each group's ranks must hang off one switch layer that reduces and
@@ -276,7 +295,7 @@ void CollectiveExecutor::RankAgent::finish_step(int step) {
                                             owner->started_, owner->network_->sim().now());
     }
   }
-  for (int c : steps[static_cast<std::size_t>(step)].children) {
+  for (int c : owner->prepared_->children[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)]) {
     if (--steps[static_cast<std::size_t>(c)].waiting == 0) ready(c);
   }
   owner->step_finished();

@@ -11,6 +11,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,19 @@ struct CollectiveOptions {
   ActivityListener* activity = nullptr;
 };
 
+// What every run of one program shares, worked out once: the program, which receive each
+// send feeds, and each step's dependants and initial wait. A training trace runs the same
+// few collectives thousands of times; its replay prepares each kind once.
+struct PreparedCollective {
+  CollectiveProgram program;
+  ProgramMatching matching;
+  std::vector<std::vector<int>> waiting;                // per rank, per step: what it waits for
+  std::vector<std::vector<std::vector<int>>> children;  // per rank, per step: who waits for it
+
+  // Throws std::invalid_argument if check_program finds a problem.
+  static std::shared_ptr<const PreparedCollective> prepare(CollectiveProgram program);
+};
+
 // The collective as one agent per rank, each running its rank's program at its endpoint:
 // an agent hears from its own NIC that its sends have left and that data for its
 // receives has arrived (which receive travels with the message as its tag). The
@@ -40,6 +54,8 @@ class CollectiveExecutor final {
  public:
   // Throws std::invalid_argument if check_program finds a problem.
   CollectiveExecutor(Network& network, CollectiveProgram program, std::vector<HostId> rank_hosts,
+                     const CollectiveOptions& options);
+  CollectiveExecutor(Network& network, std::shared_ptr<const PreparedCollective> prepared, std::vector<HostId> rank_hosts,
                      const CollectiveOptions& options);
   CollectiveExecutor(const CollectiveExecutor&) = delete;
   CollectiveExecutor& operator=(const CollectiveExecutor&) = delete;
@@ -59,14 +75,13 @@ class CollectiveExecutor final {
   Time finished_at() const { return finished_; }
   // Set when data checking found the result wrong (or a contribution reduced twice).
   const std::optional<std::string>& data_error() const { return data_error_; }
-  const CollectiveProgram& program() const { return program_; }
+  const CollectiveProgram& program() const { return prepared_->program; }
 
  private:
   struct StepState {
     int waiting = 0;          // unfinished dependencies (+1 for a receive until its data arrives)
     bool started = false;
     Time began = 0;           // when it started (timelines)
-    std::vector<int> children;
   };
   class RankAgent;
   // One reduce/copy at a time per GPU, in order.
@@ -106,13 +121,13 @@ class CollectiveExecutor final {
   void step_finished();  // one step of some rank: the collective is done after the last
 
   const std::vector<StepRef>& feeds(int rank, int step) const {
-    return matching_.feeds[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)];
+    return prepared_->matching.feeds[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)];
   }
 
   Network* network_;
-  CollectiveProgram program_;
+  std::shared_ptr<const PreparedCollective> prepared_;
+  const CollectiveProgram& program_;  // prepared_->program
   CollectiveOptions options_;
-  ProgramMatching matching_;      // which receive each send feeds (worked out before the run)
   std::deque<RankAgent> agents_;  // handlers and observers never move
   struct InNetworkGroup {
     std::vector<int> ranks;

@@ -171,9 +171,14 @@ void TraceReplay::launch_collective(const std::string& key) {
   if (algorithm == "nvls" || algorithm == "nvls_tree") params.start_latency_ps = options_.nvls_latency_ps;
   params.local_size = std::min<int>(params.local_size, static_cast<int>(op.group.size()));
   if (static_cast<int>(op.group.size()) % std::max(1, params.local_size) != 0) params.local_size = static_cast<int>(op.group.size());
-  auto executor = std::make_unique<CollectiveExecutor>(
-      *network_, build_collective(algorithm, op.op, static_cast<int>(op.group.size()), std::max<std::int64_t>(1, op.bytes), params),
-      std::move(hosts), options_.collective);
+  const std::int64_t bytes = std::max<std::int64_t>(1, op.bytes);
+  const int n = static_cast<int>(op.group.size());
+  // A trace repeats a few collectives thousands of times: each kind is built and checked once.
+  const PreparedKey kind{algorithm, static_cast<int>(op.op), n, bytes, params.channels, params.chunk_bytes,
+                        params.root, params.local_size, params.start_latency_ps};
+  auto& prepared = prepared_[kind];
+  if (!prepared) prepared = PreparedCollective::prepare(build_collective(algorithm, op.op, n, bytes, params));
+  auto executor = std::make_unique<CollectiveExecutor>(*network_, prepared, std::move(hosts), options_.collective);
   CollectiveExecutor* e = executor.get();
   executors_.push_back(std::move(executor));
   e->set_on_done([this, members = pending.members] {

@@ -119,6 +119,9 @@ class TraceReplay final {
   std::deque<ComputeStream> streams_;
   std::map<std::string, PendingCollective> collectives_;
   std::vector<std::unique_ptr<CollectiveExecutor>> executors_;  // running ones (and just-finished)
+  // (algorithm, op, ranks, bytes, channels, chunk, root, local size, start latency)
+  using PreparedKey = std::tuple<std::string, int, int, std::int64_t, int, std::int64_t, int, int, std::int64_t>;
+  std::map<PreparedKey, std::shared_ptr<const PreparedCollective>> prepared_;
   std::size_t finished_collectives_ = 0;
   std::deque<RankAgent> agents_;      // observers never move
   std::map<HostId, int> rank_of_host_;
