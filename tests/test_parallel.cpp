@@ -101,6 +101,39 @@ network:
   queue_sample_interval: 10us
 workload: {kind: permutation, bytes: 1000000}
 )";
+
+const char* kPoissonLeafSpine = R"(
+topology:
+  kind: leaf_spine
+  leaves: 4
+  spines: 2
+  hosts_per_leaf: 4
+  host_link: {bandwidth: 100Gbps, latency: 1us}
+  fabric_link: {bandwidth: 100Gbps, latency: 2us}
+network: {mtu: 4000, buffer: {size: 4MiB}, pfc: {}}
+workload: {kind: poisson, load: 0.4, duration: 200us, flow_size_cdf: )" FABRICSIM_SOURCE_DIR R"(/configs/flow_cdf/websearch.txt}
+)";
+
+// A 4-ring where every flow crosses two hops: a cyclic buffer dependency that PFC locks.
+const char* kTorusDeadlock = R"(
+topology:
+  kind: torus3d
+  dims: [4, 1, 1]
+  link: {bandwidth: 100Gbps, latency: 1us}
+  host_link: {bandwidth: 100Gbps, latency: 1us}
+network:
+  mtu: 4KiB
+  traffic_classes: 2
+  ack_traffic_class: 1
+  buffer: {size: 512KiB, alpha: 0.125}
+  pfc: {classes: [0, 1]}
+  deadlock_check_interval: 50us
+messages:
+  - {src: h0, dst: h2, bytes: 64MiB}
+  - {src: h1, dst: h3, bytes: 64MiB}
+  - {src: h2, dst: h0, bytes: 64MiB}
+  - {src: h3, dst: h1, bytes: 64MiB}
+)";
 }  // namespace
 
 TEST_CASE("a split run's results are the serial run's: permutation under PFC with queue sampling") {
@@ -121,42 +154,13 @@ TEST_CASE("a split run's results are the serial run's: InfiniBand credits across
 }
 
 TEST_CASE("a split run's results are the serial run's: Poisson arrivals and the load window") {
-  check_same_for_every_split(R"(
-topology:
-  kind: leaf_spine
-  leaves: 4
-  spines: 2
-  hosts_per_leaf: 4
-  host_link: {bandwidth: 100Gbps, latency: 1us}
-  fabric_link: {bandwidth: 100Gbps, latency: 2us}
-network: {mtu: 4000, buffer: {size: 4MiB}, pfc: {}}
-workload: {kind: poisson, load: 0.4, duration: 200us, flow_size_cdf: )" FABRICSIM_SOURCE_DIR R"(/configs/flow_cdf/websearch.txt}
-)");
+  check_same_for_every_split(kPoissonLeafSpine);
 }
 
 TEST_CASE("a split run finds the same PFC deadlock, at the same time, as the serial run") {
-  const std::string yaml = R"(
-topology:
-  kind: torus3d
-  dims: [4, 1, 1]
-  link: {bandwidth: 100Gbps, latency: 1us}
-  host_link: {bandwidth: 100Gbps, latency: 1us}
-network:
-  mtu: 4KiB
-  traffic_classes: 2
-  ack_traffic_class: 1
-  buffer: {size: 512KiB, alpha: 0.125}
-  pfc: {classes: [0, 1]}
-  deadlock_check_interval: 50us
-messages:
-  - {src: h0, dst: h2, bytes: 64MiB}
-  - {src: h1, dst: h3, bytes: 64MiB}
-  - {src: h2, dst: h0, bytes: 64MiB}
-  - {src: h3, dst: h1, bytes: 64MiB}
-)";
-  const std::string serial = comparable_results(yaml, 0);
+  const std::string serial = comparable_results(kTorusDeadlock, 0);
   CHECK(serial.find("\"deadlock\": true") != std::string::npos);
-  for (int p : {2, 4}) CHECK(comparable_results(yaml, p) == serial);
+  for (int p : {2, 4}) CHECK(comparable_results(kTorusDeadlock, p) == serial);
 }
 
 TEST_CASE("a run split over processes gives the serial run's results: PFC, queue sampling, credits, telemetry, a time limit") {
@@ -169,44 +173,15 @@ TEST_CASE("a run split over processes gives the serial run's results: PFC, queue
 }
 
 TEST_CASE("a run split over processes gives the serial run's results: Poisson arrivals and the load window") {
-  check_same_over_processes(R"(
-topology:
-  kind: leaf_spine
-  leaves: 4
-  spines: 2
-  hosts_per_leaf: 4
-  host_link: {bandwidth: 100Gbps, latency: 1us}
-  fabric_link: {bandwidth: 100Gbps, latency: 2us}
-network: {mtu: 4000, buffer: {size: 4MiB}, pfc: {}}
-workload: {kind: poisson, load: 0.4, duration: 200us, flow_size_cdf: )" FABRICSIM_SOURCE_DIR R"(/configs/flow_cdf/websearch.txt}
-)");
+  check_same_over_processes(kPoissonLeafSpine);
 }
 
 TEST_CASE("a run split over processes finds the serial run's PFC deadlock: the same cycle at the same time") {
   // Each process sees only its own ports' queues; the check pools them.
-  const std::string yaml = R"(
-topology:
-  kind: torus3d
-  dims: [4, 1, 1]
-  link: {bandwidth: 100Gbps, latency: 1us}
-  host_link: {bandwidth: 100Gbps, latency: 1us}
-network:
-  mtu: 4KiB
-  traffic_classes: 2
-  ack_traffic_class: 1
-  buffer: {size: 512KiB, alpha: 0.125}
-  pfc: {classes: [0, 1]}
-  deadlock_check_interval: 50us
-messages:
-  - {src: h0, dst: h2, bytes: 64MiB}
-  - {src: h1, dst: h3, bytes: 64MiB}
-  - {src: h2, dst: h0, bytes: 64MiB}
-  - {src: h3, dst: h1, bytes: 64MiB}
-)";
-  const std::string serial = comparable_results(yaml, 0);
+  const std::string serial = comparable_results(kTorusDeadlock, 0);
   REQUIRE(serial.find("\"deadlock\": true") != std::string::npos);
-  CHECK(comparable_results_over_processes(yaml, 2, 1) == serial);
-  CHECK(comparable_results_over_processes(yaml, 4, 1) == serial);
+  CHECK(comparable_results_over_processes(kTorusDeadlock, 2, 1) == serial);
+  CHECK(comparable_results_over_processes(kTorusDeadlock, 4, 1) == serial);
 }
 
 TEST_CASE("a run split over processes writes the serial run's messages.jsonl") {
