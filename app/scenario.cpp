@@ -233,7 +233,7 @@ void ScenarioRun::prepare_timed_faults() {
   if (config_.network.fidelity == NetworkConfig::Fidelity::kFlow || config_.threads > 0 || config_.processes != nullptr) {
     throw ConfigError(first.where, first.path + ".at",
                       "failures during the run are modelled at packet fidelity on one thread; expected no `at` here, "
-                      "or fidelity packet without --threads");
+                      "or fidelity packet without --threads or mpirun");
   }
   // Each detection installs the routes without every link failed so far.
   std::vector<bool> down(topology_.links().size(), false);
@@ -372,17 +372,17 @@ void ScenarioRun::check_splittable() const {
   if (config_.network.fidelity == NetworkConfig::Fidelity::kFlow) {
     throw ConfigError(config_.file, "network.fidelity",
                       "a flow-level run is one solver over the whole fabric and runs on one thread: expected no --threads "
-                      "with fidelity flow");
+                      "(and no mpirun) with fidelity flow");
   }
   if (w.kind == K::kCollective || w.kind == K::kTrace || w.kind == K::kChakra || !config_.jobs.empty()) {
     throw ConfigError(config_.file, "workload.kind",
                       "--threads splits runs of messages and synthetic traffic (permutation, incast, uniform, "
                       "poisson); collectives and traces make messages during the run, across partitions, and run "
-                      "on one thread for now: expected no --threads for this workload");
+                      "on one thread for now: expected no --threads (and no mpirun) for this workload");
   }
   if (config_.stop.events < static_cast<std::uint64_t>(INT64_MAX)) {  // the default is no limit
     throw ConfigError(config_.file, "stop.events",
-                      "an event limit has no meaning that is the same for every split; expected stop.time with --threads");
+                      "an event limit has no meaning that is the same for every split; expected stop.time with --threads or mpirun");
   }
 }
 
