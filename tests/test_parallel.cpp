@@ -173,8 +173,8 @@ TEST_CASE("a run split over processes gives the serial run's results: PFC, queue
   check_same_over_processes(kFatTreePermutation);
   check_same_over_processes(std::string(kFatTreePermutation) + "stop: {time: 40us}\n");
   check_same_over_processes(incast_yaml("", ", kind: infiniband"));
-  // Two 1 GiB flows: some 86,000 windows of 1 us; one split, where the stand-in threads
-  // fit the cores.
+  // Two 1 GiB flows: some 86,000 windows of 1 us, each a few waits at the stand-in's
+  // blocking barrier; one split keeps it to seconds.
   check_same_over_processes(two_flows_yaml("  hpcc: {}\n"), {{3, 1}});
 }
 
