@@ -36,6 +36,43 @@ FlowModel::FlowModel(Simulator& sim, std::vector<double> capacity, MessageObserv
 
 void FlowModel::start(MessageId id, std::int64_t wire_bytes, std::int64_t payload, const Route& route) {
   if (route.hops.empty()) throw std::logic_error("a flow with no links");
+  if (route.in_turn != UINT32_MAX) {
+    if (wire_bytes > route.turn_bytes) {
+      body_routes_[id] = route;
+      start_now(id, wire_bytes - route.turn_bytes, payload, route, true);
+    } else {
+      take_turn({id, wire_bytes, payload, route});
+    }
+    return;
+  }
+  start_now(id, wire_bytes, payload, route, false);
+}
+
+void FlowModel::take_turn(const Waiting& w) {
+  Turns& t = turns_[w.route.in_turn];
+  if (t.busy) {
+    t.waiting.push_back(w);
+    return;
+  }
+  t.busy = true;
+  start_now(w.id, w.wire_bytes, w.payload, w.route, false);
+}
+
+void FlowModel::pass_turns() {
+  for (std::size_t i = 0; i < turn_over_.size(); ++i) {
+    Turns& t = turns_[turn_over_[i]];
+    t.busy = false;
+    if (t.waiting.empty()) continue;
+    const Waiting next = std::move(t.waiting.front());
+    t.waiting.pop_front();
+    take_turn(next);
+  }
+  turn_over_.clear();
+  for (std::size_t i = 0; i < tails_due_.size(); ++i) take_turn(tails_due_[i]);
+  tails_due_.clear();
+}
+
+void FlowModel::start_now(MessageId id, std::int64_t wire_bytes, std::int64_t payload, const Route& route, bool body) {
   std::uint32_t f;
   if (!free_flows_.empty()) {
     f = free_flows_.back();
@@ -62,6 +99,10 @@ void FlowModel::start(MessageId id, std::int64_t wire_bytes, std::int64_t payloa
   s.window = route.window;
   s.ahead = s.ahead_cap = s.push = 0;
   s.sent = route.window <= 0;
+  s.body = body;
+  s.in_turn = route.in_turn;
+  s.tail_wire = route.turn_bytes;
+  s.tail_payload = payload;
   s.deliver.assign(route.deliver.begin(), route.deliver.end());
   s.hops.assign(route.hops.begin(), route.hops.end());
   s.member_pos.resize(s.hops.size());
@@ -119,7 +160,13 @@ void FlowModel::complete_due(Time now) {
     if (!sending.sent) {
       // Its last byte has left the sender, ahead of the flow's rate: it drains on.
       sending.sent = true;
-      note(now, sending.id, 0, 0);
+      if (sending.body) {
+        tails_due_.push_back({sending.id, sending.tail_wire, sending.tail_payload, body_routes_.at(sending.id)});
+        body_routes_.erase(sending.id);
+      } else {
+        note(now, sending.id, 0, 0);
+        if (sending.in_turn != UINT32_MAX) turn_over_.push_back(sending.in_turn);
+      }
       sending.finish = sending.last + drain_time(sending.remaining, sending.rate);
       if (sending.finish < now) sending.finish = now;
       heap_update(f);
@@ -127,8 +174,20 @@ void FlowModel::complete_due(Time now) {
     }
     remove_from_links(f);
     const FlowState& s = flows_[f];
+    if (s.body) {
+      if (s.window <= 0) {  // sent as it drains: its last quantum's turn now
+        tails_due_.push_back({s.id, s.tail_wire, s.tail_payload, body_routes_.at(s.id)});
+        body_routes_.erase(s.id);
+      }
+      free_flows_.push_back(f);
+      --active_;
+      continue;
+    }
     const Time delivered = now + s.deliver_delay;
-    if (s.window <= 0) note(now, s.id, 0, 0);
+    if (s.window <= 0) {
+      note(now, s.id, 0, 0);
+      if (s.in_turn != UINT32_MAX) turn_over_.push_back(s.in_turn);
+    }
     if (s.acknowledged) {
       note(delivered, s.id, 1, s.payload);
       note(delivered + s.ack_delay, s.id, 2, 0);
@@ -281,6 +340,7 @@ void FlowModel::on_event() {
   const Time now = sim_->now();
   for (;;) {
     complete_due(now);
+    pass_turns();
     if (!dirty_links_.empty() && solve_time(now) == now) solve(now);
     if (!heap_.empty() && flows_[heap_[0]].finish <= now) continue;
     if (notes_.empty() || notes_.front().time > now) break;

@@ -17,6 +17,7 @@
 // and ASTRA-sim's analytical backends make the same choice). docs/model.md lists when
 // that matters.
 #include <cstdint>
+#include <deque>
 #include <unordered_map>
 #include <vector>
 
@@ -49,6 +50,12 @@ class FlowModel final : public EventHandler {
     // A credit-based first link (the sender's widest): the credit it grants, in bytes.
     std::uint32_t window_link = UINT32_MAX;
     double window = 0;
+    // In-network transfers of one sender (NVLS) are striped a packet per link over all its
+    // links, and its NIC takes turns over them: a round-robin whose quantum is one packet
+    // per link. A flow's body shares fairly; its last quantum (`turn_bytes`) waits its turn
+    // among the sender's (`in_turn`) and goes in posting order.
+    std::uint32_t in_turn = UINT32_MAX;
+    std::int64_t turn_bytes = 0;
   };
   // `capacity`: each link's rate in bytes per picosecond. `observer` hears of every
   // flow's sending, delivery and completion (the network's dispatcher).
@@ -104,6 +111,10 @@ class FlowModel final : public EventHandler {
     double ahead_cap = 0;
     double push = 0;
     bool sent = false;  // the sender's last byte has left (told)
+    bool body = false;  // a flow's body: silent; once sent, its last quantum takes its turn
+    std::uint32_t in_turn = UINT32_MAX;
+    std::int64_t tail_wire = 0;
+    std::int64_t tail_payload = 0;
     std::vector<MessageId> deliver;
     std::vector<Hop> hops;
     std::vector<std::uint32_t> member_pos;  // per hop: its place in the link's member list
@@ -168,6 +179,23 @@ class FlowModel final : public EventHandler {
   std::vector<std::uint32_t> free_flows_;
   std::vector<std::uint32_t> heap_;
   std::vector<Note> notes_;  // a heap by (time, seq)
+  struct Waiting {
+    MessageId id;
+    std::int64_t wire_bytes;
+    std::int64_t payload;
+    Route route;
+  };
+  struct Turns {
+    bool busy = false;
+    std::deque<Waiting> waiting;
+  };
+  std::unordered_map<std::uint32_t, Turns> turns_;  // by Route::in_turn
+  std::vector<std::uint32_t> turn_over_;            // senders whose turn just ended
+  std::vector<Waiting> tails_due_;                  // last quanta whose bodies were just sent
+  std::unordered_map<MessageId, Route> body_routes_;  // bodies' routes, for their tails
+  void start_now(MessageId id, std::int64_t wire_bytes, std::int64_t payload, const Route& route, bool body);
+  void take_turn(const Waiting& w);
+  void pass_turns();
   std::vector<std::uint32_t> dirty_links_;
   std::unordered_map<std::uint32_t, SumState> sums_;  // sums with contributions in flight
   std::uint64_t next_serial_ = 0;

@@ -203,6 +203,8 @@ FlowModel::Route FlowRouter::in_network_route(const Message& m, std::int64_t pac
   }
   merge_hops(hops, route);
   set_window(m.src, route);
+  route.in_turn = m.src;
+  route.turn_bytes = static_cast<std::int64_t>(std::popcount(ports)) * packet;
   return route;
 }
 

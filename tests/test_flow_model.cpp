@@ -111,6 +111,45 @@ TEST_CASE("flows sharing a credit-based first link share its window in proportio
   }
 }
 
+TEST_CASE("in-network transfers of one sender take turns a quantum at a time: bodies share, last quanta go in order") {
+  // 100 Gb/s = 0.0125 B/ps; a quantum of 125,000 B (one packet per link) takes 10 us.
+  // Unacknowledged (as NVLS transfers are): done once sent.
+  const auto striped = [](std::uint32_t sender) {
+    FlowModel::Route r = over({0});
+    r.acknowledged = false;
+    r.in_turn = sender;
+    r.turn_bytes = 125'000;
+    return r;
+  };
+  SUBCASE("four of a quantum each go one after another, not all at 40 us") {
+    Bench b({0.0125});
+    b.run([&](FlowModel& model) {
+      for (MessageId i = 0; i < 4; ++i) model.start(i, 125'000, 125'000, striped(7));
+    });
+    for (MessageId i = 0; i < 4; ++i) {
+      CHECK(b.times.sent[i] == static_cast<Time>(i + 1) * us(10));
+      CHECK(b.times.finished[i] == b.times.sent[i]);
+    }
+  }
+  SUBCASE("two of three quanta: bodies share fairly (250,000 B each at half the link: 40 us), then the last quanta in turn") {
+    Bench b({0.0125});
+    b.run([&](FlowModel& model) {
+      for (MessageId i = 0; i < 2; ++i) model.start(i, 375'000, 375'000, striped(7));
+    });
+    CHECK(b.times.sent[0] == us(50));
+    CHECK(b.times.sent[1] == us(60));
+  }
+  SUBCASE("another sender's transfer is not in that turn: it shares fairly") {
+    Bench b({0.0125});
+    b.run([&](FlowModel& model) {
+      model.start(0, 125'000, 125'000, striped(7));
+      model.start(1, 125'000, 125'000, striped(8));
+    });
+    CHECK(b.times.sent[0] == us(20));
+    CHECK(b.times.sent[1] == us(20));
+  }
+}
+
 TEST_CASE("a parking lot gets the textbook max-min rates") {
   // Links L0 and L1, 80 Gb/s each (0.01 B/ps). A crosses both; B only L0; C and D only
   // L1. Progressive filling: L1's share 0.01/3 is the smaller (L0's is 0.01/2), so A, C
