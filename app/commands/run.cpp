@@ -34,7 +34,14 @@ void add_options(po::options_description& options) {
 int run_command(const po::variables_map& vm, int argc, char** argv) {
   // Under mpirun each process runs its share of the partitions; the first one reports and
   // writes, the others say nothing (FABRICSIM_MPI_VERBOSE=1 lets them).
-  const std::unique_ptr<ProcessGroup> processes = open_launched_processes(&argc, &argv);
+  std::unique_ptr<ProcessGroup> processes;
+  try {
+    processes = open_launched_processes(&argc, &argv);
+  } catch (const std::runtime_error& e) {
+    // mpirun started several of us but this build cannot split a run: the user's setup.
+    if (launched_rank() == 0) std::cerr << "fabricsim run: " << e.what() << "\n";
+    return kExitBadInput;
+  }
   const bool writer = processes == nullptr || processes->rank() == 0;
   const int error_fd = dup(STDERR_FILENO);  // a failure is said whoever has it
   if (!writer && std::getenv("FABRICSIM_MPI_VERBOSE") == nullptr) {
