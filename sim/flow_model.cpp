@@ -105,6 +105,10 @@ void FlowModel::start_now(MessageId id, std::int64_t wire_bytes, std::int64_t pa
   s.tail_payload = payload;
   s.deliver.assign(route.deliver.begin(), route.deliver.end());
   s.hops.assign(route.hops.begin(), route.hops.end());
+  s.shares = static_cast<double>(std::max<std::uint32_t>(1, route.shares));
+  if (route.shares > 1) {
+    for (Hop& h : s.hops) h.weight *= s.shares;  // its load on each link: every share's
+  }
   s.member_pos.resize(s.hops.size());
   for (std::size_t h = 0; h < s.hops.size(); ++h) {
     LinkState& l = links_[s.hops[h].link];
@@ -292,7 +296,7 @@ void FlowModel::solve(Time now) {
       s.frozen = true;
       --unfrozen;
       const double old_rate = s.rate;
-      s.rate = share;
+      s.rate = share * s.shares;  // each share's fair share, together
       if (s.sent && (s.rate != old_rate || s.finish == kTimeMax)) {
         s.finish = now + drain_time(s.remaining, s.rate);
         heap_update(m.flow);

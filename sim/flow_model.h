@@ -56,6 +56,9 @@ class FlowModel final : public EventHandler {
     // among the sender's (`in_turn`) and goes in posting order.
     std::uint32_t in_turn = UINT32_MAX;
     std::int64_t turn_bytes = 0;
+    // It stands for this many equal flows on the same links (max-min gives each the same
+    // share; together they load each link `shares` times as much).
+    std::uint32_t shares = 1;
   };
   // `capacity`: each link's rate in bytes per picosecond. `observer` hears of every
   // flow's sending, delivery and completion (the network's dispatcher).
@@ -112,6 +115,7 @@ class FlowModel final : public EventHandler {
     double push = 0;
     bool sent = false;  // the sender's last byte has left (told)
     bool body = false;  // a flow's body: silent; once sent, its last quantum takes its turn
+    double shares = 1;  // equal flows it stands for
     std::uint32_t in_turn = UINT32_MAX;
     std::int64_t tail_wire = 0;
     std::int64_t tail_payload = 0;

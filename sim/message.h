@@ -35,6 +35,9 @@ struct Message {
   std::uint32_t stripe_base = 0;  // in-network: where its address falls in the stripe over
                                   // the sender's links (the same for every contribution to a
                                   // sum and for the sum's multicast: the piece's place in the buffer)
+  // Flow fidelity only: it stands for this many equal messages on the same path at once
+  // (the channels of a collective inside one NVSwitch domain), each of bytes / shares.
+  std::uint16_t shares = 1;
   bool has_sender = true;       // a sender will report it sent and finished
   bool awaits_delivery = true;  // a receiver will report it delivered
   // The record, written as the NICs report (by the network's dispatcher).

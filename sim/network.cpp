@@ -312,8 +312,14 @@ MessageId Network::add_contribution_for_all(HostId src, std::uint16_t group, std
 }
 
 void Network::post_flow(MessageId id, const Message& m) {
-  const std::int64_t wire = std::max<std::int64_t>(0, m.bytes) + static_cast<std::int64_t>(m.packets) * params_.nic.header_bytes;
+  std::int64_t wire = std::max<std::int64_t>(0, m.bytes) + static_cast<std::int64_t>(m.packets) * params_.nic.header_bytes;
+  if (m.shares > 1) {
+    // Each share is a message of its own on the wire: its own packets and headers.
+    const std::int64_t each = std::max<std::int64_t>(0, m.bytes) / m.shares;
+    wire = m.shares * (each + static_cast<std::int64_t>(packets_for(each, params_.nic.mtu)) * params_.nic.header_bytes);
+  }
   FlowModel::Route route = flow_router_->route(m);
+  route.shares = m.shares;
   if (m.in_network == InNetwork::kMulticast) {
     auto it = flow_multicast_receives_.find(id);
     if (it != flow_multicast_receives_.end()) {

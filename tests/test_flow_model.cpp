@@ -150,6 +150,22 @@ TEST_CASE("in-network transfers of one sender take turns a quantum at a time: bo
   }
 }
 
+TEST_CASE("a flow standing for several equal flows takes a share for each") {
+  // 100 Gb/s = 0.0125 B/ps. A bundle of 4 shares (1,000,000 B: 250,000 each) beside one
+  // flow of 250,000 B: five equal shares of 0.0025 B/ps, so the bundle runs at 0.01 B/ps
+  // and both finish at 100 us, as five separate flows would.
+  Bench b({0.0125});
+  b.run([&](FlowModel& model) {
+    FlowModel::Route bundle = over({0});
+    bundle.shares = 4;
+    model.start(0, 1'000'000, 1'000'000, bundle);
+    model.start(1, 250'000, 250'000, over({0}));
+  });
+  CHECK(b.times.sent[0] == us(100));
+  CHECK(b.times.sent[1] == us(100));
+  CHECK(b.model.link_bytes(0, b.sim.now()) == doctest::Approx(1'250'000.0));
+}
+
 TEST_CASE("a parking lot gets the textbook max-min rates") {
   // Links L0 and L1, 80 Gb/s each (0.01 B/ps). A crosses both; B only L0; C and D only
   // L1. Progressive filling: L1's share 0.01/3 is the smaller (L0's is 0.01/2), so A, C

@@ -155,6 +155,7 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
         RankAgent& peer = x.agents_[static_cast<std::size_t>(to[0].rank)];
         id = x.network_->add_message(host, peer.host, bytes, x.options_.traffic_class);
         x.network_->messages()[id].tag = static_cast<std::uint32_t>(to[0].step);  // the receive it feeds
+        x.network_->messages()[id].shares = x.options_.flow_shares;
         x.network_->dispatcher().assign(id, this, &peer);
       } else if (s.kind == StepKind::kSwitchReduce && s.peer == kAllMembers) {
         // SHARP: the first contribution opens the sum at every member (its receives).

@@ -31,6 +31,9 @@ struct CollectiveOptions {
   std::uint8_t traffic_class = 0;
   // Told of each rank's steps and of its part of the collective as a whole (timelines).
   ActivityListener* activity = nullptr;
+  // Flow fidelity: each send stands for this many equal ones (Message::shares): a
+  // program of one channel running for `flow_shares` identical ones.
+  std::uint16_t flow_shares = 1;
 };
 
 // What every run of one program shares, worked out once: the program, which receive each

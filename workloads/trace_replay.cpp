@@ -173,12 +173,23 @@ void TraceReplay::launch_collective(const std::string& key) {
   if (static_cast<int>(op.group.size()) % std::max(1, params.local_size) != 0) params.local_size = static_cast<int>(op.group.size());
   const std::int64_t bytes = std::max<std::int64_t>(1, op.bytes);
   const int n = static_cast<int>(op.group.size());
+  CollectiveOptions options = options_.collective;
+  if (network_->flow_model() != nullptr && algorithm == "ring" && params.channels > 1 && params.channels <= UINT16_MAX &&
+      network_->can_reduce_in_network(hosts)) {
+    // Flows, inside one NVSwitch domain: every channel's ring crosses the same GPU links
+    // and the same switch layer, and max-min gives their equal sends equal rates, so one
+    // ring whose sends each stand for `channels` sends runs the same (with 1/channels of
+    // the flows). Across nodes channels take different NICs, and stay apart.
+    options.flow_shares = static_cast<std::uint16_t>(params.channels);
+    if (params.chunk_bytes > 0) params.chunk_bytes *= params.channels;  // the same pieces per ring
+    params.channels = 1;
+  }
   // A trace repeats a few collectives thousands of times: each kind is built and checked once.
   const PreparedKey kind{algorithm, static_cast<int>(op.op), n, bytes, params.channels, params.chunk_bytes,
                         params.root, params.local_size, params.start_latency_ps};
   auto& prepared = prepared_[kind];
   if (!prepared) prepared = PreparedCollective::prepare(build_collective(algorithm, op.op, n, bytes, params));
-  auto executor = std::make_unique<CollectiveExecutor>(*network_, prepared, std::move(hosts), options_.collective);
+  auto executor = std::make_unique<CollectiveExecutor>(*network_, prepared, std::move(hosts), options);
   CollectiveExecutor* e = executor.get();
   executors_.push_back(std::move(executor));
   e->set_on_done([this, members = pending.members] {
