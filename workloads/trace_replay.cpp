@@ -174,8 +174,14 @@ void TraceReplay::launch_collective(const std::string& key) {
   const std::int64_t bytes = std::max<std::int64_t>(1, op.bytes);
   const int n = static_cast<int>(op.group.size());
   CollectiveOptions options = options_.collective;
+  const auto one_domain = [&] {
+    // Asked of the whole network once per group (a trace's groups repeat thousands of times).
+    const auto [it, fresh] = one_domain_.try_emplace(op.group, false);
+    if (fresh) it->second = network_->can_reduce_in_network(hosts);
+    return it->second;
+  };
   if (network_->flow_model() != nullptr && algorithm == "ring" && params.channels > 1 && params.channels <= UINT16_MAX &&
-      network_->can_reduce_in_network(hosts)) {
+      one_domain()) {
     // Flows, inside one NVSwitch domain: every channel's ring crosses the same GPU links
     // and the same switch layer, and max-min gives their equal sends equal rates, so one
     // ring whose sends each stand for `channels` sends runs the same (with 1/channels of

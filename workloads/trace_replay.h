@@ -122,6 +122,7 @@ class TraceReplay final {
   // (algorithm, op, ranks, bytes, channels, chunk, root, local size, start latency)
   using PreparedKey = std::tuple<std::string, int, int, std::int64_t, int, std::int64_t, int, int, std::int64_t>;
   std::map<PreparedKey, std::shared_ptr<const PreparedCollective>> prepared_;
+  std::map<std::vector<int>, bool> one_domain_;  // group -> all on one NVSwitch domain
   std::size_t finished_collectives_ = 0;
   std::deque<RankAgent> agents_;      // observers never move
   std::map<HostId, int> rank_of_host_;

@@ -43,7 +43,7 @@ int run_command(const po::variables_map& vm, int argc, char** argv) {
     return kExitBadInput;
   }
   const bool writer = processes == nullptr || processes->rank() == 0;
-  const int error_fd = dup(STDERR_FILENO);  // a failure is said whoever has it
+  const int error_fd = processes != nullptr ? dup(STDERR_FILENO) : -1;  // a failure is said whoever has it
   if (!writer && std::getenv("FABRICSIM_MPI_VERBOSE") == nullptr) {
     if (std::freopen("/dev/null", "w", stdout) == nullptr || std::freopen("/dev/null", "w", stderr) == nullptr) return kExitFailure;
   }
