@@ -17,6 +17,7 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
       config_(config.workload.collective),
       traffic_class_(static_cast<std::uint8_t>(config.workload.traffic_class)) {
   set_order(network.next_order_key());
+  for (const LinkDirection& d : network.directions()) notice_ = std::max(notice_, d.link->latency());
   const auto endpoints = static_cast<int>(topology.host_count());
   ranks_ = config_.ranks == 0 ? endpoints : config_.ranks;
   const std::string where = config.file;
@@ -64,7 +65,14 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
     config_dir_ = std::filesystem::path(config.file).parent_path().string();
   }
   // Check every size's program now, so a bad algorithm fails before any event.
+  const bool split = network.partition_count() > 1;
   for (std::int64_t bytes : config_.sizes) {
+    if (split && choice_for(bytes).algorithm == "collnet") {
+      throw ConfigError(where, "workload.algorithm",
+                        "collnet's SHARP sums are opened by whichever member contributes first, which a run split over "
+                        "threads does not fix; NCCL's choice at " + std::to_string(bytes) +
+                            " B is collnet: expected another algorithm with --threads");
+    }
     try {
       const CollectiveProgram p = program_for(bytes);
       if (auto problem = check_program(p, config_.check_data)) throw std::invalid_argument(*problem);
@@ -147,9 +155,18 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   return p;
 }
 
-void CollectiveSweep::on_event() { start_next(); }
+void CollectiveSweep::on_event() { start_next(network_->sim().now()); }
 
-void CollectiveSweep::start_next() {
+void CollectiveSweep::begin_at(Time at, bool split) {
+  split_ = split;
+  start_next(at);
+}
+
+void CollectiveSweep::poll() {
+  if (current_ && current_->done()) start_next(current_->finished_at() + notice_);
+}
+
+void CollectiveSweep::start_next(Time at) {
   if (current_) {
     CollectiveRow& row = rows_.back();
     row.time = current_->finished_at() - current_->started_at();
@@ -169,8 +186,8 @@ void CollectiveSweep::start_next() {
   options.traffic_class = traffic_class_;
   options.activity = activity_;
   current_ = std::make_unique<CollectiveExecutor>(*network_, program_for(bytes), hosts_, options);
-  current_->set_on_done([this] { start_next(); });
-  current_->start();
+  current_->set_on_done([this] { start_next(current_->finished_at() + notice_); }, split_);
+  current_->start_at(at);
 }
 
 }  // namespace fabricsim

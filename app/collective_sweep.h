@@ -1,7 +1,10 @@
 #pragma once
 // Runs a collective workload over a scenario's network: one size, or nccl-tests-style
-// sizes back to back (each starts when the previous one finishes), and keeps one result
-// row per size.
+// sizes back to back, and keeps one result row per size. Each size starts one notice
+// after the previous one's last rank finished: the fabric's longest link latency, the
+// time word of the end takes to reach every rank (nccl-tests' ranks meet between sizes).
+// So a run split over threads, whose partitions hear of the end between windows, starts
+// every rank at the same time as a serial run does.
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,19 +39,26 @@ class CollectiveSweep final : public EventHandler {
   // Rank r runs on placement[r] (empty: on endpoint r).
   CollectiveSweep(Network& network, const Topology& topology, const ScenarioConfig& config, std::vector<HostId> placement = {});
 
-  void on_event() override;  // starts the first size at the workload's start time
+  void on_event() override;  // starts the first size now
+  // Starts the first size at `at` (before the run). `split`: the run is split over
+  // threads, and poll() is called between windows to see the end of each size.
+  void begin_at(Time at, bool split = false);
+  void poll();
   const std::vector<CollectiveRow>& rows() const { return rows_; }
   int ranks() const { return ranks_; }
   const CollectiveConfig& config() const { return config_; }
   // Told of each rank's part of each size and of its steps (timelines); before the run.
-  void set_activity_listener(ActivityListener* listener) { activity_ = listener; }
+  void set_activity_listener(ActivityListener* listener) {
+    activity_ = listener;
+    if (current_) current_->set_activity_listener(listener);  // the first size, made at begin_at()
+  }
 
  private:
   CollectiveProgram program_for(std::int64_t bytes) const;
   // The algorithm and protocol for this size: the configured ones, or the tuner's
   // choice under `auto`.
   TunerChoice choice_for(std::int64_t bytes) const;
-  void start_next();
+  void start_next(Time at);  // records the size that ended and starts the next at `at`
 
   Network* network_;
   CollectiveConfig config_;
@@ -61,6 +71,8 @@ class CollectiveSweep final : public EventHandler {
   std::vector<HostId> hosts_;
   std::vector<CollectiveRow> rows_;
   std::size_t next_ = 0;
+  Time notice_ = 0;  // the fabric's longest link latency
+  bool split_ = false;
   ActivityListener* activity_ = nullptr;
   std::unique_ptr<CollectiveExecutor> current_;
   std::vector<std::unique_ptr<CollectiveExecutor>> finished_;  // kept: the message table observes them until the end

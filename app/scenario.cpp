@@ -211,8 +211,12 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
       message_log_->defer_to_end();
       if (detector_) detector_->set_process_group(config_.processes);
     } else {
-      // Between windows the partitions' message records are merged into the stream.
-      engine_->set_window_hook([log = message_log_.get()] { log->flush(); });
+      // Between windows the partitions' message records are merged into the stream, and
+      // a collective's end is seen (its ranks finish on several threads).
+      engine_->set_window_hook([log = message_log_.get(), sweep = collective_.get()] {
+        log->flush();
+        if (sweep != nullptr) sweep->poll();
+      });
     }
   }
   setup_wall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
@@ -374,11 +378,25 @@ void ScenarioRun::check_splittable() const {
                       "a flow-level run is one solver over the whole fabric and runs on one thread: expected no --threads "
                       "(and no mpirun) with fidelity flow");
   }
-  if (w.kind == K::kCollective || w.kind == K::kTrace || w.kind == K::kChakra || !config_.jobs.empty()) {
+  if (w.kind == K::kTrace || w.kind == K::kChakra || !config_.jobs.empty() ||
+      (w.kind == K::kCollective && config_.processes != nullptr)) {
     throw ConfigError(config_.file, "workload.kind",
-                      "--threads splits runs of messages and synthetic traffic (permutation, incast, uniform, "
-                      "poisson); collectives and traces make messages during the run, across partitions, and run "
-                      "on one thread for now: expected no --threads (and no mpirun) for this workload");
+                      "--threads splits runs of messages, synthetic traffic (permutation, incast, uniform, poisson) "
+                      "and collectives; traces and several jobs run on one thread, and mpirun splits no collective "
+                      "yet (a rank opens its receives in another process's memory): expected no --threads (and no "
+                      "mpirun) for this workload");
+  }
+  if (w.kind == K::kCollective) {
+    if (w.collective.check_data) {
+      throw ConfigError(config_.file, "workload.check_data",
+                        "data checking follows every rank's data in one verifier, on one thread: expected "
+                        "check_data: false with --threads");
+    }
+    if (w.collective.algorithm == "collnet") {
+      throw ConfigError(config_.file, "workload.algorithm",
+                        "collnet's SHARP sums are opened by whichever member contributes first, which a split run "
+                        "does not fix: expected another algorithm with --threads");
+    }
   }
   if (config_.stop.events < static_cast<std::uint64_t>(INT64_MAX)) {  // the default is no limit
     throw ConfigError(config_.file, "stop.events",
@@ -410,6 +428,11 @@ Time ScenarioRun::sim_time() const {
 }
 
 void ScenarioRun::set_activity_listener(ActivityListener* listener) {
+  if (collective_ && engine_) {
+    throw ConfigError(config_.file, "workload.kind",
+                      "a timeline follows a collective's ranks from one thread: expected no --trace with --threads "
+                      "for a collective");
+  }
   if (collective_) collective_->set_activity_listener(listener);
   for (auto& job : jobs_) job->set_activity_listener(listener);
   if (replay_) replay_->set_activity_listener(listener);
@@ -488,7 +511,7 @@ void ScenarioRun::add_workload() {
     }
     case K::kCollective:
       collective_ = std::make_unique<CollectiveSweep>(*network_, topology_, config_, placement());
-      sim_->schedule_at(*collective_, w.start);
+      collective_->begin_at(w.start, !partitions_.empty());
       break;
     case K::kTrace:
     case K::kChakra: {

@@ -113,6 +113,8 @@ class ScenarioRun {
   // and `monitor` runs first at `first` on the clock that watches the run (order key
   // `order` among monitors; it reschedules itself and retires when work runs out).
   void set_activity_listener(ActivityListener* listener);
+  // A collective split over threads (its messages' serials depend on the threads' pace).
+  bool splits_collective() const { return engine_ != nullptr && collective_ != nullptr; }
   void add_monitor(EventHandler& monitor, std::uint32_t order, Time first);
   Simulator& monitor_clock() { return *sim_; }
 

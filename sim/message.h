@@ -2,13 +2,16 @@
 // A message: `bytes` from one host to another, sent as a reliable stream of MTU-sized
 // packets. The table holds each message's description and record, indexed by id.
 #include <cstdint>
-#include <deque>
+#include <mutex>
 #include <vector>
 
+#include "sim/chunked_slots.h"
 #include "sim/packet.h"
 #include "sim/time.h"
 
 namespace fabricsim {
+
+class MessageObserver;
 
 // A message's description and record. The transport state is not here: the source NIC
 // and the destination NIC keep their sides in slots of their own (sim/transport_state.h).
@@ -44,6 +47,10 @@ struct Message {
   Time posted = -1;     // handed to the source NIC
   Time delivered = -1;  // every packet arrived at the destination
   Time finished = -1;   // the acknowledgement covering every packet is back at the source
+  // Whose agents hear of it (the network's dispatcher tells them): the sender's of its
+  // sending and finish, the receiver's of its delivery.
+  MessageObserver* sender_observer = nullptr;
+  MessageObserver* receiver_observer = nullptr;
 };
 
 // Told when a message completes (its last byte is acknowledged), e.g. to release the
@@ -62,29 +69,26 @@ class MessageObserver {
 
 // Messages by id. Ids are slots: a finished message's slot is reused for a later one
 // (from `recycle_from` on), so the table holds the messages in flight, not every message
-// of the run; references stay valid while the table grows (a deque).
+// of the run. References stay valid while the table grows, and in a run split over
+// threads each partition makes and finishes messages at once (sim/chunked_slots.h).
 class MessageTable {
  public:
   // `counted`: a message of its own (false: a receive record of the message made just
-  // before it, as a multicast's members have: same serial, no sequence of its own).
+  // before it by the same source, as a multicast's members have: that message's serial,
+  // no sequence of its own).
   MessageId add(HostId src, HostId dst, std::int64_t bytes, std::uint8_t traffic_class, std::uint32_t packets,
-                bool counted = true) {
-    MessageId id;
-    if (!free_.empty()) {
-      id = free_.back();
-      free_.pop_back();
-      messages_[id] = Message{};
-    } else {
-      id = static_cast<MessageId>(messages_.size());
-      messages_.emplace_back();
-    }
-    Message& m = messages_[id];
-    if (!counted) {
-      m.serial = created_ - 1;
-    } else {
-      m.serial = created_++;
-      if (src >= sent_by_.size()) sent_by_.resize(src + 1, 0);
-      m.sequence = sent_by_[src]++;
+                bool counted = true, std::uint64_t serial_of = 0) {
+    const MessageId id = slots_.allocate(/*reuse=*/true);
+    Message& m = slots_[id];
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!counted) {
+        m.serial = serial_of;
+      } else {
+        m.serial = created_++;
+        if (src >= sent_by_.size()) sent_by_.resize(src + 1, 0);
+        m.sequence = sent_by_[src]++;
+      }
     }
     m.src = src;
     m.dst = dst;
@@ -96,22 +100,46 @@ class MessageTable {
   }
   // The message is finished and its owner told: its slot may serve a later message.
   void release(MessageId id) {
-    if (id >= recycle_from_) free_.push_back(id);
+    if (id >= recycle_from_) slots_.release(id);
   }
   // Slots below `first` are never reused (messages whose records are read after the run).
   void set_recycle_from(MessageId first) { recycle_from_ = first; }
   bool recyclable(MessageId id) const { return id >= recycle_from_; }
-  Message& operator[](MessageId id) { return messages_[id]; }
-  const Message& operator[](MessageId id) const { return messages_[id]; }
-  std::size_t size() const { return messages_.size(); }  // slots
-  std::uint64_t created() const { return created_; }     // messages ever added
-  const std::deque<Message>& all() const { return messages_; }
+  Message& operator[](MessageId id) { return slots_[id]; }
+  const Message& operator[](MessageId id) const { return slots_[id]; }
+  std::size_t size() const { return slots_.size(); }  // slots
+  std::uint64_t created() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return created_;
+  }  // messages ever added
+  // Every slot, in id order (for recorders after the run).
+  class View {
+   public:
+    explicit View(const MessageTable& t) : t_(&t) {}
+    std::size_t size() const { return t_->size(); }
+    const Message& operator[](std::size_t i) const { return (*t_)[static_cast<MessageId>(i)]; }
+    struct Iterator {
+      const MessageTable* t;
+      MessageId i;
+      const Message& operator*() const { return (*t)[i]; }
+      Iterator& operator++() {
+        ++i;
+        return *this;
+      }
+      bool operator!=(const Iterator& o) const { return i != o.i; }
+    };
+    Iterator begin() const { return {t_, 0}; }
+    Iterator end() const { return {t_, static_cast<MessageId>(t_->size())}; }
 
+   private:
+    const MessageTable* t_;
+  };
+  View all() const { return View(*this); }
 
  private:
-  std::deque<Message> messages_;
-  std::vector<MessageId> free_;
+  ChunkedSlots<Message, 12> slots_;
   MessageId recycle_from_ = UINT32_MAX;
+  mutable std::mutex mutex_;  // serials and sequences (a split run's partitions make messages at once)
   std::uint64_t created_ = 0;
   std::vector<std::uint32_t> sent_by_;  // per source endpoint: messages created
 };

@@ -2,8 +2,9 @@
 // Routes what NICs report about messages to whoever made each message (the sender's and
 // the receiver's agents), so several collectives and transfers share one network; and
 // records the times in the message table (records are kept here, not by the NICs). A
-// finished message's record slot is then free for a later message. Ids are dense.
-#include <vector>
+// finished message's record slot is then free for a later message. Each message names
+// its two agents in its record: in a run split over threads, each side's partition
+// reports its side, and nothing here is shared but the record.
 
 #include "sim/message.h"
 
@@ -15,31 +16,28 @@ class MessageDispatcher final : public MessageObserver {
   // What happens at the source (sent, finished) goes to `sender`; what happens at the
   // destination (delivered) to `receiver`: each side's agent hears only its own events.
   void assign(MessageId id, MessageObserver* sender, MessageObserver* receiver) {
-    if (id >= senders_.size()) {
-      senders_.resize(static_cast<std::size_t>(id) + 1, nullptr);
-      receivers_.resize(static_cast<std::size_t>(id) + 1, nullptr);
-    }
-    senders_[id] = sender;
-    receivers_[id] = receiver;
+    Message& m = (*records_)[id];
+    m.sender_observer = sender;
+    m.receiver_observer = receiver;
   }
   void assign(MessageId id, MessageObserver* owner) { assign(id, owner, owner); }
   void on_message_finished(MessageId id, Time now) override {
     (*records_)[id].finished = now;
     if (tap_) tap_->on_message_finished(id, now);
-    if (id < senders_.size() && senders_[id]) senders_[id]->on_message_finished(id, now);
+    if (MessageObserver* o = (*records_)[id].sender_observer) o->on_message_finished(id, now);
     release_when_done(id);
   }
   // Told of every finished message before its owner (a recorder: it only reads).
   void set_tap(MessageObserver* tap) { tap_ = tap; }
   void on_message_delivered(MessageId id, Time now) override {
     (*records_)[id].delivered = now;
-    if (id < receivers_.size() && receivers_[id]) receivers_[id]->on_message_delivered(id, now);
+    if (MessageObserver* o = (*records_)[id].receiver_observer) o->on_message_delivered(id, now);
     // An ordinary message is delivered before it can finish (its last ack answers the
     // last packet); an in-network one may be delivered after its sender is done with it.
     if ((*records_)[id].in_network != InNetwork::kNone) release_when_done(id);
   }
   void on_message_sent(MessageId id, Time now) override {
-    if (id < senders_.size() && senders_[id]) senders_[id]->on_message_sent(id, now);
+    if (MessageObserver* o = (*records_)[id].sender_observer) o->on_message_sent(id, now);
   }
 
  private:
@@ -50,8 +48,6 @@ class MessageDispatcher final : public MessageObserver {
     const Message& m = (*records_)[id];
     if ((m.finished >= 0 || !m.has_sender) && (m.delivered >= 0 || !m.awaits_delivery)) records_->release(id);
   }
-  std::vector<MessageObserver*> senders_;
-  std::vector<MessageObserver*> receivers_;
   MessageObserver* tap_ = nullptr;
   MessageTable* records_;
 };

@@ -249,18 +249,18 @@ MessageId Network::add_multicast(HostId src, std::uint16_t group, std::int64_t b
   m.group = group;
   m.awaits_delivery = false;
   // The copies carry the sender's name for the message.
-  open_member_receives(group, InNetwork::kMulticast, src, m.sequence, bytes, traffic_class, receives);
+  open_member_receives(group, InNetwork::kMulticast, src, m.sequence, m.serial, bytes, traffic_class, receives);
   if (flow_model_ != nullptr) flow_multicast_receives_[id] = receives;
   return id;
 }
 
 void Network::open_member_receives(std::uint16_t group, InNetwork kind, HostId name_src, std::uint32_t name_sequence,
-                                   std::int64_t bytes, std::uint8_t traffic_class, std::vector<MessageId>& receives) {
+                                   std::uint64_t serial, std::int64_t bytes, std::uint8_t traffic_class, std::vector<MessageId>& receives) {
   const std::uint32_t packets = packets_for(bytes, params_.nic.mtu);
   receives.clear();
   for (HostId h : multicast_members_.at(group)) {
     const HostId record_src = name_src == kSumSource ? h : name_src;  // a sum has no one sender
-    const MessageId r = messages_.add(record_src, h, bytes, traffic_class, packets, /*counted=*/false);
+    const MessageId r = messages_.add(record_src, h, bytes, traffic_class, packets, /*counted=*/false, serial);
     Message& rm = messages_[r];
     rm.in_network = kind;
     rm.group = group;
@@ -295,7 +295,10 @@ std::uint32_t Network::open_sum_for_all(std::uint16_t group, std::int64_t bytes,
                                         std::vector<MessageId>& receives) {
   if (sums_opened_.size() <= group) sums_opened_.resize(static_cast<std::size_t>(group) + 1, 0);
   const std::uint32_t sum = sums_opened_[group]++;
-  open_member_receives(group, InNetwork::kReduceAll, kSumSource, sum, bytes, traffic_class, receives);
+  // The records take the serial of the message made last (a sum has no message of its own).
+  const std::uint64_t created = messages_.created();
+  open_member_receives(group, InNetwork::kReduceAll, kSumSource, sum, created > 0 ? created - 1 : 0, bytes, traffic_class,
+                       receives);
   return sum;
 }
 

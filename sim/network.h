@@ -186,7 +186,7 @@ class Network {
   // A receive at every member of multicast `group`, found by the name (name_src,
   // name_sequence) its packets carry; one record each, with no sender side.
   void open_member_receives(std::uint16_t group, InNetwork kind, HostId name_src, std::uint32_t name_sequence,
-                            std::int64_t bytes, std::uint8_t traffic_class, std::vector<MessageId>& receives);
+                            std::uint64_t serial, std::int64_t bytes, std::uint8_t traffic_class, std::vector<MessageId>& receives);
   void post_flow(MessageId id, const Message& m);
   PacketSink& sink(NodeRef n);
   Simulator& sim_of(NodeRef n) {

@@ -413,7 +413,7 @@ void Nic::on_data(Packet* p) {
   if (just_delivered) {
     // All here: the receive slot is let go (a late copy is answered without it), and
     // last, the owner told (it may open new receives here).
-    recvs_.release(slot);
+    recvs_.release(slot, /*clear=*/true);
     if (observer_ != nullptr) observer_->on_message_delivered(id, now);
   }
 }
@@ -446,7 +446,7 @@ void Nic::on_in_network_data(Packet* p) {
   if (r.received < r.packets) return;
   const MessageId id = r.id;
   if (by_name) std::erase(named_recvs_, slot);
-  recvs_.release(slot);
+  recvs_.release(slot, /*clear=*/true);
   if (observer_ != nullptr) observer_->on_message_delivered(id, sim_->now());
 }
 

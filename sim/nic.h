@@ -23,6 +23,7 @@
 #include "sim/congestion_control.h"
 #include "sim/egress_port.h"
 #include "sim/message.h"
+#include "sim/chunked_slots.h"
 #include "sim/transport_state.h"
 #include "sim/packet_sink.h"
 #include "sim/route_table.h"
@@ -165,7 +166,9 @@ class Nic final : public PacketSink, public PacketSource {
   NicConfig config_;
   MessageObserver* observer_;
   SlotTable<SendState> sends_;
-  SlotTable<RecvState> recvs_;
+  // Opened by whoever makes a message to this host (in a split run, another partition's
+  // thread, a window before its first packet can arrive); read and released here.
+  ChunkedSlots<RecvState, 4> recvs_;
   const CongestionControl* cc_;  // null: rate-less
   Time cnp_interval_ = 0;        // 0: no CNPs
   std::uint64_t credit_ports_ = 0;  // bit p: port p is credit-based

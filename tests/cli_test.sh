@@ -182,7 +182,14 @@ check "validate --threads 2 shows the split and warns of a 1 ns lookahead" \
   '[ $rc -eq 0 ] && grep -q "split       2 partitions" "$work/tiny.out" && grep -q "warning     the lookahead is tiny" "$work/tiny.out"'
 { cat "$work/two_dgx.yaml"; echo "workload: {kind: collective, op: all_reduce, bytes: 1MiB}"; } >"$work/two_dgx_coll.yaml"
 "$bin" run "$work/two_dgx_coll.yaml" --threads 2 >"$work/coll_split.out" 2>&1; rc=$?
-check "run --threads with a collective is refused, exit 2, naming workload.kind" '[ $rc -eq 2 ] && grep -q "workload.kind" "$work/coll_split.out"'
+check "run --threads with a data-checked collective is refused, exit 2, naming workload.check_data" '[ $rc -eq 2 ] && grep -q "workload.check_data" "$work/coll_split.out"'
+{ cat "$work/two_dgx.yaml"; echo "workload: {kind: collective, op: all_reduce, algorithm: ring, channels: 8, check_data: false, sizes: {from: 1MiB, to: 4MiB}}"; } >"$work/two_dgx_sweep.yaml"
+"$bin" run "$work/two_dgx_sweep.yaml" --out "$work/sweep1" >/dev/null 2>&1; rc1=$?
+"$bin" run "$work/two_dgx_sweep.yaml" --threads 2 --out "$work/sweep2" >/dev/null 2>&1; rc2=$?
+check "run --threads 2 with a collective sweep: the serial run's results.json" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(strip "$work/sweep1/results.json")" = "$(strip "$work/sweep2/results.json")" ] && grep -q "\"partitions\": 2" "$work/sweep2/results.json"'
+"$bin" run "$work/two_dgx_sweep.yaml" --threads 2 --records messages --out "$work/sweep3" >"$work/sweep3.out" 2>&1; rc=$?
+check "run --threads with a collective and --records is refused, exit 2, nothing written" '[ $rc -eq 2 ] && grep -q "expected no --records with --threads" "$work/sweep3.out" && [ ! -e "$work/sweep3" ]'
 
 printf 'topology: {kind: leaf_spine, leaves: 2, spines: 1, hosts_per_leaf: 1, host_link: {bandwidth: 100Gbps}}\n' >"$work/nofab.yaml"
 "$bin" validate "$work/nofab.yaml" >"$work/nofab.out" 2>&1; rc=$?

@@ -290,13 +290,85 @@ TEST_CASE("the partitioner keeps a DGX node whole: only fabric links are cut") {
 }
 
 TEST_CASE("workloads that cannot be split yet are refused with a located error") {
-  ScenarioConfig config = load_config_text(two_dgx_h100_yaml("{kind: collective, op: all_reduce, sizes: {from: 1MiB, to: 1MiB}}"), "<test>");
-  config.threads = 2;
-  try {
+  const auto refused = [](const std::string& yaml, const std::string& key, ProcessGroup* processes = nullptr) {
+    ScenarioConfig config = load_config_text(yaml, "<test>");
+    config.threads = 2;
+    config.processes = processes;
+    try {
+      ScenarioRun run(std::move(config));
+      FAIL("expected a ConfigError");
+    } catch (const ConfigError& e) {
+      CHECK(std::string(e.what()).find(key) != std::string::npos);
+    }
+  };
+  // Data checking follows every rank's data in one verifier.
+  refused(two_dgx_h100_yaml("{kind: collective, op: all_reduce, sizes: {from: 1MiB, to: 1MiB}}"), "workload.check_data");
+  // SHARP's sums are opened by whichever member contributes first.
+  refused(two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: collnet, check_data: false, sizes: {from: 1MiB, to: 1MiB}}",
+                            "", ", sharp: {bandwidth: 100GBps}"),
+          "workload.algorithm");
+  // Over processes a rank would open its receives in another process's memory.
+  testing::run_processes(2, [&](ProcessGroup& group) {
+    refused(two_dgx_h100_yaml("{kind: collective, op: all_reduce, check_data: false, sizes: {from: 1MiB, to: 1MiB}}"),
+            "workload.kind", &group);
+  });
+}
+
+TEST_CASE("a collective sweep split over threads gives the serial run's results, for every algorithm kind") {
+  // Two DGX H100 nodes cut between the nodes (lookahead: the 500 ns fabric links): NVLink
+  // and NVSwitch inside a partition, InfiniBand credits across the cut. Each size starts
+  // one notice (the longest link, 500 ns) after the last rank finished the one before.
+  for (const std::string algo : {"ring, channels: 8", "tree, channels: 2", "nvls_tree", "auto, protocol: auto"}) {
+    CAPTURE(algo);
+    const std::string yaml = two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: " + algo +
+                                               ", check_data: false, sizes: {from: 256KiB, to: 4MiB, factor: 4}}");
+    const std::string serial = comparable_results(yaml, 0);
+    REQUIRE(serial.find("\"busbw_GBps\"") != std::string::npos);
+    CHECK(comparable_results(yaml, 2) == serial);
+  }
+  // And over an uneven split: three partitions of a four-node cluster.
+  const std::string four = two_dgx_h100_yaml("{kind: collective, op: all_gather, algorithm: ring, channels: 4, check_data: false, "
+                                             "sizes: {from: 1MiB, to: 2MiB}}");
+  std::string yaml = four;
+  yaml.replace(yaml.find("nodes: 2"), 8, "nodes: 4");
+  const std::string serial = comparable_results(yaml, 0);
+  for (int p : {2, 3, 4}) {
+    CAPTURE(p);
+    CHECK(comparable_results(yaml, p) == serial);
+  }
+}
+
+TEST_CASE("each size of a sweep starts one notice after the last rank finished the one before") {
+  // Two ranks on h0 and h1 of a star (100 Gb/s, 1 us links; the longest link, the notice,
+  // is 1 us). Ring AllReduce of 80 KiB, then 160 KiB: each size is two steps of an n-packet
+  // message each way, (n + 1) x 332.8 ns + 2 us each, with one 64 B ack (5.12 ns) between
+  // them. The run ends when the last message's ack is back: two links of 5.12 ns + 1 us.
+  const std::string yaml = R"(
+topology:
+  kind: custom
+  hosts: [h0, h1]
+  switches: [s]
+  links:
+    - {a: h0, b: s, bandwidth: 100Gbps, latency: 1us}
+    - {a: h1, b: s, bandwidth: 100Gbps, latency: 1us}
+network: {mtu: 4KiB, header_bytes: 64, ack_bytes: 64, ack_interval: 1000}
+workload: {kind: collective, op: all_reduce, algorithm: ring, check_data: false, sizes: {from: 80KiB, to: 160KiB}}
+)";
+  const auto message_time = [](int packets) { return (packets + 1) * 332'800 + 2 * us(1); };
+  const Time first = 2 * message_time(10) + 5'120;
+  const Time second = 2 * message_time(20) + 5'120;
+  for (int p : {0, 2}) {
+    CAPTURE(p);
+    ScenarioConfig config = load_config_text(yaml, "<test>");
+    config.threads = std::min(p, 2);
+    config.partitions = p;
     ScenarioRun run(std::move(config));
-    FAIL("expected a ConfigError");
-  } catch (const ConfigError& e) {
-    CHECK(std::string(e.what()).find("workload.kind") != std::string::npos);
+    run.run();
+    REQUIRE(run.complete());
+    REQUIRE(run.collective()->rows().size() == 2);
+    CHECK(run.collective()->rows()[0].time == first);
+    CHECK(run.collective()->rows()[1].time == second);
+    CHECK(run.sim_time() == first + us(1) + second + 2 * (5'120 + us(1)));
   }
 }
 

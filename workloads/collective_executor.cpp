@@ -49,10 +49,11 @@ CollectiveExecutor::CollectiveExecutor(Network& network, std::shared_ptr<const P
     a.engine.set_order(network_->next_order_key());
     a.starter.set_order(network_->next_order_key());
     const auto& waiting = prepared_->waiting[static_cast<std::size_t>(r)];
+    a.sim = &network_->partition(network_->host_partition(a.host));
     a.steps.resize(waiting.size());
     for (std::size_t i = 0; i < waiting.size(); ++i) a.steps[i].waiting = waiting[i];
-    steps_left_ += static_cast<std::int64_t>(waiting.size());
     a.steps_left = static_cast<std::int64_t>(waiting.size());
+    if (a.steps_left > 0) ranks_left_.fetch_add(1, std::memory_order_relaxed);
   }
   if (uses_in_network(program_)) {
     // NVLink SHARP: each group's ranks must hang off one switch layer that reduces and
@@ -67,6 +68,13 @@ CollectiveExecutor::CollectiveExecutor(Network& network, std::shared_ptr<const P
       ig.ranks = program_.group_members(g);
       std::vector<HostId> hosts;
       for (int r : ig.ranks) hosts.push_back(rank_hosts[static_cast<std::size_t>(r)]);
+      for (HostId h : hosts) {
+        // A group's sums and copies meet in its switches, in one partition's memory.
+        if (network_->host_partition(h) != network_->host_partition(hosts.front())) {
+          throw std::invalid_argument(program_.name + "'s in-network group " + std::to_string(g) +
+                                      " spans partitions of a split run; expected its ranks on one node");
+        }
+      }
       if (const auto id = network_->multicast_group(hosts)) ig.multicast = *id;
     }
   }
@@ -91,9 +99,29 @@ std::optional<std::string> CollectiveExecutor::in_network_problem(const Network&
   return std::nullopt;
 }
 
+void CollectiveExecutor::start_at(Time at) {
+  started_ = at;
+  if (ranks_left_.load() == 0) {
+    finished_ = started_;
+    if (on_done_ && !defer_done_) on_done_();
+    return;
+  }
+  for (RankAgent& a : agents_) {
+    if (a.steps_left > 0) a.sim->schedule_at(a.starter, at + program_.start_latency_ps);
+  }
+}
+
+Time CollectiveExecutor::finished_at() const {
+  if (!done()) return -1;
+  if (finished_ >= 0) return finished_;
+  Time last = started_;
+  for (const RankAgent& a : agents_) last = std::max(last, a.finished);
+  return last;
+}
+
 void CollectiveExecutor::start() {
   started_ = network_->sim().now();
-  if (steps_left_ == 0) {
+  if (ranks_left_.load() == 0) {
     finished_ = started_;
     if (on_done_) on_done_();
     return;
@@ -101,7 +129,7 @@ void CollectiveExecutor::start() {
   for (RankAgent& a : agents_) {
     if (program_.start_latency_ps > 0) {
       // Each rank starts after the fixed start-up cost, from an event of its own.
-      network_->sim().schedule_in(a.starter, program_.start_latency_ps);
+      a.sim->schedule_in(a.starter, program_.start_latency_ps);
     } else {
       a.begin();
     }
@@ -122,19 +150,21 @@ Time CollectiveExecutor::compute_time(const Step& s) const {
   return static_cast<Time>(std::ceil(bytes / options_.reduce_bytes_per_second * 1e12));
 }
 
-void CollectiveExecutor::step_finished() {
-  if (--steps_left_ == 0) {
-    finished_ = network_->sim().now();
-    if (data_ && !data_error_) data_error_ = data_->verify();
-    if (on_done_) on_done_();
-  }
+void CollectiveExecutor::rank_finished(Time now) {
+  if (ranks_left_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // The last rank: a split run asks done() between windows instead (other threads'
+  // ranks may still be inside this window's events).
+  if (defer_done_) return;
+  finished_ = now;
+  if (data_ && !data_error_) data_error_ = data_->verify();
+  if (on_done_) on_done_();
 }
 
 void CollectiveExecutor::RankAgent::ready(int step) {
   StepState& st = steps[static_cast<std::size_t>(step)];
   if (st.started) return;
   st.started = true;
-  st.began = owner->network_->sim().now();
+  st.began = sim->now();
   start_step(step);
 }
 
@@ -151,6 +181,9 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
                                      : static_cast<std::int64_t>(std::ceil(static_cast<double>(payload) * x.program_.wire_factor));
       const std::vector<StepRef>& to = x.feeds(rank, step);
       MessageId id = 0;
+      // In-network sums and copies are shared by their group's members.
+      std::unique_lock<std::mutex> in_network(x.in_network_mutex_, std::defer_lock);
+      if (s.kind != StepKind::kSend) in_network.lock();
       if (s.kind == StepKind::kSend) {
         RankAgent& peer = x.agents_[static_cast<std::size_t>(to[0].rank)];
         id = x.network_->add_message(host, peer.host, bytes, x.options_.traffic_class);
@@ -202,8 +235,9 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
         Message& m = x.network_->messages()[id];
         m.stripe_base = static_cast<std::uint32_t>(static_cast<std::uint64_t>(s.src) * m.packets);
       }
+      if (in_network.owns_lock()) in_network.unlock();
       sends[id] = step;
-      ++x.messages_unfinished_;
+      x.messages_unfinished_.fetch_add(1, std::memory_order_acq_rel);
       if (x.data_ && !x.data_error_) {
         for (const StepRef& target : to) {
           if (auto e = deliver(x.payload_, target, x.data_->read(rank, s.src, s.count), s.kind == StepKind::kSwitchReduce)) {
@@ -217,7 +251,10 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
     case StepKind::kRecv:
     case StepKind::kRecvReduce:
     case StepKind::kRecvSum:
-      if (s.kind == StepKind::kRecvSum) x.sum_slots_.erase({rank, step});
+      if (s.kind == StepKind::kRecvSum) {
+        const std::lock_guard<std::mutex> lock(x.in_network_mutex_);
+        x.sum_slots_.erase({rank, step});
+      }
       if (x.data_ && !x.data_error_) {
         auto it = x.payload_.find({rank, step});
         if (auto e = x.data_->write(rank, s.dst, it->second, s.kind == StepKind::kRecvReduce)) x.data_error_ = *e;
@@ -245,7 +282,7 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
 }
 
 void CollectiveExecutor::report_step(const RankAgent& agent, int step) const {
-  const Time now = network_->sim().now();
+  const Time now = agent.sim->now();
   const Time began = agent.steps[static_cast<std::size_t>(step)].began;
   if (now == began) return;  // receives without a reduce, nops: nothing to see
   const Step& s = program_.programs[static_cast<std::size_t>(agent.rank)].steps[static_cast<std::size_t>(step)];
@@ -269,7 +306,7 @@ void CollectiveExecutor::report_step(const RankAgent& agent, int step) const {
 void CollectiveExecutor::RankAgent::enqueue_compute(int step) {
   engine.queue.push_back(step);
   if (!engine.scheduled()) {
-    owner->network_->sim().schedule_in(
+    sim->schedule_in(
         engine, owner->compute_time(owner->program_.programs[static_cast<std::size_t>(rank)].steps[static_cast<std::size_t>(step)]));
   }
 }
@@ -278,7 +315,7 @@ void CollectiveExecutor::ComputeEngine::on_event() {
   const int step = queue[head++];
   CollectiveExecutor& x = *agent->owner;
   if (head < queue.size()) {
-    x.network_->sim().schedule_in(
+    agent->sim->schedule_in(
         *this, x.compute_time(x.program_.programs[static_cast<std::size_t>(agent->rank)].steps[static_cast<std::size_t>(queue[head])]));
   } else {
     queue.clear();
@@ -293,13 +330,19 @@ void CollectiveExecutor::RankAgent::finish_step(int step) {
     if (--steps_left == 0) {
       owner->options_.activity->on_activity(host, Activity::kCommunication,
                                             std::string(op_name(owner->program_.op)) + " " + owner->program_.name,
-                                            owner->started_, owner->network_->sim().now());
+                                            owner->started_, sim->now());
     }
+  } else {
+    --steps_left;
   }
+  const bool last = steps_left == 0;  // (a child finishing at once comes back here first)
   for (int c : owner->prepared_->children[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)]) {
     if (--steps[static_cast<std::size_t>(c)].waiting == 0) ready(c);
   }
-  owner->step_finished();
+  if (last) {
+    finished = sim->now();
+    owner->rank_finished(finished);
+  }
 }
 
 void CollectiveExecutor::RankAgent::on_message_sent(MessageId id, Time) {
@@ -317,6 +360,8 @@ void CollectiveExecutor::RankAgent::on_message_delivered(MessageId id, Time) {
   if (--steps[static_cast<std::size_t>(recv)].waiting == 0) ready(recv);
 }
 
-void CollectiveExecutor::RankAgent::on_message_finished(MessageId, Time) { --owner->messages_unfinished_; }
+void CollectiveExecutor::RankAgent::on_message_finished(MessageId, Time) {
+  owner->messages_unfinished_.fetch_sub(1, std::memory_order_acq_rel);
+}
 
 }  // namespace fabricsim

@@ -7,11 +7,13 @@
 // Which receive a message feeds is worked out from the program before the run.
 // With data checking on, contributions travel with the messages and the result is
 // verified when the last step finishes.
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,18 +66,30 @@ class CollectiveExecutor final {
   CollectiveExecutor& operator=(const CollectiveExecutor&) = delete;
 
   void start();  // at the simulator's current time
+  // Every rank starts at `at` (a time not yet run anywhere), from an event of its own in
+  // its endpoint's partition: how a run split over threads starts one (the ranks' events
+  // are the same for any split).
+  void start_at(Time at);
   // Why `program`'s in-network steps cannot run on these endpoints (a group not on
   // switches that reduce), or nullopt.
   static std::optional<std::string> in_network_problem(const Network& network, const CollectiveProgram& program,
                                                        const std::vector<HostId>& rank_hosts);
-  // Called once when the last step finishes (after data checking).
-  void set_on_done(std::function<void()> on_done) { on_done_ = std::move(on_done); }
+  // Called once when the last step finishes (after data checking), from that rank's
+  // event. With `deferred`, it is not called: whoever runs the run asks done() between
+  // windows (a split run's ranks finish on several threads at once).
+  void set_on_done(std::function<void()> on_done, bool deferred = false) {
+    on_done_ = std::move(on_done);
+    defer_done_ = deferred;
+  }
 
-  bool done() const { return steps_left_ == 0; }
+  // Before it starts: told of each rank's steps (timelines).
+  void set_activity_listener(ActivityListener* listener) { options_.activity = listener; }
+
+  bool done() const { return ranks_left_.load(std::memory_order_acquire) == 0; }
   // Done, and every message it sent acknowledged: nothing will call it again.
-  bool idle() const { return done() && messages_unfinished_ == 0; }
+  bool idle() const { return done() && messages_unfinished_.load(std::memory_order_acquire) == 0; }
   Time started_at() const { return started_; }
-  Time finished_at() const { return finished_; }
+  Time finished_at() const;  // the last rank's last step (-1 until done)
   // Set when data checking found the result wrong (or a contribution reduced twice).
   const std::optional<std::string>& data_error() const { return data_error_; }
   const CollectiveProgram& program() const { return prepared_->program; }
@@ -108,6 +122,8 @@ class CollectiveExecutor final {
     Starter starter;
     std::map<MessageId, int> sends;  // my messages in flight -> my send step
     std::int64_t steps_left = 0;     // mine
+    Time finished = -1;              // my last step's end
+    Simulator* sim = nullptr;        // my endpoint's partition's clock
 
 
     void begin();  // starts the steps that wait for nothing
@@ -121,7 +137,7 @@ class CollectiveExecutor final {
   };
   Time compute_time(const Step& s) const;
   void report_step(const RankAgent& agent, int step) const;  // to options_.activity
-  void step_finished();  // one step of some rank: the collective is done after the last
+  void rank_finished(Time now);  // a rank's last step: the collective is done after the last rank's
 
   const std::vector<StepRef>& feeds(int rank, int step) const {
     return prepared_->matching.feeds[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)];
@@ -138,6 +154,7 @@ class CollectiveExecutor final {
   };
   const InNetworkGroup& in_network_group(int g) const { return in_network_groups_[static_cast<std::size_t>(g + 1)]; }
   std::vector<InNetworkGroup> in_network_groups_;  // by group + 1 (0: every rank)
+  std::mutex in_network_mutex_;  // the sums below (their members may run on several threads)
   std::map<StepRef, std::uint32_t> sum_slots_;  // an in-switch sum's receive slot at its owner
   struct AllSum {
     std::uint32_t number = 0;  // the network's name for it
@@ -147,11 +164,12 @@ class CollectiveExecutor final {
   std::map<StepRef, std::vector<ContributionSet>> payload_;  // receive -> data in flight (checking only)
   std::optional<DataState> data_;
   std::optional<std::string> data_error_;
-  std::int64_t steps_left_ = 0;
-  std::int64_t messages_unfinished_ = 0;
+  std::atomic<int> ranks_left_{0};
+  std::atomic<std::int64_t> messages_unfinished_{0};
   Time started_ = -1;
   Time finished_ = -1;
   std::function<void()> on_done_;
+  bool defer_done_ = false;
 };
 
 }  // namespace fabricsim

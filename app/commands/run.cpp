@@ -70,6 +70,11 @@ int run_command(const po::variables_map& vm, int argc, char** argv) {
       std::cerr << "fabricsim run: --records: expected messages, got '" << what << "'\n" << usage_hint("run");
       return kExitBadInput;
     }
+    if (run.splits_collective()) {
+      std::cerr << "fabricsim run: --records: a collective's messages are numbered as its ranks make them, which a "
+                   "run split over threads does not fix; expected no --records with --threads for a collective\n";
+      return kExitBadInput;
+    }
     if (writer) run.message_log().record_to((std::filesystem::path(out_dir) / "messages.jsonl").string());
   }
   const ProgressStyle style = progress_style(vm);

@@ -11,6 +11,13 @@
 
 namespace fabricsim {
 
+namespace {
+template <typename A, typename B>
+bool named_before(const A& a, const B& b) {
+  return a.src != b.src ? a.src < b.src : a.sequence < b.sequence;
+}
+}  // namespace
+
 MessageLog::~MessageLog() {
   if (out_) {
     out_.reset();
@@ -49,9 +56,10 @@ void MessageLog::on_message_finished(MessageId id, Time now) {
   // Only the sender's partition's thread reports this message: its buffer is its own.
   Partition& p = partitions_[split_ ? run_->network().host_partition(m.src) : 0];
   const Time took = m.finished - m.posted;
-  // Equal times: the first made, whichever finished first (the same for any split).
-  if (took > p.slowest.took || (took == p.slowest.took && m.serial < p.slowest.serial)) {
-    p.slowest = {m.serial, m.src, m.dst, m.bytes, took};
+  // Equal times: the first by name (source, then its sequence), whichever finished first
+  // (the same for any split, where messages made during the run have no fixed serial).
+  if (took > p.slowest.took || (took == p.slowest.took && named_before(m, p.slowest))) {
+    p.slowest = {m.serial, m.src, m.dst, m.bytes, took, m.sequence};
   }
   if (!out_) return;
   if (!split_ && !p.pending.empty() && p.pending.front().finished != now) flush();
@@ -76,7 +84,7 @@ SlowestMessage MessageLog::slowest() const {
   SlowestMessage best;
   for (const Partition& p : partitions_) {
     const SlowestMessage& s = p.slowest;
-    if (s.took > best.took || (s.took == best.took && s.took >= 0 && s.serial < best.serial)) best = s;
+    if (s.took > best.took || (s.took == best.took && s.took >= 0 && named_before(s, best))) best = s;
   }
   return best;
 }
@@ -87,7 +95,7 @@ void MessageLog::pool_finished() {
   for (const Message& m : all) {
     if (m.finished < 0) continue;
     const Time took = m.finished - m.posted;
-    if (took > best.took || (took == best.took && m.serial < best.serial)) best = {m.serial, m.src, m.dst, m.bytes, took};
+    if (took > best.took || (took == best.took && named_before(m, best))) best = {m.serial, m.src, m.dst, m.bytes, took, m.sequence};
   }
 }
 

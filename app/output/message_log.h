@@ -23,6 +23,7 @@ struct SlowestMessage {
   HostId src = 0, dst = 0;
   std::int64_t bytes = 0;
   Time took = -1;  // finish - posted; -1 while none finished
+  std::uint32_t sequence = 0;  // with src, its name
 };
 
 class MessageLog final : public MessageObserver {
