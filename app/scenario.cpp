@@ -213,9 +213,10 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
     } else {
       // Between windows the partitions' message records are merged into the stream, and
       // a collective's end is seen (its ranks finish on several threads).
-      engine_->set_window_hook([log = message_log_.get(), sweep = collective_.get()] {
+      engine_->set_window_hook([log = message_log_.get(), sweep = collective_.get(), replay = replay_.get()] {
         log->flush();
         if (sweep != nullptr) sweep->poll();
+        if (replay != nullptr) replay->between_windows();
       });
     }
   }
@@ -378,13 +379,18 @@ void ScenarioRun::check_splittable() const {
                       "a flow-level run is one solver over the whole fabric and runs on one thread: expected no --threads "
                       "(and no mpirun) with fidelity flow");
   }
-  if (w.kind == K::kTrace || w.kind == K::kChakra || !config_.jobs.empty() ||
-      (w.kind == K::kCollective && config_.processes != nullptr)) {
+  const bool ranks = w.kind == K::kCollective || w.kind == K::kTrace || w.kind == K::kChakra;
+  if (!config_.jobs.empty() || (ranks && config_.processes != nullptr)) {
     throw ConfigError(config_.file, "workload.kind",
-                      "--threads splits runs of messages, synthetic traffic (permutation, incast, uniform, poisson) "
-                      "and collectives; traces and several jobs run on one thread, and mpirun splits no collective "
-                      "yet (a rank opens its receives in another process's memory): expected no --threads (and no "
-                      "mpirun) for this workload");
+                      "--threads splits runs of messages, synthetic traffic (permutation, incast, uniform, poisson), "
+                      "collectives and traces; several jobs run on one thread, and mpirun splits no collective or "
+                      "trace yet (a rank opens its receives in another process's memory): expected no --threads (and "
+                      "no mpirun) for this workload");
+  }
+  if ((w.kind == K::kTrace || w.kind == K::kChakra) && w.trace.ideal_network) {
+    throw ConfigError(config_.file, "workload.network",
+                      "an ideal network hands data from rank to rank in no time, across partitions: expected no "
+                      "--threads with network: ideal");
   }
   if (w.kind == K::kCollective) {
     if (w.collective.check_data) {
@@ -428,10 +434,10 @@ Time ScenarioRun::sim_time() const {
 }
 
 void ScenarioRun::set_activity_listener(ActivityListener* listener) {
-  if (collective_ && engine_) {
+  if ((collective_ || replay_) && engine_) {
     throw ConfigError(config_.file, "workload.kind",
-                      "a timeline follows a collective's ranks from one thread: expected no --trace with --threads "
-                      "for a collective");
+                      "a timeline follows a collective's or a trace's ranks from one thread: expected no --trace with "
+                      "--threads for this workload");
   }
   if (collective_) collective_->set_activity_listener(listener);
   for (auto& job : jobs_) job->set_activity_listener(listener);
@@ -583,9 +589,7 @@ void ScenarioRun::add_workload() {
       } catch (const std::invalid_argument& e) {
         throw ConfigError(w.trace.file_source.where, w.trace.file_source.path, e.what());
       }
-      replay_starter_.replay = replay_.get();
-      replay_starter_.set_order(network_->next_order_key());
-      sim_->schedule_at(replay_starter_, w.start);
+      replay_->start_at(w.start);
       break;
     }
     case K::kNone: break;

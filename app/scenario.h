@@ -113,8 +113,8 @@ class ScenarioRun {
   // and `monitor` runs first at `first` on the clock that watches the run (order key
   // `order` among monitors; it reschedules itself and retires when work runs out).
   void set_activity_listener(ActivityListener* listener);
-  // A collective split over threads (its messages' serials depend on the threads' pace).
-  bool splits_collective() const { return engine_ != nullptr && collective_ != nullptr; }
+  // A collective or trace split over threads (its messages' serials depend on the threads' pace).
+  bool splits_collective() const { return engine_ != nullptr && (collective_ != nullptr || replay_ != nullptr); }
   void add_monitor(EventHandler& monitor, std::uint32_t order, Time first);
   Simulator& monitor_clock() { return *sim_; }
 
@@ -157,11 +157,6 @@ class ScenarioRun {
   std::vector<std::vector<Time>> jobs_alone_;
   void add_jobs();
   std::unique_ptr<TraceReplay> replay_;
-  struct ReplayStarter final : EventHandler {
-    TraceReplay* replay = nullptr;
-    void on_event() override { replay->start(); }
-  };
-  ReplayStarter replay_starter_;
   // Failures during the run: links go down, then routes change once routing has
   // noticed (worked out before the run). A monitor: it does not keep a finished run going.
   struct FaultTimeline final : EventHandler {

@@ -133,7 +133,7 @@ TEST_CASE("one 1 MiB message: its first link is busy for the wire time of its pa
 TEST_CASE("a training step's compute and collectives are slices at the hand-worked times, on tracks that never cross") {
   // Four ranks compute 200 us (rank 2: 300 us), all-reduce 1 MiB once all have arrived,
   // then compute 100 us. A rank's AllReduce operation spans from its arrival (200 us;
-  // rank 2: 300 us), waiting included; the collective itself runs from 300 us, when the
+  // rank 2: 300 us), waiting included; the collective itself runs from 301 us, one notice (1 us) after the
   // last member arrives.
   const auto path = std::filesystem::temp_directory_path() / "fabricsim_chrome_trace_step.jsonl";
   {
@@ -164,7 +164,7 @@ TEST_CASE("a training step's compute and collectives are slices at the hand-work
     CHECK(ar->ts == (rank == 2 ? 300.0 : 200.0));
     const Slice* run = find(r.slices, pid, "all_reduce ring");
     REQUIRE(run != nullptr);
-    CHECK(run->ts == 300.0);
+    CHECK(run->ts == 301.0);  // one notice (the star's 1 us links) after the last arrival
     CHECK(run->ts + run->dur == doctest::Approx(ar->ts + ar->dur));
     const Slice* opt = find(r.slices, pid, "opt");
     REQUIRE(opt != nullptr);

@@ -372,6 +372,45 @@ workload: {kind: collective, op: all_reduce, algorithm: ring, check_data: false,
   }
 }
 
+TEST_CASE("a training trace split over threads gives the serial run's results") {
+  // 16 ranks on 2 DGX H100 nodes, split between the nodes. Each rank computes, all-reduces
+  // with its node (tensor parallel: inside one partition, started at once), all-reduces
+  // with its peer on the other node (data parallel: across the cut, started one notice
+  // after the last member arrived), sends a pipeline activation to the next node, and
+  // computes again; node 1's ranks wait for node 0's activation. Ranks are slowed unevenly
+  // so the collectives' members arrive at different times.
+  const auto path = std::filesystem::temp_directory_path() / "fabricsim_split_trace.jsonl";
+  {
+    std::ofstream f(path);
+    f << R"({"fabricsim_trace": 1, "ranks": 16, "achieved_tflops": 100})" << "\n";
+    for (int r = 0; r < 16; ++r) {
+      const int node = r / 8, local = r % 8;
+      const std::string rank = R"({"rank": )" + std::to_string(r);
+      f << rank << R"(, "id": 0, "kind": "compute", "duration_us": )" << 5 + 3 * local + node << R"(, "label": "fwd"})" << "\n";
+      f << rank << R"(, "id": 1, "kind": "collective", "op": "all_reduce", "bytes": 1048576, "key": "tp)" << node
+        << R"(", "group": [)" << 8 * node << "," << 8 * node + 1 << "," << 8 * node + 2 << "," << 8 * node + 3 << ","
+        << 8 * node + 4 << "," << 8 * node + 5 << "," << 8 * node + 6 << "," << 8 * node + 7
+        << R"(], "deps": [0], "label": "tp"})" << "\n";
+      if (node == 0) {
+        f << rank << R"(, "id": 2, "kind": "send", "peer": )" << r + 8 << R"(, "bytes": 262144, "tag": 7, "deps": [1], "label": "pp"})" << "\n";
+      } else {
+        f << rank << R"(, "id": 2, "kind": "recv", "peer": )" << r - 8 << R"(, "bytes": 262144, "tag": 7, "deps": [1], "label": "pp"})" << "\n";
+      }
+      f << rank << R"(, "id": 3, "kind": "collective", "op": "all_reduce", "bytes": 2097152, "key": "dp)" << local
+        << R"(", "group": [)" << local << "," << local + 8 << R"(], "deps": [2], "label": "dp"})" << "\n";
+      f << rank << R"(, "id": 4, "kind": "compute", "duration_us": 4, "deps": [3], "label": "opt"})" << "\n";
+    }
+  }
+  const std::string yaml = two_dgx_h100_yaml("{kind: trace, file: " + path.string() + ", algorithm: ring, channels: 2}");
+  const std::string serial = comparable_results(yaml, 0);
+  REQUIRE(serial.find("\"iteration_time_us\": 1") != std::string::npos);
+  for (int p : {2, 3}) {
+    CAPTURE(p);
+    CHECK(comparable_results(yaml, p) == serial);
+  }
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("a custom graph is split as a graph: two islands joined by one link, hosts numbered across them") {
   // Islands A (switches a0, a1) and B (b0, b1), each a pair of switches with two hosts on
   // each; hosts named alternately from A and B, so runs of host numbers mix the islands.

@@ -46,8 +46,13 @@ CollectiveExecutor::CollectiveExecutor(Network& network, std::shared_ptr<const P
     a.host = rank_hosts[static_cast<std::size_t>(r)];
     a.engine.agent = &a;
     a.starter.agent = &a;
-    a.engine.set_order(network_->next_order_key());
-    a.starter.set_order(network_->next_order_key());
+    if (options_.first_order_key != 0) {
+      a.engine.set_order(options_.first_order_key + 2 * static_cast<std::uint32_t>(r));
+      a.starter.set_order(options_.first_order_key + 2 * static_cast<std::uint32_t>(r) + 1);
+    } else {
+      a.engine.set_order(network_->next_order_key());
+      a.starter.set_order(network_->next_order_key());
+    }
     const auto& waiting = prepared_->waiting[static_cast<std::size_t>(r)];
     a.sim = &network_->partition(network_->host_partition(a.host));
     a.steps.resize(waiting.size());
@@ -101,13 +106,14 @@ std::optional<std::string> CollectiveExecutor::in_network_problem(const Network&
 
 void CollectiveExecutor::start_at(Time at) {
   started_ = at;
-  if (ranks_left_.load() == 0) {
+  if (ranks_left_.load() == 0 && !on_rank_done_) {
     finished_ = started_;
     if (on_done_ && !defer_done_) on_done_();
     return;
   }
+  // A rank with nothing to do still starts, to say so (on_rank_done).
   for (RankAgent& a : agents_) {
-    if (a.steps_left > 0) a.sim->schedule_at(a.starter, at + program_.start_latency_ps);
+    if (a.steps_left > 0 || on_rank_done_) a.sim->schedule_at(a.starter, at + program_.start_latency_ps);
   }
 }
 
@@ -120,9 +126,12 @@ Time CollectiveExecutor::finished_at() const {
 }
 
 void CollectiveExecutor::start() {
-  started_ = network_->sim().now();
+  started_ = agents_.empty() ? network_->sim().now() : agents_.front().sim->now();
   if (ranks_left_.load() == 0) {
     finished_ = started_;
+    if (on_rank_done_) {
+      for (const RankAgent& a : agents_) on_rank_done_(a.rank, started_);
+    }
     if (on_done_) on_done_();
     return;
   }
@@ -139,6 +148,10 @@ void CollectiveExecutor::start() {
 void CollectiveExecutor::Starter::on_event() { agent->begin(); }
 
 void CollectiveExecutor::RankAgent::begin() {
+  if (steps.empty()) {
+    if (owner->on_rank_done_) owner->on_rank_done_(rank, sim->now());
+    return;
+  }
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].waiting == 0) ready(static_cast<int>(i));
   }
@@ -341,6 +354,7 @@ void CollectiveExecutor::RankAgent::finish_step(int step) {
   }
   if (last) {
     finished = sim->now();
+    if (owner->on_rank_done_) owner->on_rank_done_(rank, finished);
     owner->rank_finished(finished);
   }
 }

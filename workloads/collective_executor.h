@@ -36,6 +36,10 @@ struct CollectiveOptions {
   // Flow fidelity: each send stands for this many equal ones (Message::shares): a
   // program of one channel running for `flow_shares` identical ones.
   std::uint16_t flow_shares = 1;
+  // Order keys for the ranks' handlers: 2 per rank from this one on (0: the network's next
+  // ones). A trace replay fixes them per collective before the run, so they do not depend
+  // on the order in which a split run's partitions launch collectives.
+  std::uint32_t first_order_key = 0;
 };
 
 // What every run of one program shares, worked out once: the program, which receive each
@@ -84,6 +88,10 @@ class CollectiveExecutor final {
 
   // Before it starts: told of each rank's steps (timelines).
   void set_activity_listener(ActivityListener* listener) { options_.activity = listener; }
+
+  // Told as each rank finishes its part (`rank` in the collective's numbering), on that
+  // rank's partition, before the collective's end is.
+  void set_on_rank_done(std::function<void(int rank, Time now)> f) { on_rank_done_ = std::move(f); }
 
   bool done() const { return ranks_left_.load(std::memory_order_acquire) == 0; }
   // Done, and every message it sent acknowledged: nothing will call it again.
@@ -169,6 +177,7 @@ class CollectiveExecutor final {
   Time started_ = -1;
   Time finished_ = -1;
   std::function<void()> on_done_;
+  std::function<void(int, Time)> on_rank_done_;
   bool defer_done_ = false;
 };
 

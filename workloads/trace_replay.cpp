@@ -18,13 +18,21 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
   state_.resize(n);
   index_of_.resize(n);
   streams_.resize(n);
+  ranks_.resize(n);
   agents_.resize(n);
+  split_ = network_->partition_count() > 1;
   for (std::size_t r = 0; r < n; ++r) {
     const auto& ops = trace_.ops[r];
     state_[r].resize(ops.size());
     streams_[r].owner = this;
     streams_[r].rank = static_cast<int>(r);
     streams_[r].set_order(network_->next_order_key());
+    RankStart& rs = ranks_[r];
+    rs.owner = this;
+    rs.rank = static_cast<int>(r);
+    rs.sim = &network_->partition(network_->host_partition(hosts_[r]));
+    rs.set_order(network_->next_order_key());
+    rs.left = static_cast<std::int64_t>(ops.size());
     agents_[r].owner = this;
     agents_[r].rank = static_cast<int>(r);
     rank_of_host_[hosts_[r]] = static_cast<int>(r);
@@ -36,8 +44,62 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
       state_[r][i].waiting = static_cast<int>(ops[i].deps.size());
       for (int d : ops[i].deps) state_[r][static_cast<std::size_t>(index_of_[r][d])].children.push_back(static_cast<int>(i));
     }
-    left_ += static_cast<std::int64_t>(ops.size());
   }
+  // Each collective's handlers get their order keys now, from its lowest member's op:
+  // the same whenever, and on whichever thread, it is launched.
+  first_key_.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto& ops = trace_.ops[r];
+    first_key_[r].assign(ops.size(), 0);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind != TraceOpKind::kCollective || ops[i].group.empty()) continue;
+      if (*std::min_element(ops[i].group.begin(), ops[i].group.end()) != static_cast<int>(r)) continue;
+      first_key_[r][i] = network_->next_order_key();
+      for (std::size_t k = 1; k < 2 * ops[i].group.size(); ++k) network_->next_order_key();
+    }
+  }
+  // Units: what links shorter than the fabric's longest join (a DGX node). The
+  // partitioner never cuts those, so a group in one unit is in one partition however the
+  // run is split; a group across units hears that its last member arrived one notice later.
+  const auto& dirs = network_->directions();
+  for (const LinkDirection& d : dirs) notice_ = std::max(notice_, d.link->latency());
+  const std::size_t hosts = network_->host_count();
+  std::vector<std::uint32_t> parent(hosts + network_->switch_count());
+  for (std::uint32_t v = 0; v < parent.size(); ++v) parent[v] = v;
+  const auto find = [&](std::uint32_t v) {
+    while (parent[v] != v) v = parent[v] = parent[parent[v]];
+    return v;
+  };
+  const auto vertex = [&](NodeRef x) {
+    return x.kind == NodeRef::Kind::kHost ? x.index : static_cast<std::uint32_t>(hosts) + x.index;
+  };
+  for (const LinkDirection& d : dirs) {
+    if (d.link->latency() < notice_) parent[find(vertex(d.from))] = find(vertex(d.to));
+  }
+  unit_of_host_.resize(hosts);
+  for (std::uint32_t h = 0; h < hosts; ++h) unit_of_host_[h] = find(h);
+}
+
+bool TraceReplay::one_unit(const std::vector<int>& group) const {
+  for (int member : group) {
+    if (unit_of_host_[hosts_[static_cast<std::size_t>(member)]] != unit_of_host_[hosts_[static_cast<std::size_t>(group.front())]]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool TraceReplay::done() const {
+  for (const RankStart& r : ranks_) {
+    if (r.left != 0) return false;
+  }
+  return true;
+}
+
+Time TraceReplay::iteration_time() const {
+  Time last = started_;
+  for (const RankStart& r : ranks_) last = std::max(last, r.finished);
+  return last - started_;
 }
 
 void TraceReplay::check_algorithms() const {
@@ -69,12 +131,17 @@ void TraceReplay::check_algorithms() const {
   }
 }
 
-void TraceReplay::start() {
-  started_ = finished_ = network_->sim().now();
-  for (int r = 0; r < trace_.ranks; ++r) {
-    for (std::size_t i = 0; i < state_[static_cast<std::size_t>(r)].size(); ++i) {
-      if (state_[static_cast<std::size_t>(r)][i].waiting == 0) ready(r, static_cast<int>(i));
-    }
+void TraceReplay::start_at(Time at) {
+  started_ = at;
+  for (RankStart& r : ranks_) {
+    r.finished = at;
+    r.sim->schedule_at(r, at);
+  }
+}
+
+void TraceReplay::RankStart::on_event() {
+  for (std::size_t i = 0; i < owner->state_[static_cast<std::size_t>(rank)].size(); ++i) {
+    if (owner->state_[static_cast<std::size_t>(rank)][i].waiting == 0) owner->ready(rank, static_cast<int>(i));
   }
 }
 
@@ -82,14 +149,34 @@ void TraceReplay::ready(int rank, int i) {
   OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
   st.ready = true;
   const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
-  const Time now = network_->sim().now();
+  const Time now = ranks_[static_cast<std::size_t>(rank)].sim->now();
   switch (op.kind) {
     case TraceOpKind::kCompute: try_compute(rank); break;
     case TraceOpKind::kCollective: {
       st.start = now;
+      std::unique_lock<std::mutex> lock(mutex_);
       auto& pending = collectives_[op.key];
       pending.members.emplace_back(rank, i);
-      if (pending.members.size() == op.group.size()) launch_collective(op.key);
+      if (pending.members.size() < op.group.size()) break;
+      PendingCollective all = std::move(pending);
+      collectives_.erase(op.key);
+      if (options_.ideal_network) {
+        lock.unlock();
+        for (const auto& [r, k] : all.members) finish(r, k);
+        break;
+      }
+      if (one_unit(op.group)) {
+        // Every member is here, on this partition: it starts now, as NCCL's kernels do.
+        CollectiveExecutor* e = launch_collective(std::move(all));
+        lock.unlock();
+        e->start();
+      } else if (split_) {
+        launches_.push_back({now, std::move(all)});  // the others may be past now: between windows
+      } else {
+        CollectiveExecutor* e = launch_collective(std::move(all));
+        lock.unlock();
+        e->start_at(now + notice_);
+      }
       break;
     }
     case TraceOpKind::kSend: {
@@ -154,15 +241,22 @@ void TraceReplay::RankAgent::on_message_sent(MessageId id, Time) {
   owner->finish(rank, op);
 }
 
-void TraceReplay::launch_collective(const std::string& key) {
-  PendingCollective pending = std::move(collectives_[key]);
-  collectives_.erase(key);
+void TraceReplay::between_windows() {
+  std::sort(launches_.begin(), launches_.end(), [](const Launch& a, const Launch& b) {
+    return a.arrived != b.arrived ? a.arrived < b.arrived : a.pending.members < b.pending.members;
+  });
+  std::vector<Launch> launches = std::move(launches_);
+  launches_.clear();
+  for (Launch& l : launches) {
+    const Time at = l.arrived + notice_;
+    launch_collective(std::move(l.pending))->start_at(at);
+  }
+  reap_collectives();
+}
+
+CollectiveExecutor* TraceReplay::launch_collective(PendingCollective pending) {
   const auto [rank0, op0] = pending.members.front();
   const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank0)][static_cast<std::size_t>(op0)];
-  if (options_.ideal_network) {
-    for (const auto& [r, i] : pending.members) finish(r, i);
-    return;
-  }
   std::vector<HostId> hosts;
   for (int member : op.group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
   std::string algorithm = op.algorithm.empty() ? options_.default_algorithm : op.algorithm;
@@ -174,6 +268,15 @@ void TraceReplay::launch_collective(const std::string& key) {
   const std::int64_t bytes = std::max<std::int64_t>(1, op.bytes);
   const int n = static_cast<int>(op.group.size());
   CollectiveOptions options = options_.collective;
+  // Member k of the collective is op.group[k]: which of its ops this is.
+  std::vector<std::pair<int, int>> by_position(static_cast<std::size_t>(n));
+  for (const auto& [r, i] : pending.members) {
+    const auto k = std::find(op.group.begin(), op.group.end(), r) - op.group.begin();
+    by_position[static_cast<std::size_t>(k)] = {r, i};
+    if (first_key_[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] != 0) {
+      options.first_order_key = first_key_[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)];
+    }
+  }
   const auto one_domain = [&] {
     // Asked of the whole network once per group (a trace's groups repeat thousands of times).
     const auto [it, fresh] = one_domain_.try_emplace(op.group, false);
@@ -198,11 +301,14 @@ void TraceReplay::launch_collective(const std::string& key) {
   auto executor = std::make_unique<CollectiveExecutor>(*network_, prepared, std::move(hosts), options);
   CollectiveExecutor* e = executor.get();
   executors_.push_back(std::move(executor));
-  e->set_on_done([this, members = pending.members] {
-    ++finished_collectives_;
-    for (const auto& [r, i] : members) finish(r, i);
+  // Each member goes on when its own part is done (its own NCCL kernel ends), on its own
+  // partition; the whole collective's end only frees it.
+  e->set_on_rank_done([this, by_position = std::move(by_position)](int k, Time) {
+    const auto [r, i] = by_position[static_cast<std::size_t>(k)];
+    finish(r, i);
   });
-  e->start();
+  e->set_on_done([this] { finished_collectives_.fetch_add(1, std::memory_order_relaxed); });
+  return e;
 }
 
 void TraceReplay::try_compute(int rank) {
@@ -213,17 +319,19 @@ void TraceReplay::try_compute(int rank) {
   if (!st.ready) return;  // in order: the head waits for its dependencies
   ++s.next;
   s.running = i;
-  st.start = network_->sim().now();
+  Simulator& sim = *ranks_[static_cast<std::size_t>(rank)].sim;
+  st.start = sim.now();
   Time duration = trace_.compute_time(trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)]);
   if (static_cast<std::size_t>(rank) < options_.compute_scale.size()) {
     duration = static_cast<Time>(std::llround(static_cast<double>(duration) * options_.compute_scale[static_cast<std::size_t>(rank)]));
   }
-  network_->sim().schedule_in(s, duration);
+  sim.schedule_in(s, duration);
 }
 
 void TraceReplay::ComputeStream::on_event() {
-  // Called from the event loop, so no collective is on the stack: free the finished ones.
-  owner->reap_collectives();
+  // Called from the event loop, so no collective is on the stack: free the finished ones
+  // (a split run does so between windows).
+  if (!owner->split_) owner->reap_collectives();
   const int i = running;
   running = -1;
   owner->finish(rank, i);
@@ -233,8 +341,9 @@ void TraceReplay::ComputeStream::on_event() {
 void TraceReplay::reap_collectives() {
   if (finished_collectives_ == 0) return;
   std::erase_if(executors_, [](const std::unique_ptr<CollectiveExecutor>& e) { return e->idle(); });
-  finished_collectives_ = 0;
-  for (const auto& e : executors_) finished_collectives_ += e->done() ? 1 : 0;  // (acks still due)
+  std::size_t done = 0;
+  for (const auto& e : executors_) done += e->done() ? 1 : 0;  // (acks still due)
+  finished_collectives_ = done;
 }
 
 void TraceReplay::report(int rank, int i) const {
@@ -255,11 +364,12 @@ void TraceReplay::report(int rank, int i) const {
 
 void TraceReplay::finish(int rank, int i) {
   OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
-  const Time now = network_->sim().now();
+  RankStart& mine = ranks_[static_cast<std::size_t>(rank)];
+  const Time now = mine.sim->now();
   st.end = now;
   if (st.start < 0) st.start = now;
-  finished_ = std::max(finished_, now);
-  --left_;
+  mine.finished = std::max(mine.finished, now);
+  --mine.left;
   if (activity_ != nullptr) report(rank, i);
   for (int c : st.children) {
     if (--state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(c)].waiting == 0) ready(rank, c);

@@ -4,7 +4,9 @@
 // compute stream that runs its compute operations in trace order, one at a time;
 // communication starts once its dependencies are done (a collective once every member
 // has reached it) and overlaps compute.
+#include <atomic>
 #include <deque>
+#include <mutex>
 #include <functional>
 #include <map>
 #include <memory>
@@ -51,10 +53,16 @@ class TraceReplay final {
   TraceReplay(const TraceReplay&) = delete;
   TraceReplay& operator=(const TraceReplay&) = delete;
 
-  void start();  // at the simulator's current time
-  bool done() const { return left_ == 0; }
+  // Every rank starts at `at` (a time not yet run), from an event of its own on its
+  // endpoint's partition.
+  void start_at(Time at);
+  // A run split over threads calls this between windows, every partition stopped: it
+  // launches the collectives across partitions whose last member arrived in the window
+  // (each starts one notice after that arrival, as in a serial run) and frees finished ones.
+  void between_windows();
+  bool done() const;
   Time started_at() const { return started_; }
-  Time iteration_time() const { return finished_ - started_; }
+  Time iteration_time() const;
   std::vector<RankBreakdown> breakdown() const;
   const Trace& trace() const { return trace_; }
   // Told of each rank's operations as they finish (and of its collectives' steps when it
@@ -82,14 +90,31 @@ class TraceReplay final {
     int running = -1;
     void on_event() override;
   };
+  // What is each rank's alone: its clock (its endpoint's partition), its start, what is
+  // left of its operations and when its last one ended.
+  struct RankStart final : EventHandler {
+    TraceReplay* owner = nullptr;
+    int rank = 0;
+    Simulator* sim = nullptr;
+    std::int64_t left = 0;
+    Time finished = -1;
+    void on_event() override;
+  };
   struct PendingCollective {
     std::vector<std::pair<int, int>> members;  // (rank, op index) ready so far
+  };
+  struct Launch {
+    Time arrived;  // its last member's arrival
+    PendingCollective pending;
   };
   void ready(int rank, int op);
   void try_compute(int rank);
   void finish(int rank, int op);
   void report(int rank, int op) const;  // to activity_
-  void launch_collective(const std::string& key);
+  // Builds the collective whose members have all arrived (under mutex_); it starts at
+  // `at`, or at once (start()) when `at` is -1.
+  CollectiveExecutor* launch_collective(PendingCollective pending);
+  bool one_unit(const std::vector<int>& group) const;  // all on one partition for any split
   // Finished collectives hold their programs until the next compute event frees them.
   void reap_collectives();
   // What each rank hears from its own NIC: its sends leaving, and data for its receives
@@ -117,19 +142,29 @@ class TraceReplay final {
   std::vector<std::vector<OpState>> state_;
   std::vector<std::map<int, int>> index_of_;  // per rank: op id -> index
   std::deque<ComputeStream> streams_;
+  std::deque<RankStart> ranks_;
   std::map<std::string, PendingCollective> collectives_;
+  // A split run: shared things (collectives_, executors_, the caches below, the network's
+  // multicast groups) are touched under this lock; collectives across partitions whose
+  // members have all arrived wait here for between_windows().
+  std::mutex mutex_;
+  bool split_ = false;
+  std::vector<Launch> launches_;
+  Time notice_ = 0;                          // the fabric's longest link latency
+  std::vector<std::uint32_t> unit_of_host_;  // hosts joined by links shorter than that share one
+  // Per rank, per op: the first of the 2 x members order keys of a collective whose lowest
+  // member that rank is (0 otherwise), fixed before the run.
+  std::vector<std::vector<std::uint32_t>> first_key_;
   std::vector<std::unique_ptr<CollectiveExecutor>> executors_;  // running ones (and just-finished)
   // (algorithm, op, ranks, bytes, channels, chunk, root, local size, start latency)
   using PreparedKey = std::tuple<std::string, int, int, std::int64_t, int, std::int64_t, int, int, std::int64_t>;
   std::map<PreparedKey, std::shared_ptr<const PreparedCollective>> prepared_;
   std::map<std::vector<int>, bool> one_domain_;  // group -> all on one NVSwitch domain
-  std::size_t finished_collectives_ = 0;
+  std::atomic<std::size_t> finished_collectives_{0};
   std::deque<RankAgent> agents_;      // observers never move
   std::map<HostId, int> rank_of_host_;
-  std::int64_t left_ = 0;
   ActivityListener* activity_ = nullptr;
   Time started_ = -1;
-  Time finished_ = -1;
 };
 
 }  // namespace fabricsim

@@ -71,8 +71,8 @@ int run_command(const po::variables_map& vm, int argc, char** argv) {
       return kExitBadInput;
     }
     if (run.splits_collective()) {
-      std::cerr << "fabricsim run: --records: a collective's messages are numbered as its ranks make them, which a "
-                   "run split over threads does not fix; expected no --records with --threads for a collective\n";
+      std::cerr << "fabricsim run: --records: a collective's or trace's messages are numbered as its ranks make them, which a "
+                   "run split over threads does not fix; expected no --records with --threads for this workload\n";
       return kExitBadInput;
     }
     if (writer) run.message_log().record_to((std::filesystem::path(out_dir) / "messages.jsonl").string());
