@@ -162,8 +162,20 @@ void CollectiveSweep::begin_at(Time at, bool split) {
   start_next(at);
 }
 
-void CollectiveSweep::poll() {
-  if (current_ && current_->done()) start_next(current_->finished_at() + notice_);
+void CollectiveSweep::poll(ProcessGroup* group) {
+  if (!current_) return;
+  if (group == nullptr) {
+    if (current_->done()) start_next(current_->finished_at() + notice_);
+    return;
+  }
+  // Each process has seen its own ranks finish: the size is over when every rank is.
+  std::vector<std::int64_t> done{current_->ranks_done()};
+  group->all_sum(done);
+  if (done[0] < current_->ranks_with_steps()) return;
+  std::vector<std::int64_t> last{-current_->local_finished()};
+  group->all_min(last);
+  current_->set_finished_at(-last[0]);
+  start_next(-last[0] + notice_);
 }
 
 void CollectiveSweep::start_next(Time at) {

@@ -13,6 +13,7 @@
 #include "app/collective_tuner.h"
 #include "app/config/config.h"
 #include "sim/network.h"
+#include "sim/process_group.h"
 #include "topologies/topology.h"
 #include "workloads/collective_executor.h"
 
@@ -43,7 +44,9 @@ class CollectiveSweep final : public EventHandler {
   // Starts the first size at `at` (before the run). `split`: the run is split over
   // threads, and poll() is called between windows to see the end of each size.
   void begin_at(Time at, bool split = false);
-  void poll();
+  // Between windows of a split run; over MPI processes (`group`), every process calls it
+  // after every window: the ranks' ends are pooled.
+  void poll(ProcessGroup* group = nullptr);
   const std::vector<CollectiveRow>& rows() const { return rows_; }
   int ranks() const { return ranks_; }
   const CollectiveConfig& config() const { return config_; }

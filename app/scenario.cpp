@@ -148,6 +148,14 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
     }
     throw ConfigError(config_.topology.source.where, config_.topology.source.path, e.what());
   }
+  if (config_.processes != nullptr && !partitions_.empty()) {
+    // Which partitions this process runs: agents register for remote senders from now.
+    std::vector<bool> local(partitions_.size());
+    for (std::size_t q = 0; q < local.size(); ++q) {
+      local[q] = partition_owner(q, partitions_.size(), config_.processes->size()) == config_.processes->rank();
+    }
+    network_->set_local_partitions(std::move(local));
+  }
   if (n.fidelity == NetworkConfig::Fidelity::kFlow) {
     // The compiled network still routes (its tables say where each flow goes); its ports
     // and NICs stay idle.
@@ -210,6 +218,15 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
       engine_->set_window_sum([this] { return static_cast<std::int64_t>(local_messages_finished()); });
       message_log_->defer_to_end();
       if (detector_) detector_->set_process_group(config_.processes);
+      // Messages made from here on to another process's endpoints go by notice (those
+      // made before the run are in every process's table alike).
+      network_->open_receives_by_notice();
+      if (collective_ || replay_) {
+        engine_->set_window_hook([sweep = collective_.get(), replay = replay_.get(), group = config_.processes] {
+          if (sweep != nullptr) sweep->poll(group);
+          if (replay != nullptr) replay->between_windows(group);
+        });
+      }
     } else {
       // Between windows the partitions' message records are merged into the stream, and
       // a collective's end is seen (its ranks finish on several threads).
@@ -379,12 +396,10 @@ void ScenarioRun::check_splittable() const {
                       "a flow-level run is one solver over the whole fabric and runs on one thread: expected no --threads "
                       "(and no mpirun) with fidelity flow");
   }
-  const bool ranks = w.kind == K::kCollective || w.kind == K::kTrace || w.kind == K::kChakra;
-  if (!config_.jobs.empty() || (ranks && config_.processes != nullptr)) {
+  if (!config_.jobs.empty()) {
     throw ConfigError(config_.file, "workload.kind",
-                      "--threads splits runs of messages, synthetic traffic (permutation, incast, uniform, poisson), "
-                      "collectives and traces; several jobs run on one thread, and mpirun splits no collective or "
-                      "trace yet (a rank opens its receives in another process's memory): expected no --threads (and "
+                      "--threads and mpirun split runs of messages, synthetic traffic (permutation, incast, uniform, "
+                      "poisson), collectives and traces; several jobs run on one thread: expected no --threads (and "
                       "no mpirun) for this workload");
   }
   if ((w.kind == K::kTrace || w.kind == K::kChakra) && w.trace.ideal_network) {
@@ -712,7 +727,10 @@ void ScenarioRun::gather_processes() {
   for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
     if (owner(NodeRef::sw(s)) == me) put(mine, net.switch_at(s).counters());
   }
-  for (MessageId id = 0; id < messages.size(); ++id) {
+  // The messages made before the run (the same table in every process); those made
+  // during it (a collective's, a trace's) are counted, each at its sender's process.
+  const MessageId kept = std::min<MessageId>(messages.recycle_from(), static_cast<MessageId>(messages.size()));
+  for (MessageId id = 0; id < kept; ++id) {
     const Message& m = messages[id];
     if (owner(NodeRef::host(m.src)) == me) {
       put(mine, m.posted);
@@ -737,7 +755,7 @@ void ScenarioRun::gather_processes() {
     for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
       if (owner(NodeRef::sw(s)) == r) net.switch_at(s).adopt_counters(in.get<SwitchCounters>());
     }
-    for (MessageId id = 0; id < messages.size(); ++id) {
+    for (MessageId id = 0; id < kept; ++id) {
       Message& m = messages[id];
       if (owner(NodeRef::host(m.src)) == r) {
         m.posted = in.get<Time>();
@@ -746,7 +764,19 @@ void ScenarioRun::gather_processes() {
       if (owner(NodeRef::host(m.dst)) == r) m.delivered = in.get<Time>();
     }
   }
-  message_log_->pool_finished();
+  {
+    std::vector<std::int64_t> v{static_cast<std::int64_t>(messages.created() - kept)};
+    group.all_sum(v);
+    created_total_ = kept + static_cast<std::uint64_t>(v[0]);
+  }
+  if (replay_) {
+    replay_->pool(group, [&](int rank) { return owner(NodeRef::host(replay_->host_of(rank))); });
+  }
+  message_log_->pool_finished(kept, &group);
+}
+
+std::uint64_t ScenarioRun::messages_created() const {
+  return created_total_ > 0 ? created_total_ : network_->messages().created();
 }
 
 std::size_t ScenarioRun::local_messages_finished() const {
@@ -776,7 +806,7 @@ bool ScenarioRun::complete() const {
     }
     if (collective_->rows().size() != collective_->config().sizes.size()) return false;
   }
-  return messages_finished() == network_->messages().created();
+  return messages_finished() == messages_created();
 }
 
 }  // namespace fabricsim

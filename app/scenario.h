@@ -113,6 +113,8 @@ class ScenarioRun {
   // and `monitor` runs first at `first` on the clock that watches the run (order key
   // `order` among monitors; it reschedules itself and retires when work runs out).
   void set_activity_listener(ActivityListener* listener);
+  // Messages made in the run (every process's, over MPI).
+  std::uint64_t messages_created() const;
   // A collective or trace split over threads (its messages' serials depend on the threads' pace).
   bool splits_collective() const { return engine_ != nullptr && (collective_ != nullptr || replay_ != nullptr); }
   void add_monitor(EventHandler& monitor, std::uint32_t order, Time first);
@@ -157,6 +159,7 @@ class ScenarioRun {
   std::vector<std::vector<Time>> jobs_alone_;
   void add_jobs();
   std::unique_ptr<TraceReplay> replay_;
+  std::uint64_t created_total_ = 0;  // over MPI: every process's messages, once pooled
   // Failures during the run: links go down, then routes change once routing has
   // noticed (worked out before the run). A monitor: it does not keep a finished run going.
   struct FaultTimeline final : EventHandler {

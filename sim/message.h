@@ -13,6 +13,12 @@ namespace fabricsim {
 
 class MessageObserver;
 
+// A message's receive slot when its destination runs in another process (that process
+// opens it from a notice and names it in the packets as they arrive); a packet of such a
+// message whose receive is over names none.
+inline constexpr std::uint32_t kRemoteSlot = 0xfffffffeu;
+inline constexpr std::uint32_t kNoSlot = 0xffffffffu;
+
 // A message's description and record. The transport state is not here: the source NIC
 // and the destination NIC keep their sides in slots of their own (sim/transport_state.h).
 struct Message {
@@ -58,6 +64,9 @@ struct Message {
 class MessageObserver {
  public:
   virtual ~MessageObserver() = default;
+  // Its name across processes (a run split over MPI processes names a remote message's
+  // receiver by it): a unique order key of its own, or 0 when it has none.
+  virtual std::uint32_t observer_key() const { return 0; }
   virtual void on_message_finished(MessageId id, Time now) = 0;
   // Every packet of the message has reached the destination (before the last ack): told
   // at the destination.
@@ -105,6 +114,7 @@ class MessageTable {
   // Slots below `first` are never reused (messages whose records are read after the run).
   void set_recycle_from(MessageId first) { recycle_from_ = first; }
   bool recyclable(MessageId id) const { return id >= recycle_from_; }
+  MessageId recycle_from() const { return recycle_from_; }
   Message& operator[](MessageId id) { return slots_[id]; }
   const Message& operator[](MessageId id) const { return slots_[id]; }
   std::size_t size() const { return slots_.size(); }  // slots

@@ -6,6 +6,8 @@
 // its two agents in its record: in a run split over threads, each side's partition
 // reports its side, and nothing here is shared but the record.
 
+#include <functional>
+
 #include "sim/message.h"
 
 namespace fabricsim {
@@ -29,12 +31,19 @@ class MessageDispatcher final : public MessageObserver {
   }
   // Told of every finished message before its owner (a recorder: it only reads).
   void set_tap(MessageObserver* tap) { tap_ = tap; }
+  // Told when a receive opened for another process's sender is complete.
+  void set_on_remote_delivered(std::function<void(const Message&)> f) { on_remote_delivered_ = std::move(f); }
   void on_message_delivered(MessageId id, Time now) override {
     (*records_)[id].delivered = now;
     if (MessageObserver* o = (*records_)[id].receiver_observer) o->on_message_delivered(id, now);
     // An ordinary message is delivered before it can finish (its last ack answers the
-    // last packet); an in-network one may be delivered after its sender is done with it.
-    if ((*records_)[id].in_network != InNetwork::kNone) release_when_done(id);
+    // last packet); an in-network one may be delivered after its sender is done with it,
+    // and a receive opened for another process's sender has no sender side here.
+    const Message& m = (*records_)[id];
+    if (m.in_network != InNetwork::kNone || !m.has_sender) {
+      if (m.in_network == InNetwork::kNone && on_remote_delivered_) on_remote_delivered_(m);
+      release_when_done(id);
+    }
   }
   void on_message_sent(MessageId id, Time now) override {
     if (MessageObserver* o = (*records_)[id].sender_observer) o->on_message_sent(id, now);
@@ -49,6 +58,7 @@ class MessageDispatcher final : public MessageObserver {
     if ((m.finished >= 0 || !m.has_sender) && (m.delivered >= 0 || !m.awaits_delivery)) records_->release(id);
   }
   MessageObserver* tap_ = nullptr;
+  std::function<void(const Message&)> on_remote_delivered_;
   MessageTable* records_;
 };
 

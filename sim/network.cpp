@@ -156,9 +156,74 @@ MessageId Network::add_message(HostId src, HostId dst, std::int64_t bytes, std::
   const MessageId id = messages_.add(src, dst, bytes, traffic_class, packets_for(bytes, params_.nic.mtu));
   Message& m = messages_[id];
   // The destination opens its receive before the first packet can leave (as an RDMA
-  // receiver posts its buffer): the packets name the slot.
-  if (flow_model_ == nullptr) m.recv_slot = nics_[dst].open_receive(id, src, m.sequence, m.packets);
+  // receiver posts its buffer): the packets name the slot. Another process's endpoint
+  // opens it from post()'s notice.
+  if (flow_model_ == nullptr) {
+    m.recv_slot = !by_notice_ || local_host(dst) ? nics_[dst].open_receive(id, src, m.sequence, m.packets) : kRemoteSlot;
+  }
   return id;
+}
+
+void Network::set_local_partitions(std::vector<bool> local) {
+  local_ = std::move(local);
+  remote_opens_.assign(partition_count(), {});
+  dispatcher_.set_on_remote_delivered([this](const Message& m) {
+    const std::lock_guard<std::mutex> lock(remote_mutex_);
+    remote_slots_.erase((std::uint64_t{m.src} << 32) | m.sequence);
+  });
+}
+
+void Network::post_remote(MessageId id, const Message& m) {
+  RemoteOpen r;
+  r.src = m.src;
+  r.dst = m.dst;
+  r.sequence = m.sequence;
+  r.packets = m.packets;
+  r.tag = m.tag;
+  r.receiver_key = m.receiver_observer != nullptr ? m.receiver_observer->observer_key() : 0;
+  r.bytes = m.bytes;
+  r.posted = m.posted;
+  r.traffic_class = m.traffic_class;
+  if (m.in_network != InNetwork::kNone || (m.receiver_observer != nullptr && r.receiver_key == 0)) {
+    throw std::logic_error("message " + std::to_string(id) + " to another process has no name for its receiver");
+  }
+  remote_opens_[host_partition(m.src)].push_back(r);
+}
+
+void Network::open_remote(const RemoteOpen& r) {
+  // The receive side's record: no sender here (its process keeps that side).
+  const MessageId id = messages_.add(r.src, r.dst, r.bytes, r.traffic_class, r.packets, /*counted=*/false);
+  Message& m = messages_[id];
+  m.sequence = r.sequence;
+  m.tag = r.tag;
+  m.posted = r.posted;
+  m.has_sender = false;
+  if (r.receiver_key != 0) {
+    const auto it = observers_.find(r.receiver_key);
+    if (it == observers_.end()) throw std::logic_error("no receiver " + std::to_string(r.receiver_key) + " for a remote message");
+    m.receiver_observer = it->second;
+  }
+  m.recv_slot = nics_[r.dst].open_receive(id, r.src, r.sequence, r.packets);
+  const std::lock_guard<std::mutex> lock(remote_mutex_);
+  remote_slots_[(std::uint64_t{r.src} << 32) | r.sequence] = m.recv_slot;
+}
+
+void Network::resolve_remote_slot(Packet& p) {
+  // Only where its destination runs (it may pass through another process's switches).
+  if (p.kind != PacketKind::kData || p.recv_slot != kRemoteSlot || !local_host(p.dst)) return;
+  const std::lock_guard<std::mutex> lock(remote_mutex_);
+  const auto it = remote_slots_.find((std::uint64_t{p.src} << 32) | p.sequence);
+  p.recv_slot = it != remote_slots_.end() ? it->second : kNoSlot;  // kNoSlot: received whole already
+}
+
+void Network::register_observer(MessageObserver* o) {
+  const std::lock_guard<std::mutex> lock(remote_mutex_);
+  observers_[o->observer_key()] = o;
+}
+
+void Network::unregister_observer(const MessageObserver* o) {
+  const std::lock_guard<std::mutex> lock(remote_mutex_);
+  observers_.erase(o->observer_key());
 }
 
 }  // namespace fabricsim

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -85,6 +86,31 @@ class Network {
   // The smallest latency of a cut link (kTimeMax when nothing is cut): the lookahead.
   Time lookahead() const { return lookahead_; }
 
+  // Over MPI processes: the partitions this process runs (unset: all). A message to an
+  // endpoint of another process opens no receive here: post() leaves a notice for that
+  // process (remote_opens), which opens it between windows (open_remote) and names it in
+  // the message's packets as they come in (resolve_remote_slot).
+  void set_local_partitions(std::vector<bool> local);
+  bool local_host(HostId h) const { return local_.empty() || local_[host_partition(h)]; }
+  bool over_processes() const { return !local_.empty(); }
+  // From now on (once the messages made before the run are in), post() leaves notices.
+  void open_receives_by_notice() { by_notice_ = true; }
+  struct RemoteOpen {
+    HostId src = 0, dst = 0;
+    std::uint32_t sequence = 0, packets = 0, tag = 0, receiver_key = 0;
+    std::int64_t bytes = 0;
+    Time posted = 0;
+    std::uint8_t traffic_class = 0;
+  };
+  // Notices made by partition q's senders since the last window.
+  std::vector<RemoteOpen>& remote_opens(std::uint32_t q) { return remote_opens_[q]; }
+  void open_remote(const RemoteOpen& r);
+  void resolve_remote_slot(Packet& p);
+  // Agents by observer_key() (a remote message's receiver is named by it); they
+  // register while they may receive.
+  void register_observer(MessageObserver* o);
+  void unregister_observer(const MessageObserver* o);
+
   HostId add_host();
   std::uint32_t add_switch();
   // A full-duplex cable between two nodes; returns the directions (a->b, b->a).
@@ -141,6 +167,7 @@ class Network {
       post_flow(id, m);
       return;
     }
+    if (m.recv_slot == kRemoteSlot) post_remote(id, m);
     nics_[m.src].post(id, m);
   }
   // Flow fidelity: messages go to `model` as flows routed by `router` instead of to the
@@ -188,6 +215,7 @@ class Network {
   void open_member_receives(std::uint16_t group, InNetwork kind, HostId name_src, std::uint32_t name_sequence,
                             std::uint64_t serial, std::int64_t bytes, std::uint8_t traffic_class, std::vector<MessageId>& receives);
   void post_flow(MessageId id, const Message& m);
+  void post_remote(MessageId id, const Message& m);
   PacketSink& sink(NodeRef n);
   Simulator& sim_of(NodeRef n) {
     return partition(n.kind == NodeRef::Kind::kHost ? host_partition(n.index) : switch_partition(n.index));
@@ -215,6 +243,12 @@ class Network {
   std::vector<std::uint32_t> sums_opened_;               // by group id: SHARP sums so far
   MessageTable messages_;
   MessageDispatcher dispatcher_;
+  std::vector<bool> local_;
+  bool by_notice_ = false;
+  std::vector<std::vector<RemoteOpen>> remote_opens_;  // by sending partition
+  std::mutex remote_mutex_;                             // what follows (partitions deliver at once)
+  std::unordered_map<std::uint64_t, std::uint32_t> remote_slots_;  // (src, sequence) -> receive slot
+  std::unordered_map<std::uint32_t, MessageObserver*> observers_;    // by observer_key()
   FlowModel* flow_model_ = nullptr;
   const FlowRouter* flow_router_ = nullptr;
   // Flow fidelity keeps no NIC receive slots: a multicast's member records wait here

@@ -330,8 +330,9 @@ void Nic::receive(Packet* p, PortIndex in_port) {
     return;
   }
   if (p->kind == PacketKind::kData) {
-    const RecvState& r = recvs_[p->recv_slot];
-    if (!r.active || r.src != p->src || r.sequence != p->sequence) {
+    // kNoSlot: a late copy from another process's sender, whose receive here is over.
+    if (p->recv_slot == kNoSlot || !recvs_[p->recv_slot].active || recvs_[p->recv_slot].src != p->src ||
+        recvs_[p->recv_slot].sequence != p->sequence) {
       // A late copy of a message received whole, whose slot was let go (receive slots
       // open before a message's first packet, so nothing else leaves it unmatched):
       // say again that all of it is here, in case the last ack was lost.

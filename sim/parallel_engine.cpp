@@ -90,6 +90,22 @@ void ParallelEngine::swap_packets() {
   const std::size_t p = network_->partition_count();
   const bool telemetry = network_->partition(0).packets().telemetry_enabled();  // the same in every pool
   std::vector<Bytes> out(static_cast<std::size_t>(group_->size()));
+  // First the notices of messages made for another process's endpoints (it opens their
+  // receives before their packets come in), in partition order.
+  std::vector<std::vector<const Network::RemoteOpen*>> notices(out.size());
+  for (std::uint32_t from = 0; from < p; ++from) {
+    if (!owns(from)) continue;
+    for (const Network::RemoteOpen& r : network_->remote_opens(from)) {
+      notices[static_cast<std::size_t>(owner_[network_->host_partition(r.dst)])].push_back(&r);
+    }
+  }
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    put(out[k], static_cast<std::uint64_t>(notices[k].size()));
+    for (const Network::RemoteOpen* r : notices[k]) put(out[k], *r);
+  }
+  for (std::uint32_t from = 0; from < p; ++from) {
+    if (owns(from)) network_->remote_opens(from).clear();
+  }
   for (std::uint32_t from = 0; from < p; ++from) {
     if (!owns(from)) continue;
     Outbox& box = network_->outbox(from);
@@ -112,6 +128,8 @@ void ParallelEngine::swap_packets() {
   const std::vector<Bytes> in = group_->exchange(out);
   for (const Bytes& b : in) {
     BytesReader r(b);
+    const auto opens = r.get<std::uint64_t>();
+    for (std::uint64_t k = 0; k < opens; ++k) network_->open_remote(r.get<Network::RemoteOpen>());
     while (!r.done()) {
       const auto from = r.get<std::uint32_t>();
       const auto to = r.get<std::uint32_t>();
@@ -122,6 +140,7 @@ void ParallelEngine::swap_packets() {
         c.arrives = r.get<Time>();
         c.link = r.get<std::uint32_t>();
         c.packet = r.get<Packet>();
+        network_->resolve_remote_slot(c.packet);
         if (telemetry) c.telemetry = r.get<IntStack>();
       }
     }

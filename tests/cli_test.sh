@@ -325,7 +325,10 @@ if command -v mpirun >/dev/null && [ -e "$(dirname "$bin_abs")/libfabricsim_mpi.
   mpi 2 validate "$examples/dumbbell.yaml" >"$work/mpival.out" 2>&1; rc=$?
   check "mpirun -np 2 fabricsim validate is refused, exit 2, once" '[ $rc -eq 2 ] && [ $(grep -c "only \`fabricsim run\` splits over processes" "$work/mpival.out") -eq 1 ]'
   mpi 2 run "$work/two_dgx_coll.yaml" --out "$work/mpicoll" >"$work/mpicoll.out" 2>&1; rc=$?
-  check "mpirun with a collective is refused, exit 2, naming workload.kind, once" '[ $rc -eq 2 ] && [ $(grep -c "workload.kind" "$work/mpicoll.out") -eq 1 ] && [ ! -e "$work/mpicoll" ]'
+  check "mpirun with a data-checked collective is refused, exit 2, naming workload.check_data, once" '[ $rc -eq 2 ] && [ $(grep -c "workload.check_data" "$work/mpicoll.out") -eq 1 ] && [ ! -e "$work/mpicoll" ]'
+  mpi 2 run "$work/two_dgx_sweep.yaml" --out "$work/mpisweep" >/dev/null 2>&1; rc=$?
+  check "mpirun -np 2 with a collective sweep: the serial run's results.json" \
+    '[ $rc -eq 0 ] && [ "$(strip "$work/sweep1/results.json")" = "$(strip "$work/mpisweep/results.json")" ] && grep -q "\"processes\": 2" "$work/mpisweep/results.json"'
   mpi 2 run "$examples/dumbbell.yaml" --trace "$work/mpitrace.json" --out "$work/mpitrace" >"$work/mpitrace.out" 2>&1; rc=$?
   check "mpirun with --trace is refused, exit 2" '[ $rc -eq 2 ] && grep -q "expected no --trace under mpirun" "$work/mpitrace.out"'
 else

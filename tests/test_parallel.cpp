@@ -307,14 +307,22 @@ TEST_CASE("workloads that cannot be split yet are refused with a located error")
   refused(two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: collnet, check_data: false, sizes: {from: 1MiB, to: 1MiB}}",
                             "", ", sharp: {bandwidth: 100GBps}"),
           "workload.algorithm");
-  // Over processes a rank would open its receives in another process's memory.
+  // Over processes too.
   testing::run_processes(2, [&](ProcessGroup& group) {
-    refused(two_dgx_h100_yaml("{kind: collective, op: all_reduce, check_data: false, sizes: {from: 1MiB, to: 1MiB}}"),
-            "workload.kind", &group);
+    refused(two_dgx_h100_yaml("{kind: collective, op: all_reduce, sizes: {from: 1MiB, to: 1MiB}}"), "workload.check_data", &group);
   });
+  // An ideal network hands data from rank to rank in no time.
+  const auto path = std::filesystem::temp_directory_path() / "fabricsim_ideal_split.jsonl";
+  {
+    std::ofstream f(path);
+    f << R"({"fabricsim_trace": 1, "ranks": 2, "achieved_tflops": 100})" << "\n";
+    for (int r = 0; r < 2; ++r) f << R"({"rank": )" << r << R"(, "id": 0, "kind": "compute", "duration_us": 1})" << "\n";
+  }
+  refused(two_dgx_h100_yaml("{kind: trace, file: " + path.string() + ", network: ideal}"), "workload.network");
+  std::filesystem::remove(path);
 }
 
-TEST_CASE("a collective sweep split over threads gives the serial run's results, for every algorithm kind") {
+TEST_CASE("a collective sweep split over threads or processes gives the serial run's results, for every algorithm kind") {
   // Two DGX H100 nodes cut between the nodes (lookahead: the 500 ns fabric links): NVLink
   // and NVSwitch inside a partition, InfiniBand credits across the cut. Each size starts
   // one notice (the longest link, 500 ns) after the last rank finished the one before.
@@ -325,6 +333,9 @@ TEST_CASE("a collective sweep split over threads gives the serial run's results,
     const std::string serial = comparable_results(yaml, 0);
     REQUIRE(serial.find("\"busbw_GBps\"") != std::string::npos);
     CHECK(comparable_results(yaml, 2) == serial);
+    // Over processes: a sender's message to another process's rank opens its receive there
+    // by a notice between windows; the ranks' ends are pooled.
+    CHECK(comparable_results_over_processes(yaml, 2, 1) == serial);
   }
   // And over an uneven split: three partitions of a four-node cluster.
   const std::string four = two_dgx_h100_yaml("{kind: collective, op: all_gather, algorithm: ring, channels: 4, check_data: false, "
@@ -336,6 +347,8 @@ TEST_CASE("a collective sweep split over threads gives the serial run's results,
     CAPTURE(p);
     CHECK(comparable_results(yaml, p) == serial);
   }
+  CHECK(comparable_results_over_processes(yaml, 2, 2) == serial);
+  CHECK(comparable_results_over_processes(yaml, 3, 1) == serial);
 }
 
 TEST_CASE("each size of a sweep starts one notice after the last rank finished the one before") {
@@ -372,7 +385,7 @@ workload: {kind: collective, op: all_reduce, algorithm: ring, check_data: false,
   }
 }
 
-TEST_CASE("a training trace split over threads gives the serial run's results") {
+TEST_CASE("a training trace split over threads or processes gives the serial run's results") {
   // 16 ranks on 2 DGX H100 nodes, split between the nodes. Each rank computes, all-reduces
   // with its node (tensor parallel: inside one partition, started at once), all-reduces
   // with its peer on the other node (data parallel: across the cut, started one notice
@@ -408,6 +421,11 @@ TEST_CASE("a training trace split over threads gives the serial run's results") 
     CAPTURE(p);
     CHECK(comparable_results(yaml, p) == serial);
   }
+  // Over processes: arrivals at the DP collectives are pooled between windows, the
+  // pipeline sends open their receives by notice, and the ranks' operations are pooled
+  // at the end.
+  CHECK(comparable_results_over_processes(yaml, 2, 1) == serial);
+  CHECK(comparable_results_over_processes(yaml, 2, 2) == serial);
   std::filesystem::remove(path);
 }
 

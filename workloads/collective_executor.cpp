@@ -58,7 +58,13 @@ CollectiveExecutor::CollectiveExecutor(Network& network, std::shared_ptr<const P
     a.steps.resize(waiting.size());
     for (std::size_t i = 0; i < waiting.size(); ++i) a.steps[i].waiting = waiting[i];
     a.steps_left = static_cast<std::int64_t>(waiting.size());
-    if (a.steps_left > 0) ranks_left_.fetch_add(1, std::memory_order_relaxed);
+    if (a.steps_left > 0) {
+      ranks_left_.fetch_add(1, std::memory_order_relaxed);
+      ++ranks_with_steps_;
+      if (network_->local_host(a.host)) local_ranks_left_.fetch_add(1, std::memory_order_relaxed);
+    }
+    // Over processes a remote sender names its message's receiver by key.
+    if (network_->over_processes()) network_->register_observer(&a);
   }
   if (uses_in_network(program_)) {
     // NVLink SHARP: each group's ranks must hang off one switch layer that reduces and
@@ -117,9 +123,21 @@ void CollectiveExecutor::start_at(Time at) {
   }
 }
 
+CollectiveExecutor::~CollectiveExecutor() {
+  if (network_->over_processes()) {
+    for (const RankAgent& a : agents_) network_->unregister_observer(&a);
+  }
+}
+
+Time CollectiveExecutor::local_finished() const {
+  Time last = -1;
+  for (const RankAgent& a : agents_) last = std::max(last, a.finished);
+  return last;
+}
+
 Time CollectiveExecutor::finished_at() const {
-  if (!done()) return -1;
   if (finished_ >= 0) return finished_;
+  if (!done()) return -1;
   Time last = started_;
   for (const RankAgent& a : agents_) last = std::max(last, a.finished);
   return last;
@@ -164,6 +182,7 @@ Time CollectiveExecutor::compute_time(const Step& s) const {
 }
 
 void CollectiveExecutor::rank_finished(Time now) {
+  local_ranks_left_.fetch_sub(1, std::memory_order_acq_rel);
   if (ranks_left_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   // The last rank: a split run asks done() between windows instead (other threads'
   // ranks may still be inside this window's events).

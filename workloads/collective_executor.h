@@ -68,6 +68,7 @@ class CollectiveExecutor final {
                      const CollectiveOptions& options);
   CollectiveExecutor(const CollectiveExecutor&) = delete;
   CollectiveExecutor& operator=(const CollectiveExecutor&) = delete;
+  ~CollectiveExecutor();
 
   void start();  // at the simulator's current time
   // Every rank starts at `at` (a time not yet run anywhere), from an event of its own in
@@ -98,6 +99,16 @@ class CollectiveExecutor final {
   bool idle() const { return done() && messages_unfinished_.load(std::memory_order_acquire) == 0; }
   Time started_at() const { return started_; }
   Time finished_at() const;  // the last rank's last step (-1 until done)
+  // Over MPI processes each process sees its own ranks finish: these are pooled between
+  // windows, and the pooled end is set here.
+  int ranks_with_steps() const { return ranks_with_steps_; }
+  int ranks_done() const { return ranks_with_steps_ - ranks_left_.load(std::memory_order_acquire); }
+  Time local_finished() const;  // the last of this process's ranks to finish (-1: none)
+  void set_finished_at(Time t) { finished_ = t; }
+  // Every rank this process runs is done and its sends acknowledged (what a split run may free).
+  bool idle_here() const {
+    return local_ranks_left_.load(std::memory_order_acquire) == 0 && messages_unfinished_.load(std::memory_order_acquire) == 0;
+  }
   // Set when data checking found the result wrong (or a contribution reduced twice).
   const std::optional<std::string>& data_error() const { return data_error_; }
   const CollectiveProgram& program() const { return prepared_->program; }
@@ -142,6 +153,7 @@ class CollectiveExecutor final {
     void on_message_sent(MessageId id, Time now) override;
     void on_message_delivered(MessageId id, Time now) override;
     void on_message_finished(MessageId id, Time now) override;
+    std::uint32_t observer_key() const override { return starter.order(); }
   };
   Time compute_time(const Step& s) const;
   void report_step(const RankAgent& agent, int step) const;  // to options_.activity
@@ -173,6 +185,8 @@ class CollectiveExecutor final {
   std::optional<DataState> data_;
   std::optional<std::string> data_error_;
   std::atomic<int> ranks_left_{0};
+  int ranks_with_steps_ = 0;
+  std::atomic<int> local_ranks_left_{0};  // of this process's
   std::atomic<std::int64_t> messages_unfinished_{0};
   Time started_ = -1;
   Time finished_ = -1;

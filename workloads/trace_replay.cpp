@@ -45,6 +45,10 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
       for (int d : ops[i].deps) state_[r][static_cast<std::size_t>(index_of_[r][d])].children.push_back(static_cast<int>(i));
     }
   }
+  // Over MPI processes a remote sender names its message's receiver by key.
+  if (network_->over_processes()) {
+    for (RankAgent& a : agents_) network_->register_observer(&a);
+  }
   // Each collective's handlers get their order keys now, from its lowest member's op:
   // the same whenever, and on whichever thread, it is launched.
   first_key_.resize(n);
@@ -155,6 +159,12 @@ void TraceReplay::ready(int rank, int i) {
     case TraceOpKind::kCollective: {
       st.start = now;
       std::unique_lock<std::mutex> lock(mutex_);
+      if (split_ && !options_.ideal_network && !one_unit(op.group)) {
+        // Its other members may be on other threads, or in other processes, and past now:
+        // it is launched between windows, one notice after its last member's arrival.
+        arrivals_.push_back({now, rank, i});
+        break;
+      }
       auto& pending = collectives_[op.key];
       pending.members.emplace_back(rank, i);
       if (pending.members.size() < op.group.size()) break;
@@ -165,17 +175,12 @@ void TraceReplay::ready(int rank, int i) {
         for (const auto& [r, k] : all.members) finish(r, k);
         break;
       }
+      CollectiveExecutor* e = launch_collective(std::move(all));
+      lock.unlock();
       if (one_unit(op.group)) {
-        // Every member is here, on this partition: it starts now, as NCCL's kernels do.
-        CollectiveExecutor* e = launch_collective(std::move(all));
-        lock.unlock();
-        e->start();
-      } else if (split_) {
-        launches_.push_back({now, std::move(all)});  // the others may be past now: between windows
+        e->start();  // every member is here, on this partition: it starts now, as NCCL's kernels do
       } else {
-        CollectiveExecutor* e = launch_collective(std::move(all));
-        lock.unlock();
-        e->start_at(now + notice_);
+        e->start_at(now + notice_);  // the word that all are here crosses the fabric
       }
       break;
     }
@@ -241,17 +246,66 @@ void TraceReplay::RankAgent::on_message_sent(MessageId id, Time) {
   owner->finish(rank, op);
 }
 
-void TraceReplay::between_windows() {
-  std::sort(launches_.begin(), launches_.end(), [](const Launch& a, const Launch& b) {
-    return a.arrived != b.arrived ? a.arrived < b.arrived : a.pending.members < b.pending.members;
-  });
-  std::vector<Launch> launches = std::move(launches_);
-  launches_.clear();
-  for (Launch& l : launches) {
-    const Time at = l.arrived + notice_;
-    launch_collective(std::move(l.pending))->start_at(at);
+void TraceReplay::between_windows(ProcessGroup* group) {
+  std::vector<Arrival> arrivals = std::move(arrivals_);
+  arrivals_.clear();
+  if (group != nullptr) {
+    Bytes mine;
+    for (const Arrival& a : arrivals) put(mine, a);
+    arrivals.clear();
+    for (const Bytes& b : all_gather(*group, mine)) {
+      BytesReader in(b);
+      while (!in.done()) arrivals.push_back(in.get<Arrival>());
+    }
   }
-  reap_collectives();
+  std::sort(arrivals.begin(), arrivals.end(), [](const Arrival& a, const Arrival& b) {
+    return std::tie(a.at, a.rank, a.op) < std::tie(b.at, b.rank, b.op);
+  });
+  std::vector<PendingCollective> complete;
+  for (const Arrival& a : arrivals) {
+    const TraceOp& op = trace_.ops[static_cast<std::size_t>(a.rank)][static_cast<std::size_t>(a.op)];
+    PendingCollective& pending = collectives_[op.key];
+    pending.members.emplace_back(a.rank, a.op);
+    pending.arrived = std::max(pending.arrived, a.at);
+    if (pending.members.size() < op.group.size()) continue;
+    complete.push_back(std::move(pending));
+    collectives_.erase(op.key);
+  }
+  for (PendingCollective& c : complete) {
+    const Time at = c.arrived + notice_;
+    launch_collective(std::move(c))->start_at(at);
+  }
+  std::erase_if(executors_, [](const std::unique_ptr<CollectiveExecutor>& e) { return e->idle_here(); });
+}
+
+void TraceReplay::pool(ProcessGroup& group, const std::function<int(int rank)>& owner) {
+  Bytes mine;
+  const int me = group.rank();
+  for (int r = 0; r < trace_.ranks; ++r) {
+    if (owner(r) != me) continue;
+    const RankStart& rs = ranks_[static_cast<std::size_t>(r)];
+    put(mine, rs.left);
+    put(mine, rs.finished);
+    for (const OpState& st : state_[static_cast<std::size_t>(r)]) {
+      put(mine, st.start);
+      put(mine, st.end);
+    }
+  }
+  const std::vector<Bytes> all = all_gather(group, mine);
+  for (int p = 0; p < group.size(); ++p) {
+    if (p == me) continue;
+    BytesReader in(all[static_cast<std::size_t>(p)]);
+    for (int r = 0; r < trace_.ranks; ++r) {
+      if (owner(r) != p) continue;
+      RankStart& rs = ranks_[static_cast<std::size_t>(r)];
+      rs.left = in.get<std::int64_t>();
+      rs.finished = in.get<Time>();
+      for (OpState& st : state_[static_cast<std::size_t>(r)]) {
+        st.start = in.get<Time>();
+        st.end = in.get<Time>();
+      }
+    }
+  }
 }
 
 CollectiveExecutor* TraceReplay::launch_collective(PendingCollective pending) {

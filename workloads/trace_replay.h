@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/network.h"
+#include "sim/process_group.h"
 #include "workloads/collective_algorithms.h"
 #include "workloads/collective_executor.h"
 #include "workloads/trace.h"
@@ -59,12 +60,18 @@ class TraceReplay final {
   // A run split over threads calls this between windows, every partition stopped: it
   // launches the collectives across partitions whose last member arrived in the window
   // (each starts one notice after that arrival, as in a serial run) and frees finished ones.
-  void between_windows();
+  // Over MPI processes (`group`) every process calls it after every window: the
+  // arrivals at collectives across units are pooled first.
+  void between_windows(ProcessGroup* group = nullptr);
+  // Over MPI processes, after the run: every process adopts the ranks the others ran
+  // (`owner`: the process that ran a rank), so the results are whole everywhere.
+  void pool(ProcessGroup& group, const std::function<int(int rank)>& owner);
   bool done() const;
   Time started_at() const { return started_; }
   Time iteration_time() const;
   std::vector<RankBreakdown> breakdown() const;
   const Trace& trace() const { return trace_; }
+  HostId host_of(int rank) const { return hosts_[static_cast<std::size_t>(rank)]; }
   // Told of each rank's operations as they finish (and of its collectives' steps when it
   // wants them); set before start().
   void set_activity_listener(ActivityListener* listener) {
@@ -102,10 +109,12 @@ class TraceReplay final {
   };
   struct PendingCollective {
     std::vector<std::pair<int, int>> members;  // (rank, op index) ready so far
+    Time arrived = -1;                         // the last of them so far
   };
-  struct Launch {
-    Time arrived;  // its last member's arrival
-    PendingCollective pending;
+  struct Arrival {
+    Time at;
+    int rank;
+    int op;
   };
   void ready(int rank, int op);
   void try_compute(int rank);
@@ -133,6 +142,7 @@ class TraceReplay final {
     void on_message_sent(MessageId id, Time now) override;
     void on_message_delivered(MessageId id, Time now) override;
     void on_message_finished(MessageId, Time) override {}
+    std::uint32_t observer_key() const override { return owner->ranks_[static_cast<std::size_t>(rank)].order(); }
   };
 
   Network* network_;
@@ -149,7 +159,7 @@ class TraceReplay final {
   // members have all arrived wait here for between_windows().
   std::mutex mutex_;
   bool split_ = false;
-  std::vector<Launch> launches_;
+  std::vector<Arrival> arrivals_;  // at collectives across units, since the last window
   Time notice_ = 0;                          // the fabric's longest link latency
   std::vector<std::uint32_t> unit_of_host_;  // hosts joined by links shorter than that share one
   // Per rank, per op: the first of the 2 x members order keys of a collective whose lowest

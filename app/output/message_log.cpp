@@ -51,7 +51,8 @@ std::string MessageLog::line(MessageId id, const Message& m) const {
 }
 
 void MessageLog::on_message_finished(MessageId id, Time now) {
-  if (deferred_) return;
+  // Over processes, messages made before the run are pooled from the table at the end.
+  if (deferred_ && !run_->network().messages().recyclable(id)) return;
   const Message& m = run_->network().messages()[id];
   // Only the sender's partition's thread reports this message: its buffer is its own.
   Partition& p = partitions_[split_ ? run_->network().host_partition(m.src) : 0];
@@ -61,7 +62,7 @@ void MessageLog::on_message_finished(MessageId id, Time now) {
   if (took > p.slowest.took || (took == p.slowest.took && named_before(m, p.slowest))) {
     p.slowest = {m.serial, m.src, m.dst, m.bytes, took, m.sequence};
   }
-  if (!out_) return;
+  if (!out_ || deferred_) return;
   if (!split_ && !p.pending.empty() && p.pending.front().finished != now) flush();
   p.pending.push_back({now, m.serial, line(id, m)});
 }
@@ -89,20 +90,31 @@ SlowestMessage MessageLog::slowest() const {
   return best;
 }
 
-void MessageLog::pool_finished() {
-  SlowestMessage& best = partitions_.front().slowest;
-  const auto& all = run_->network().messages().all();
-  for (const Message& m : all) {
+void MessageLog::pool_finished(MessageId kept, ProcessGroup* group) {
+  SlowestMessage best = slowest();
+  const MessageTable& table = run_->network().messages();
+  for (MessageId id = 0; id < kept; ++id) {
+    const Message& m = table[id];
     if (m.finished < 0) continue;
     const Time took = m.finished - m.posted;
     if (took > best.took || (took == best.took && named_before(m, best))) best = {m.serial, m.src, m.dst, m.bytes, took, m.sequence};
   }
+  if (group != nullptr) {
+    Bytes mine;
+    put(mine, best);
+    for (const Bytes& b : all_gather(*group, mine)) {
+      const SlowestMessage s = BytesReader(b).get<SlowestMessage>();
+      if (s.took > best.took || (s.took == best.took && s.took >= 0 && named_before(s, best))) best = s;
+    }
+  }
+  for (Partition& p : partitions_) p.slowest = SlowestMessage{};
+  partitions_.front().slowest = best;
 }
 
 void MessageLog::finish_records() {
   if (!out_) return;
   flush();
-  const auto& all = run_->network().messages().all();
+  const auto all = run_->network().messages().all();
   if (deferred_) {
     // In order of finish time, then id: as a run on one process streams them.
     std::vector<MessageId> finished;

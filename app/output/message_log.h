@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/message.h"
+#include "sim/process_group.h"
 
 namespace fabricsim {
 
@@ -46,7 +47,9 @@ class MessageLog final : public MessageObserver {
   // pooled the message table (its slots are never reused in such runs), pool_finished()
   // finds the slowest, and finish_records() writes the records in the streamed order.
   void defer_to_end() { deferred_ = true; }
-  void pool_finished();
+  // Messages below `kept` were made before the run (pooled in the table); later ones were
+  // followed at their senders: the slowest of each process's is pooled over `group`.
+  void pool_finished(MessageId kept, ProcessGroup* group);
   std::uint64_t records_written() const { return written_; }
 
  private:

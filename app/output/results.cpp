@@ -167,7 +167,7 @@ std::string results_json(const ScenarioRun& run) {
   }
   j.key("hosts").value(static_cast<std::uint64_t>(net.host_count()));
   j.key("switches").value(static_cast<std::uint64_t>(net.switch_count()));
-  j.key("messages_total").value(net.messages().created());
+  j.key("messages_total").value(run.messages_created());
   j.key("messages_finished").value(static_cast<std::uint64_t>(run.messages_finished()));
   j.key("deadlock").value(run.deadlocked());
   if (run.deadlocked()) {
@@ -408,7 +408,7 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
   out << "fabricsim: " << run.config().name << " (seed " << run.config().seed << (run.flow_model() ? ", flow fidelity" : "") << ")\n";
   out << "  network   " << net.host_count() << " hosts, " << net.switch_count() << " switches, "
       << net.directions().size() / 2 << " links\n";
-  out << "  messages  " << run.messages_finished() << " of " << net.messages().created() << " finished"
+  out << "  messages  " << run.messages_finished() << " of " << run.messages_created() << " finished"
       << (run.complete() ? "" : "  (INCOMPLETE: " + std::string(stop_reason_name(run.stop_reason())) + ")") << "\n";
   if (const SlowestMessage m = run.message_log().slowest(); m.took >= 0) {
     out << "  slowest   message " << m.serial << " (" << node_name(topo, NodeRef::host(m.src)) << " -> "
