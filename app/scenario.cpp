@@ -221,19 +221,21 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
       // Messages made from here on to another process's endpoints go by notice (those
       // made before the run are in every process's table alike).
       network_->open_receives_by_notice();
-      if (collective_ || replay_) {
-        engine_->set_window_hook([sweep = collective_.get(), replay = replay_.get(), group = config_.processes] {
-          if (sweep != nullptr) sweep->poll(group);
-          if (replay != nullptr) replay->between_windows(group);
+      if (collective_ || replay_ || !jobs_.empty()) {
+        engine_->set_window_hook([this, group = config_.processes] {
+          if (collective_) collective_->poll(group);
+          for (auto& job : jobs_) job->poll(group);
+          if (replay_) replay_->between_windows(group);
         });
       }
     } else {
       // Between windows the partitions' message records are merged into the stream, and
       // a collective's end is seen (its ranks finish on several threads).
-      engine_->set_window_hook([log = message_log_.get(), sweep = collective_.get(), replay = replay_.get()] {
-        log->flush();
-        if (sweep != nullptr) sweep->poll();
-        if (replay != nullptr) replay->between_windows();
+      engine_->set_window_hook([this] {
+        message_log_->flush();
+        if (collective_) collective_->poll();
+        for (auto& job : jobs_) job->poll();
+        if (replay_) replay_->between_windows();
       });
     }
   }
@@ -359,7 +361,7 @@ void ScenarioRun::add_jobs() {
     c.messages.clear();
     jobs_.push_back(std::make_unique<CollectiveSweep>(*network_, topology_, c, hosts));
     jobs_.back()->set_order(network_->next_order_key());
-    sim_->schedule_at(*jobs_.back(), job.workload.start);
+    jobs_.back()->begin_at(job.workload.start, !partitions_.empty());
     job_hosts_.push_back(std::move(hosts));
   }
 }
@@ -396,27 +398,25 @@ void ScenarioRun::check_splittable() const {
                       "a flow-level run is one solver over the whole fabric and runs on one thread: expected no --threads "
                       "(and no mpirun) with fidelity flow");
   }
-  if (!config_.jobs.empty()) {
-    throw ConfigError(config_.file, "workload.kind",
-                      "--threads and mpirun split runs of messages, synthetic traffic (permutation, incast, uniform, "
-                      "poisson), collectives and traces; several jobs run on one thread: expected no --threads (and "
-                      "no mpirun) for this workload");
-  }
+  // Several jobs are collectives too: each is held to the same rules.
+  std::vector<std::pair<const CollectiveConfig*, std::string>> collectives;
+  if (w.kind == K::kCollective) collectives.emplace_back(&w.collective, "workload");
+  for (const JobConfig& job : config_.jobs) collectives.emplace_back(&job.workload.collective, job.source.path + ".workload");
   if ((w.kind == K::kTrace || w.kind == K::kChakra) && w.trace.ideal_network) {
     throw ConfigError(config_.file, "workload.network",
                       "an ideal network hands data from rank to rank in no time, across partitions: expected no "
                       "--threads with network: ideal");
   }
-  if (w.kind == K::kCollective) {
-    if (w.collective.check_data) {
-      throw ConfigError(config_.file, "workload.check_data",
+  for (const auto& [c, key] : collectives) {
+    if (c->check_data) {
+      throw ConfigError(config_.file, key + ".check_data",
                         "data checking follows every rank's data in one verifier, on one thread: expected "
-                        "check_data: false with --threads");
+                        "check_data: false with --threads (or mpirun)");
     }
-    if (w.collective.algorithm == "collnet") {
-      throw ConfigError(config_.file, "workload.algorithm",
+    if (c->algorithm == "collnet") {
+      throw ConfigError(config_.file, key + ".algorithm",
                         "collnet's SHARP sums are opened by whichever member contributes first, which a split run "
-                        "does not fix: expected another algorithm with --threads");
+                        "does not fix: expected another algorithm with --threads (or mpirun)");
     }
   }
   if (config_.stop.events < static_cast<std::uint64_t>(INT64_MAX)) {  // the default is no limit
@@ -449,7 +449,7 @@ Time ScenarioRun::sim_time() const {
 }
 
 void ScenarioRun::set_activity_listener(ActivityListener* listener) {
-  if ((collective_ || replay_) && engine_) {
+  if ((collective_ || replay_ || !jobs_.empty()) && engine_) {
     throw ConfigError(config_.file, "workload.kind",
                       "a timeline follows a collective's or a trace's ranks from one thread: expected no --trace with "
                       "--threads for this workload");

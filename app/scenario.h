@@ -116,7 +116,9 @@ class ScenarioRun {
   // Messages made in the run (every process's, over MPI).
   std::uint64_t messages_created() const;
   // A collective or trace split over threads (its messages' serials depend on the threads' pace).
-  bool splits_collective() const { return engine_ != nullptr && (collective_ != nullptr || replay_ != nullptr); }
+  bool splits_collective() const {
+    return engine_ != nullptr && (collective_ != nullptr || replay_ != nullptr || !jobs_.empty());
+  }
   void add_monitor(EventHandler& monitor, std::uint32_t order, Time first);
   Simulator& monitor_clock() { return *sim_; }
 

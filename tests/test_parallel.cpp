@@ -429,6 +429,22 @@ TEST_CASE("a training trace split over threads or processes gives the serial run
   std::filesystem::remove(path);
 }
 
+TEST_CASE("several jobs split over threads or processes give the serial run's results") {
+  // Two ring AllReduce jobs interleaved on a two-leaf fabric share its spine: each job's
+  // sizes start one notice after its own previous size ends.
+  const std::string yaml = R"(
+topology: {kind: leaf_spine, leaves: 2, spines: 1, hosts_per_leaf: 2, host_link: {bandwidth: 100Gbps}, fabric_link: {bandwidth: 100Gbps}}
+network: {mtu: 4KiB}
+jobs:
+  - {name: a, placement: [h0, h2], workload: {kind: collective, op: all_reduce, algorithm: ring, sizes: {from: 1MiB, to: 4MiB}, check_data: false}}
+  - {name: b, placement: [h1, h3], workload: {kind: collective, op: all_reduce, algorithm: ring, sizes: {from: 2MiB, to: 4MiB}, check_data: false}}
+)";
+  const std::string serial = comparable_results(yaml, 0);
+  REQUIRE(serial.find("\"jobs\"") != std::string::npos);
+  CHECK(comparable_results(yaml, 2) == serial);
+  CHECK(comparable_results_over_processes(yaml, 2, 1) == serial);
+}
+
 TEST_CASE("a custom graph is split as a graph: two islands joined by one link, hosts numbered across them") {
   // Islands A (switches a0, a1) and B (b0, b1), each a pair of switches with two hosts on
   // each; hosts named alternately from A and B, so runs of host numbers mix the islands.

@@ -96,7 +96,10 @@ FlowSummary summarize_flows(const ScenarioRun& run, MessageId first) {
   constexpr std::size_t kBuckets = std::size(kBucketMax);
   std::vector<FlowSizeBucket> buckets(kBuckets);
   std::vector<std::vector<double>> bucket_fct(kBuckets), bucket_slowdown(kBuckets);
-  for (MessageId id = first; id < msgs.size(); ++id) {
+  // The workload's messages, made before the run (slots made during it, a collective's,
+  // were reused as it went, and are not flows of the workload).
+  const std::size_t kept = std::min<std::size_t>(msgs.size(), run.network().messages().recycle_from());
+  for (MessageId id = first; id < kept; ++id) {
     const Message& m = msgs[id];
     ++s.flows;
     const auto b = static_cast<std::size_t>(std::find_if(std::begin(kBucketMax), std::end(kBucketMax),

@@ -241,7 +241,7 @@ std::string results_json(const ScenarioRun& run) {
     }
     j.end_array();
     j.end_object();
-  } else if (!run.replay() && run.first_workload_message() < net.messages().size()) {
+  } else if (!run.replay() && run.first_workload_message() < std::min<std::size_t>(net.messages().size(), net.messages().recycle_from())) {
     const FlowSummary f = summarize_flows(run, run.first_workload_message());
     const auto write_percentiles = [&](const char* name, const Percentiles& p) {
       j.key(name).begin_object();
@@ -475,7 +475,7 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
   if (const CollectiveSweep* c = run.collective()) {
     out << "  collective " << op_name(c->config().op) << " (" << c->config().algorithm << ") over " << c->ranks() << " ranks\n";
     print_collective_table(out, *c);
-  } else if (!run.replay() && run.first_workload_message() < net.messages().size()) {
+  } else if (!run.replay() && run.first_workload_message() < std::min<std::size_t>(net.messages().size(), net.messages().recycle_from())) {
     const FlowSummary f = summarize_flows(run, run.first_workload_message());
     char line[256];
     std::snprintf(line, sizeof line,
