@@ -165,7 +165,9 @@ void CollectiveSweep::begin_at(Time at, bool split) {
 void CollectiveSweep::poll(ProcessGroup* group) {
   if (!current_) return;
   if (group == nullptr) {
-    if (current_->done()) start_next(current_->finished_at() + notice_);
+    if (!current_->done()) return;
+    current_->check_data_at_end();
+    start_next(current_->finished_at() + notice_);
     return;
   }
   // Each process has seen its own ranks finish: the size is over when every rank is.

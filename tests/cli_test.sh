@@ -181,8 +181,8 @@ YAML
 check "validate --threads 2 shows the split and warns of a 1 ns lookahead" \
   '[ $rc -eq 0 ] && grep -q "split       2 partitions" "$work/tiny.out" && grep -q "warning     the lookahead is tiny" "$work/tiny.out"'
 { cat "$work/two_dgx.yaml"; echo "workload: {kind: collective, op: all_reduce, bytes: 1MiB}"; } >"$work/two_dgx_coll.yaml"
-"$bin" run "$work/two_dgx_coll.yaml" --threads 2 >"$work/coll_split.out" 2>&1; rc=$?
-check "run --threads with a data-checked collective is refused, exit 2, naming workload.check_data" '[ $rc -eq 2 ] && grep -q "workload.check_data" "$work/coll_split.out"'
+"$bin" run "$work/two_dgx_coll.yaml" --threads 2 --out "$work/coll_split" >"$work/coll_split.out" 2>&1; rc=$?
+check "run --threads with a data-checked collective checks its data" '[ $rc -eq 0 ] && grep -q "\"data_check\": \"passed\"" "$work/coll_split/results.json"'
 { cat "$work/two_dgx.yaml"; echo "workload: {kind: collective, op: all_reduce, algorithm: ring, channels: 8, check_data: false, sizes: {from: 1MiB, to: 4MiB}}"; } >"$work/two_dgx_sweep.yaml"
 "$bin" run "$work/two_dgx_sweep.yaml" --out "$work/sweep1" >/dev/null 2>&1; rc1=$?
 "$bin" run "$work/two_dgx_sweep.yaml" --threads 2 --out "$work/sweep2" >/dev/null 2>&1; rc2=$?

@@ -301,13 +301,11 @@ TEST_CASE("workloads that cannot be split yet are refused with a located error")
       CHECK(std::string(e.what()).find(key) != std::string::npos);
     }
   };
-  // Data checking follows every rank's data in one verifier.
-  refused(two_dgx_h100_yaml("{kind: collective, op: all_reduce, sizes: {from: 1MiB, to: 1MiB}}"), "workload.check_data");
   // SHARP's sums are opened by whichever member contributes first.
   refused(two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: collnet, check_data: false, sizes: {from: 1MiB, to: 1MiB}}",
                             "", ", sharp: {bandwidth: 100GBps}"),
           "workload.algorithm");
-  // Over processes too.
+  // Data checking follows every rank's data in one verifier, in one process's memory.
   testing::run_processes(2, [&](ProcessGroup& group) {
     refused(two_dgx_h100_yaml("{kind: collective, op: all_reduce, sizes: {from: 1MiB, to: 1MiB}}"), "workload.check_data", &group);
   });
@@ -337,6 +335,13 @@ TEST_CASE("a collective sweep split over threads or processes gives the serial r
     // by a notice between windows; the ranks' ends are pooled.
     CHECK(comparable_results_over_processes(yaml, 2, 1) == serial);
   }
+  // Data checking on threads: one verifier under a lock, checked once the last rank is done.
+  const std::string checked = two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: ring, channels: 2, "
+                                                "sizes: {from: 256KiB, to: 1MiB, factor: 4}}");
+  const std::string checked_serial = comparable_results(checked, 0);
+  CHECK(checked_serial.find("\"data_check\": \"passed\"") != std::string::npos);
+  CHECK(checked_serial.find("\"data_check\": \"not finished\"") == std::string::npos);
+  CHECK(comparable_results(checked, 2) == checked_serial);
   // And over an uneven split: three partitions of a four-node cluster.
   const std::string four = two_dgx_h100_yaml("{kind: collective, op: all_gather, algorithm: ring, channels: 4, check_data: false, "
                                              "sizes: {from: 1MiB, to: 2MiB}}");

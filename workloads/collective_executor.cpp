@@ -270,8 +270,10 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
       if (in_network.owns_lock()) in_network.unlock();
       sends[id] = step;
       x.messages_unfinished_.fetch_add(1, std::memory_order_acq_rel);
-      if (x.data_ && !x.data_error_) {
+      if (x.data_) {
+        const std::lock_guard<std::mutex> lock(x.data_mutex_);  // (ranks on several threads)
         for (const StepRef& target : to) {
+          if (x.data_error_) break;
           if (auto e = deliver(x.payload_, target, x.data_->read(rank, s.src, s.count), s.kind == StepKind::kSwitchReduce)) {
             x.data_error_ = *e;
           }
@@ -287,10 +289,13 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
         const std::lock_guard<std::mutex> lock(x.in_network_mutex_);
         x.sum_slots_.erase({rank, step});
       }
-      if (x.data_ && !x.data_error_) {
-        auto it = x.payload_.find({rank, step});
-        if (auto e = x.data_->write(rank, s.dst, it->second, s.kind == StepKind::kRecvReduce)) x.data_error_ = *e;
-        x.payload_.erase(it);
+      if (x.data_) {
+        const std::lock_guard<std::mutex> lock(x.data_mutex_);
+        if (!x.data_error_) {
+          auto it = x.payload_.find({rank, step});
+          if (auto e = x.data_->write(rank, s.dst, it->second, s.kind == StepKind::kRecvReduce)) x.data_error_ = *e;
+          x.payload_.erase(it);
+        }
       }
       if (s.kind == StepKind::kRecvReduce && x.options_.reduce_bytes_per_second > 0) {
         enqueue_compute(step);
@@ -300,8 +305,11 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
       break;
     case StepKind::kCopy:
     case StepKind::kReduce:
-      if (x.data_ && !x.data_error_) {
-        if (auto e = x.data_->local(rank, s)) x.data_error_ = *e;
+      if (x.data_) {
+        const std::lock_guard<std::mutex> lock(x.data_mutex_);
+        if (!x.data_error_) {
+          if (auto e = x.data_->local(rank, s)) x.data_error_ = *e;
+        }
       }
       if (x.options_.reduce_bytes_per_second > 0) {
         enqueue_compute(step);

@@ -111,6 +111,10 @@ class CollectiveExecutor final {
   }
   // Set when data checking found the result wrong (or a contribution reduced twice).
   const std::optional<std::string>& data_error() const { return data_error_; }
+  // A split run's end is seen between windows: the data are checked then.
+  void check_data_at_end() {
+    if (data_ && !data_error_) data_error_ = data_->verify();
+  }
   const CollectiveProgram& program() const { return prepared_->program; }
 
  private:
@@ -174,6 +178,7 @@ class CollectiveExecutor final {
   };
   const InNetworkGroup& in_network_group(int g) const { return in_network_groups_[static_cast<std::size_t>(g + 1)]; }
   std::vector<InNetworkGroup> in_network_groups_;  // by group + 1 (0: every rank)
+  std::mutex data_mutex_;        // data checking's state (ranks on several threads)
   std::mutex in_network_mutex_;  // the sums below (their members may run on several threads)
   std::map<StepRef, std::uint32_t> sum_slots_;  // an in-switch sum's receive slot at its owner
   struct AllSum {
