@@ -73,13 +73,7 @@ bool DeadlockDetector::find_cycle() {
   }
   if (group_ != nullptr) {
     // Each process knows its own ports' queues: gather them all, in the serial order.
-    Bytes mine;
-    for (const Vertex& v : blocked) put(mine, v);
-    blocked.clear();
-    for (const Bytes& b : all_gather(*group_, mine)) {
-      BytesReader r(b);
-      while (!r.done()) blocked.push_back(r.get<Vertex>());
-    }
+    blocked = all_gather_items(*group_, blocked);
     std::sort(blocked.begin(), blocked.end(), [](const Vertex& a, const Vertex& b) {
       return a.direction != b.direction ? a.direction < b.direction : a.traffic_class < b.traffic_class;
     });

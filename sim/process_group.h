@@ -67,4 +67,17 @@ class BytesReader {
   std::size_t at_ = 0;
 };
 
+// Every process's `items` (trivially copyable), concatenated in process order.
+template <typename T>
+std::vector<T> all_gather_items(ProcessGroup& group, const std::vector<T>& items) {
+  Bytes mine;
+  for (const T& x : items) put(mine, x);
+  std::vector<T> all;
+  for (const Bytes& b : all_gather(group, mine)) {
+    BytesReader r(b);
+    while (!r.done()) all.push_back(r.get<T>());
+  }
+  return all;
+}
+
 }  // namespace fabricsim

@@ -249,15 +249,7 @@ void TraceReplay::RankAgent::on_message_sent(MessageId id, Time) {
 void TraceReplay::between_windows(ProcessGroup* group) {
   std::vector<Arrival> arrivals = std::move(arrivals_);
   arrivals_.clear();
-  if (group != nullptr) {
-    Bytes mine;
-    for (const Arrival& a : arrivals) put(mine, a);
-    arrivals.clear();
-    for (const Bytes& b : all_gather(*group, mine)) {
-      BytesReader in(b);
-      while (!in.done()) arrivals.push_back(in.get<Arrival>());
-    }
-  }
+  if (group != nullptr) arrivals = all_gather_items(*group, arrivals);
   std::sort(arrivals.begin(), arrivals.end(), [](const Arrival& a, const Arrival& b) {
     return std::tie(a.at, a.rank, a.op) < std::tie(b.at, b.rank, b.op);
   });
