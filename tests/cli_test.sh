@@ -188,8 +188,10 @@ check "run --threads with a data-checked collective checks its data" '[ $rc -eq 
 "$bin" run "$work/two_dgx_sweep.yaml" --threads 2 --out "$work/sweep2" >/dev/null 2>&1; rc2=$?
 check "run --threads 2 with a collective sweep: the serial run's results.json" \
   '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(strip "$work/sweep1/results.json")" = "$(strip "$work/sweep2/results.json")" ] && grep -q "\"partitions\": 2" "$work/sweep2/results.json"'
-"$bin" run "$work/two_dgx_sweep.yaml" --threads 2 --records messages --out "$work/sweep3" >"$work/sweep3.out" 2>&1; rc=$?
-check "run --threads with a collective and --records is refused, exit 2, nothing written" '[ $rc -eq 2 ] && grep -q "expected no --records with --threads" "$work/sweep3.out" && [ ! -e "$work/sweep3" ]'
+"$bin" run "$work/two_dgx_sweep.yaml" --records messages --out "$work/sweep3" >/dev/null 2>&1; rc1=$?
+"$bin" run "$work/two_dgx_sweep.yaml" --threads 2 --records messages --out "$work/sweep4" >/dev/null 2>&1; rc2=$?
+check "run --threads with a collective writes the serial run's messages.jsonl (made during the run: id null, named by source and sequence)" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && cmp -s "$work/sweep3/messages.jsonl" "$work/sweep4/messages.jsonl" && grep -q "\"id\":null,\"sequence\":" "$work/sweep4/messages.jsonl"'
 
 printf 'topology: {kind: leaf_spine, leaves: 2, spines: 1, hosts_per_leaf: 1, host_link: {bandwidth: 100Gbps}}\n' >"$work/nofab.yaml"
 "$bin" validate "$work/nofab.yaml" >"$work/nofab.out" 2>&1; rc=$?
@@ -326,6 +328,8 @@ if command -v mpirun >/dev/null && [ -e "$(dirname "$bin_abs")/libfabricsim_mpi.
   check "mpirun -np 2 fabricsim validate is refused, exit 2, once" '[ $rc -eq 2 ] && [ $(grep -c "only \`fabricsim run\` splits over processes" "$work/mpival.out") -eq 1 ]'
   mpi 2 run "$work/two_dgx_coll.yaml" --out "$work/mpicoll" >"$work/mpicoll.out" 2>&1; rc=$?
   check "mpirun with a data-checked collective is refused, exit 2, naming workload.check_data, once" '[ $rc -eq 2 ] && [ $(grep -c "workload.check_data" "$work/mpicoll.out") -eq 1 ] && [ ! -e "$work/mpicoll" ]'
+  mpi 2 run "$work/two_dgx_sweep.yaml" --records messages --out "$work/mpirec" >"$work/mpirec.out" 2>&1; rc=$?
+  check "mpirun with a collective and --records is refused, exit 2, nothing written" '[ $rc -eq 2 ] && grep -q "expected no --records under mpirun" "$work/mpirec.out" && [ ! -e "$work/mpirec" ]'
   mpi 2 run "$work/two_dgx_sweep.yaml" --out "$work/mpisweep" >/dev/null 2>&1; rc=$?
   check "mpirun -np 2 with a collective sweep: the serial run's results.json" \
     '[ $rc -eq 0 ] && [ "$(strip "$work/sweep1/results.json")" = "$(strip "$work/mpisweep/results.json")" ] && grep -q "\"processes\": 2" "$work/mpisweep/results.json"'

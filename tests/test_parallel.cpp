@@ -495,7 +495,7 @@ messages:
   CHECK(partition_topology(build_topology(again.topology), 2).cut_links > 1);
 }
 
-TEST_CASE("a split run streams the same messages.jsonl as the serial run, by finish time then id") {
+TEST_CASE("a split run streams the same messages.jsonl as the serial run, by finish time then name") {
   const auto records = [](int partitions) {
     ScenarioConfig config = load_config_text(kFatTreePermutation, "<test>");
     if (partitions > 0) {

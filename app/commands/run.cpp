@@ -70,9 +70,10 @@ int run_command(const po::variables_map& vm, int argc, char** argv) {
       std::cerr << "fabricsim run: --records: expected messages, got '" << what << "'\n" << usage_hint("run");
       return kExitBadInput;
     }
-    if (run.splits_collective()) {
-      std::cerr << "fabricsim run: --records: a collective's or trace's messages are numbered as its ranks make them, which a "
-                   "run split over threads does not fix; expected no --records with --threads for this workload\n";
+    if (run.splits_collective() && processes != nullptr) {
+      std::cerr << "fabricsim run: --records: a collective's or trace's messages are followed at each sender's "
+                   "process, and no one process has them all; expected no --records under mpirun for this workload "
+                   "(--threads writes them)\n";
       return kExitBadInput;
     }
     if (writer) run.message_log().record_to((std::filesystem::path(out_dir) / "messages.jsonl").string());

@@ -1,6 +1,7 @@
 #include "app/output/message_log.h"
 
 #include <algorithm>
+#include <tuple>
 #include <cstdio>
 #include <sstream>
 #include <filesystem>
@@ -40,7 +41,12 @@ MessageLog::MessageLog(const ScenarioRun& run, std::size_t partitions)
 std::string MessageLog::line(MessageId id, const Message& m) const {
   const Topology& t = run_->topology();
   std::ostringstream out;
-  out << "{\"id\":" << m.serial << ",\"source\":\"" << node_name(t, NodeRef::host(m.src)) << "\",\"destination\":\""
+  // A message made before the run has a serial; one made during it (a collective's, a
+  // trace's) is named by its source and its sequence there alone: a split run makes them
+  // in an order of its own.
+  out << "{\"id\":";
+  if (!run_->network().messages().recyclable(id)) out << m.serial; else out << "null";
+  out << ",\"sequence\":" << m.sequence << ",\"source\":\"" << node_name(t, NodeRef::host(m.src)) << "\",\"destination\":\""
       << node_name(t, NodeRef::host(m.dst)) << "\",\"bytes\":" << m.bytes << ",\"packets\":" << m.packets
       << ",\"start_ps\":" << run_->message_start(id) << ",\"finish_ps\":";
   if (m.finished >= 0) out << m.finished; else out << "null";
@@ -64,7 +70,7 @@ void MessageLog::on_message_finished(MessageId id, Time now) {
   }
   if (!out_ || deferred_) return;
   if (!split_ && !p.pending.empty() && p.pending.front().finished != now) flush();
-  p.pending.push_back({now, m.serial, line(id, m)});
+  p.pending.push_back({now, m.src, m.sequence, line(id, m)});
 }
 
 void MessageLog::flush() {
@@ -75,7 +81,7 @@ void MessageLog::flush() {
     p.pending.clear();
   }
   std::sort(all.begin(), all.end(), [](const Pending& a, const Pending& b) {
-    return a.finished != b.finished ? a.finished < b.finished : a.serial < b.serial;
+    return std::tie(a.finished, a.src, a.sequence) < std::tie(b.finished, b.src, b.sequence);
   });
   for (const Pending& x : all) *out_ << x.line;
   written_ += all.size();
@@ -122,17 +128,30 @@ void MessageLog::finish_records() {
       if (all[i].finished >= 0) finished.push_back(static_cast<MessageId>(i));
     }
     std::sort(finished.begin(), finished.end(), [&](MessageId a, MessageId b) {
-      return all[a].finished != all[b].finished ? all[a].finished < all[b].finished : all[a].serial < all[b].serial;
+      return std::tie(all[a].finished, all[a].src, all[a].sequence) < std::tie(all[b].finished, all[b].src, all[b].sequence);
     });
     for (MessageId id : finished) *out_ << line(id, all[id]);
     written_ += finished.size();
   }
+  // Then the unfinished: those made before the run in id order, then those made during
+  // it by name (receive-side records of in-network transfers have no record of their own).
+  const MessageTable& table = run_->network().messages();
+  std::vector<MessageId> later;
   for (std::size_t i = 0; i < all.size(); ++i) {
-    if (all[i].finished < 0) {
-      *out_ << line(static_cast<MessageId>(i), all[i]);
-      ++written_;
+    const auto id = static_cast<MessageId>(i);
+    if (all[i].finished >= 0) continue;
+    if (table.recyclable(id)) {
+      if (all[i].has_sender) later.push_back(id);
+      continue;
     }
+    *out_ << line(id, all[i]);
+    ++written_;
   }
+  std::sort(later.begin(), later.end(), [&](MessageId a, MessageId b) {
+    return std::tie(all[a].src, all[a].sequence) < std::tie(all[b].src, all[b].sequence);
+  });
+  for (MessageId id : later) *out_ << line(id, all[id]);
+  written_ += later.size();
   out_->close();
   const bool ok = static_cast<bool>(*out_);
   out_.reset();

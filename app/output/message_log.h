@@ -2,7 +2,7 @@
 // What the results keep of individual messages, gathered as each one finishes (message
 // slots are reused during a run, so nothing is read back afterwards): the slowest one,
 // and, on request (`run --records messages`), one JSON line per message streamed to a
-// file as the run goes, in order of finish time, then id. A split run's partitions
+// file as the run goes, in order of finish time, then name (source, sequence). A split run's partitions
 // finish messages at once: each gathers into its own buffer (by the sender's partition),
 // merged between windows (flush()); a serial run flushes as its clock moves on. So the
 // file is the same for any split.
@@ -56,7 +56,8 @@ class MessageLog final : public MessageObserver {
   std::string line(MessageId id, const Message& m) const;
   struct Pending {
     Time finished;
-    std::uint64_t serial;
+    HostId src;
+    std::uint32_t sequence;
     std::string line;
   };
   struct Partition {
