@@ -449,11 +449,6 @@ Time ScenarioRun::sim_time() const {
 }
 
 void ScenarioRun::set_activity_listener(ActivityListener* listener) {
-  if ((collective_ || replay_ || !jobs_.empty()) && engine_) {
-    throw ConfigError(config_.file, "workload.kind",
-                      "a timeline follows a collective's or a trace's ranks from one thread: expected no --trace with "
-                      "--threads for this workload");
-  }
   if (collective_) collective_->set_activity_listener(listener);
   for (auto& job : jobs_) job->set_activity_listener(listener);
   if (replay_) replay_->set_activity_listener(listener);

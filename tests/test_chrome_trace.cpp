@@ -8,6 +8,7 @@
 #include <map>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 #include "app/output/chrome_trace.h"
 #include "app/config/config_loader.h"
@@ -42,10 +43,12 @@ std::string without_wall_times(const std::string& json) {
   return out;
 }
 
-Recorded record(const std::string& yaml, ChromeTraceOptions options = {}) {
+Recorded record(const std::string& yaml, ChromeTraceOptions options = {}, int threads = 0) {
   const auto path = std::filesystem::temp_directory_path() / "fabricsim_chrome_trace_test.json";
   options.path = path.string();
-  ScenarioRun run(load_config_text(yaml, "<test>"));
+  ScenarioConfig config = load_config_text(yaml, "<test>");
+  config.threads = threads;
+  ScenarioRun run(std::move(config));
   Recorded r;
   {
     ChromeTraceRecorder recorder(options, run);
@@ -196,6 +199,42 @@ TEST_CASE("observing a run with a timeline changes nothing in it; the bounds hol
   for (const Slice& s : r.slices) collectives += s.name == "all_reduce ring";
   CHECK(collectives == 16 * 3);
   check_nesting(r.slices);
+  // Split over two threads, the ranks report from two threads at once: the same slices
+  // (in another order) and the same results.
+  ChromeTraceOptions steps;
+  steps.trace_steps = true;
+  const Recorded serial_steps = record(yaml, steps);
+  const Recorded split = record(yaml, steps, 2);
+  const auto without_parallel = [](const std::string& json) {
+    std::istringstream in(json);
+    std::string line, kept;
+    bool skipping = false;
+    while (std::getline(in, line)) {
+      if (line.rfind("  \"parallel\": {", 0) == 0) skipping = true;
+      if (skipping) {
+        if (line == "  }," || line == "  }") skipping = false;
+        continue;
+      }
+      kept += line + "\n";
+    }
+    return kept;
+  };
+  CHECK(without_parallel(split.results) == serial_steps.results);
+  const auto sorted = [](std::vector<Slice> v) {
+    std::sort(v.begin(), v.end(), [](const Slice& a, const Slice& b) {
+      return std::tie(a.pid, a.tid, a.ts, a.dur, a.name) < std::tie(b.pid, b.tid, b.ts, b.dur, b.name);
+    });
+    return v;
+  };
+  const std::vector<Slice> one = sorted(serial_steps.slices), two = sorted(split.slices);
+  REQUIRE(one.size() == two.size());
+  bool same = true;
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    same = same && one[i].pid == two[i].pid && one[i].tid == two[i].tid && one[i].ts == two[i].ts && one[i].dur == two[i].dur &&
+           one[i].name == two[i].name;
+  }
+  CHECK(same);
+  check_nesting(split.slices);
 
   ChromeTraceOptions bounded;
   bounded.max_events = 20;

@@ -116,6 +116,10 @@ void ChromeTraceRecorder::slice(bool link, int pid, int tid, std::string_view na
 }
 
 void ChromeTraceRecorder::on_activity(HostId endpoint, Activity kind, std::string_view what, Time begin, Time end) {
+  // A run split over threads reports each endpoint's activities from its partition's
+  // thread (in order of their end, endpoint by endpoint), several at once; links are
+  // sampled between windows, when no one reports.
+  const std::lock_guard<std::mutex> lock(activity_mutex_);
   begin = std::max(begin, options_.from);
   end = std::min(end, options_.to);
   if (end < begin || endpoint >= endpoints_.size()) return;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -104,6 +105,7 @@ class ChromeTraceRecorder final : public ActivityListener, public EventHandler {
   Time first_interval_ = 0;
   std::int64_t next_coarsening_ = 0;  // link events written at which the interval doubles
   std::int64_t dropped_ = 0;
+  std::mutex activity_mutex_;
   std::vector<DirectionState> directions_;
   std::vector<EndpointTracks> endpoints_;
 };
