@@ -254,10 +254,9 @@ void ScenarioRun::prepare_timed_faults() {
   }
   if (timed.empty()) return;
   const SourceRef& first = config_.faults[timed.front().fault].source;
-  if (config_.network.fidelity == NetworkConfig::Fidelity::kFlow || config_.threads > 0 || config_.processes != nullptr) {
+  if (config_.network.fidelity == NetworkConfig::Fidelity::kFlow) {
     throw ConfigError(first.where, first.path + ".at",
-                      "failures during the run are modelled at packet fidelity on one thread; expected no `at` here, "
-                      "or fidelity packet without --threads or mpirun");
+                      "failures during the run are modelled at packet fidelity; expected no `at` here, or fidelity packet");
   }
   // Each detection installs the routes without every link failed so far.
   std::vector<bool> down(topology_.links().size(), false);
@@ -285,32 +284,74 @@ void ScenarioRun::prepare_timed_faults() {
   std::stable_sort(actions.begin(), actions.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
   fault_timeline_.run = this;
   fault_timeline_.actions = std::move(actions);
-  add_monitor(fault_timeline_, 2, fault_timeline_.actions.front().time);
+  // Each partition applies a failure to what it runs, from an event of its own at the
+  // failure's time (first at that time: a monitor's key); the timeline, on the monitors'
+  // clock, arms them a picosecond before, so the partitions' events are in round 0 of
+  // that time for any split (a split run's monitors run between windows).
+  for (std::size_t q = 0; q < network_->partition_count(); ++q) {
+    FaultApplier& a = fault_appliers_.emplace_back();
+    a.run = this;
+    a.partition = static_cast<std::uint32_t>(q);
+    a.set_order(2);
+  }
+  const Time first_time = fault_timeline_.actions.front().time;
+  if (first_time == 0) {
+    fault_timeline_.arm();  // before the run: at 0, in round 0
+    if (fault_timeline_.next < fault_timeline_.actions.size()) {
+      add_monitor(fault_timeline_, 2, fault_timeline_.actions[fault_timeline_.next].time - 1);
+    }
+  } else {
+    add_monitor(fault_timeline_, 2, first_time - 1);
+  }
+}
+
+void ScenarioRun::FaultTimeline::arm() {
+  // The actions due at the next failure time, for every partition at that time.
+  const Time at = actions[next].time;
+  first = next;
+  while (next < actions.size() && actions[next].time == at) ++next;
+  for (FaultApplier& a : run->fault_appliers_) {
+    a.first = first;
+    a.last = next;
+    run->network_->partition(a.partition).schedule_at(a, at);
+  }
 }
 
 void ScenarioRun::FaultTimeline::on_event() {
-  Network& net = *run->network_;
-  const Time now = run->sim_->now();
-  while (next < actions.size() && actions[next].time <= now) {
-    const Action& a = actions[next++];
-    // A cable's two directions are directions 2i and 2i + 1 (the network connects the
-    // topology's links in order).
-    for (std::size_t l : a.links) {
-      net.directions()[2 * l].port->set_down();
-      net.directions()[2 * l + 1].port->set_down();
-    }
-    if (a.routes) {
-      const Topology& t = run->topology_;
-      for (std::uint32_t h = 0; h < t.host_count(); ++h) {
-        net.nic(h).set_routes(a.routes->tables[t.host_node(h)], &net.host_groups());
-      }
-      for (std::uint32_t s = 0; s < t.switch_count(); ++s) net.switch_at(s).set_routes(a.routes->tables[t.switch_node(s)]);
-    }
-  }
+  arm();
   if (next < actions.size() && run->sim_->work_pending()) {
-    run->sim_->schedule_at(*this, actions[next].time);
+    run->sim_->schedule_at(*this, actions[next].time - 1);
   } else {
     run->sim_->retire_monitor();
+  }
+}
+
+void ScenarioRun::FaultApplier::on_event() {
+  Network& net = *run->network_;
+  const Topology& t = run->topology_;
+  for (std::size_t k = first; k < last; ++k) {
+    const FaultTimeline::Action& a = run->fault_timeline_.actions[k];
+    // A cable's two directions are directions 2i and 2i + 1 (the network connects the
+    // topology's links in order); each port is its sending node's partition's.
+    for (std::size_t l : a.links) {
+      for (std::size_t d : {2 * l, 2 * l + 1}) {
+        const LinkDirection& dir = net.directions()[d];
+        const std::uint32_t q = net.partition_of(dir.from);
+        if (q == partition) {
+          dir.port->set_down();
+        } else if (!net.local_partition(q)) {
+          dir.port->mark_down();  // another process runs it: this copy only reports it
+        }
+      }
+    }
+    if (a.routes) {
+      for (std::uint32_t h = 0; h < t.host_count(); ++h) {
+        if (net.host_partition(h) == partition) net.nic(h).set_routes(a.routes->tables[t.host_node(h)], &net.host_groups());
+      }
+      for (std::uint32_t s = 0; s < t.switch_count(); ++s) {
+        if (net.switch_partition(s) == partition) net.switch_at(s).set_routes(a.routes->tables[t.switch_node(s)]);
+      }
+    }
   }
 }
 

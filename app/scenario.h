@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <deque>
 #include <memory>
 #include <optional>
 
@@ -172,10 +173,18 @@ class ScenarioRun {
     };
     ScenarioRun* run = nullptr;
     std::vector<Action> actions;  // by time
-    std::size_t next = 0;
+    std::size_t first = 0, next = 0;  // the actions armed last: [first, next)
+    void arm();
     void on_event() override;
   };
   FaultTimeline fault_timeline_;
+  struct FaultApplier final : EventHandler {  // one per partition
+    ScenarioRun* run = nullptr;
+    std::uint32_t partition = 0;
+    std::size_t first = 0, last = 0;  // actions to apply
+    void on_event() override;
+  };
+  std::deque<FaultApplier> fault_appliers_;
   void prepare_timed_faults();
   // Samples queue depths every interval while anything else is pending.
   struct QueueSampler final : EventHandler {

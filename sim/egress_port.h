@@ -118,6 +118,13 @@ class EgressPort final : public EventHandler {
   // line rate into the void, so upstream buffers and credits are released as usual), and
   // it no longer waits for credits or PFC from the far end.
   void set_down();
+  // The same, as seen from another process's copy (it runs nothing: only what the
+  // results report, such as its flow control, follows).
+  void mark_down() {
+    down_ = true;
+    credit_based_ = false;
+    paused_mask_ = 0;
+  }
   bool down() const { return down_; }
 
   void on_event() override;  // transmission of the packet in service has ended

@@ -93,6 +93,7 @@ class Network {
   void set_local_partitions(std::vector<bool> local);
   bool local_host(HostId h) const { return local_.empty() || local_[host_partition(h)]; }
   bool over_processes() const { return !local_.empty(); }
+  bool local_partition(std::size_t q) const { return local_.empty() || local_[q]; }
   // From now on (once the messages made before the run are in), post() leaves notices.
   void open_receives_by_notice() { by_notice_ = true; }
   struct RemoteOpen {

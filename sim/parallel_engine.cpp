@@ -55,7 +55,10 @@ std::uint64_t ParallelEngine::events() const {
     for (std::uint64_t e : stats_.events) n += e;  // every process's, as of the last window
     return n;
   }
-  for (std::size_t q = 0; q < network_->partition_count(); ++q) n += network_->partition(q).events_processed();
+  // Monitors' events (failures applied in each partition) are not the run's.
+  for (std::size_t q = 0; q < network_->partition_count(); ++q) {
+    n += network_->partition(q).events_processed() - network_->partition(q).monitor_events();
+  }
   return n;
 }
 
@@ -71,7 +74,7 @@ void ParallelEngine::account_processes(std::uint64_t& busiest) {
   // Every partition's events (each process knows its own), and the window sum.
   std::vector<std::int64_t> counts(p + 1, 0);
   for (std::size_t q = 0; q < p; ++q) {
-    if (owns(q)) counts[q] = static_cast<std::int64_t>(network_->partition(q).events_processed());
+    if (owns(q)) counts[q] = static_cast<std::int64_t>(network_->partition(q).events_processed() - network_->partition(q).monitor_events());
   }
   counts[p] = window_sum_local_ ? window_sum_local_() : 0;
   group_->all_sum(counts);

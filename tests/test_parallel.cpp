@@ -450,6 +450,30 @@ jobs:
   CHECK(comparable_results_over_processes(yaml, 2, 1) == serial);
 }
 
+TEST_CASE("failures during the run split over threads or processes give the serial run's results") {
+  // A spine fails at 1 ms (routes change 100 us later) and a leaf-spine cable at 1.5 ms,
+  // during a ring AllReduce over 16 hosts on InfiniBand (credits): each partition takes
+  // down its own ports and installs its own nodes' routes, first at the failure's time.
+  const std::string yaml = R"(
+topology:
+  kind: leaf_spine
+  leaves: 2
+  spines: 4
+  hosts_per_leaf: 8
+  host_link: {bandwidth: 100Gbps, latency: 500ns, kind: infiniband}
+  fabric_link: {bandwidth: 100Gbps, latency: 500ns, kind: infiniband}
+network: {mtu: 4KiB}
+workload: {kind: collective, op: all_reduce, algorithm: ring, channels: 4, bytes: 16MiB, check_data: false}
+faults: [{switch: spine0, down: true, at: 1ms, detection: 100us}, {link: [leaf1, spine2], down: true, at: 1500us, detection: 50us}]
+)";
+  const std::string serial = comparable_results(yaml, 0);
+  REQUIRE(serial.find("\"at_ps\": 1000000000") != std::string::npos);
+  CHECK(comparable_results(yaml, 2) == serial);
+  CHECK(comparable_results(yaml, 4) == serial);
+  CHECK(comparable_results_over_processes(yaml, 2, 1) == serial);
+  CHECK(comparable_results_over_processes(yaml, 2, 2) == serial);
+}
+
 TEST_CASE("a custom graph is split as a graph: two islands joined by one link, hosts numbered across them") {
   // Islands A (switches a0, a1) and B (b0, b1), each a pair of switches with two hosts on
   // each; hosts named alternately from A and B, so runs of host numbers mix the islands.
