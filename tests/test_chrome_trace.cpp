@@ -205,21 +205,7 @@ TEST_CASE("observing a run with a timeline changes nothing in it; the bounds hol
   steps.trace_steps = true;
   const Recorded serial_steps = record(yaml, steps);
   const Recorded split = record(yaml, steps, 2);
-  const auto without_parallel = [](const std::string& json) {
-    std::istringstream in(json);
-    std::string line, kept;
-    bool skipping = false;
-    while (std::getline(in, line)) {
-      if (line.rfind("  \"parallel\": {", 0) == 0) skipping = true;
-      if (skipping) {
-        if (line == "  }," || line == "  }") skipping = false;
-        continue;
-      }
-      kept += line + "\n";
-    }
-    return kept;
-  };
-  CHECK(without_parallel(split.results) == serial_steps.results);
+  CHECK(without_split_lines(split.results) == serial_steps.results);
   const auto sorted = [](std::vector<Slice> v) {
     std::sort(v.begin(), v.end(), [](const Slice& a, const Slice& b) {
       return std::tie(a.pid, a.tid, a.ts, a.dur, a.name) < std::tie(b.pid, b.tid, b.ts, b.dur, b.name);

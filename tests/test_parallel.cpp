@@ -22,24 +22,7 @@
 using namespace fabricsim;
 
 namespace {
-// results.json without the lines a split may change: wall times and the parallel section.
 // P partitions on at most two threads (this machine's cores).
-std::string without_split_lines(const std::string& json) {
-  std::istringstream in(json);
-  std::string line, kept;
-  bool in_parallel = false;
-  while (std::getline(in, line)) {
-    if (line.rfind("  \"parallel\": {", 0) == 0) in_parallel = true;
-    if (in_parallel) {
-      if (line == "  }," || line == "  }") in_parallel = false;
-      continue;
-    }
-    if (line.find("wall_seconds\"") != std::string::npos) continue;
-    kept += line + "\n";
-  }
-  return kept;
-}
-
 std::string comparable_results(const std::string& yaml, int partitions) {
   ScenarioConfig config = load_config_text(yaml, "<test>");
   config.threads = std::min(partitions, 2);

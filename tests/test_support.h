@@ -1,10 +1,28 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <sstream>
 #include <string>
 
 // A purely relative tolerance: doctest's Approx also adds epsilon * 1.0 absolute slack by
 // default, which makes "within 1%" of 0.5 really "within 3%".
+// results.json without the lines a split may change: wall times and the parallel section.
+inline std::string without_split_lines(const std::string& json) {
+  std::istringstream in(json);
+  std::string line, kept;
+  bool in_parallel = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("  \"parallel\": {", 0) == 0) in_parallel = true;
+    if (in_parallel) {
+      if (line == "  }," || line == "  }") in_parallel = false;
+      continue;
+    }
+    if (line.find("wall_seconds\"") != std::string::npos) continue;
+    kept += line + "\n";
+  }
+  return kept;
+}
+
 inline doctest::Approx within(double expected, double relative) {
   return doctest::Approx(expected).epsilon(relative).scale(0);
 }
