@@ -30,9 +30,14 @@ class ChunkedSlots {
   // Slots ever made (live or free).
   std::uint32_t size() const { return size_.load(std::memory_order_acquire); }
 
+  // Whether allocate() and release() lock: only a run split over threads needs it (a
+  // serial run saves the lock, twice per message).
+  void set_locking(bool locking) { locking_ = locking; }
+
   // A slot, fresh (T{}) whether new or reused; `reuse`: may take a released one.
   std::uint32_t allocate(bool reuse = true) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+    if (locking_) lock.lock();
     if (reuse && !free_.empty()) {
       const std::uint32_t i = free_.back();
       free_.pop_back();
@@ -46,7 +51,8 @@ class ChunkedSlots {
   }
   // Slot i may serve a later allocate(); `clear` resets it now (frees what it holds).
   void release(std::uint32_t i, bool clear = false) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+    if (locking_) lock.lock();
     if (clear) (*this)[i] = T{};
     free_.push_back(i);
   }
@@ -72,6 +78,7 @@ class ChunkedSlots {
   std::vector<std::unique_ptr<T[]>> chunks_;
   std::vector<std::uint32_t> free_;
   std::mutex mutex_;
+  bool locking_ = true;
 };
 
 }  // namespace fabricsim

@@ -90,7 +90,8 @@ class MessageTable {
     const MessageId id = slots_.allocate(/*reuse=*/true);
     Message& m = slots_[id];
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+      if (locking_) lock.lock();
       if (!counted) {
         m.serial = serial_of;
       } else {
@@ -106,6 +107,11 @@ class MessageTable {
     m.traffic_class = traffic_class;
     m.packets = packets;
     return id;
+  }
+  // A run split over threads makes and frees messages on several threads at once.
+  void set_locking(bool locking) {
+    locking_ = locking;
+    slots_.set_locking(locking);
   }
   // The message is finished and its owner told: its slot may serve a later message.
   void release(MessageId id) {
@@ -150,6 +156,7 @@ class MessageTable {
   ChunkedSlots<Message, 12> slots_;
   MessageId recycle_from_ = UINT32_MAX;
   mutable std::mutex mutex_;  // serials and sequences (a split run's partitions make messages at once)
+  bool locking_ = true;
   std::uint64_t created_ = 0;
   std::vector<std::uint32_t> sent_by_;  // per source endpoint: messages created
 };

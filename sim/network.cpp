@@ -18,6 +18,7 @@ void Network::set_partitions(std::vector<Simulator*> partitions, std::vector<std
   switch_partition_ = std::move(switch_partition);
   outboxes_.resize(partitions_.size());
   for (Outbox& o : outboxes_) o.to.resize(partitions_.size());
+  messages_.set_locking(partitions_.size() > 1);  // partitions make and free messages at once
   cut_links_.resize(partitions_.size());
   // Switches stamp INT into whichever pool their packets are in.
   if (params_.nic.congestion_control && params_.nic.congestion_control->wants_telemetry()) {
@@ -51,6 +52,7 @@ HostId Network::add_host() {
   const auto id = static_cast<HostId>(nics_.size());
   if (!partitions_.empty() && id >= host_partition_.size()) throw std::logic_error("host has no partition");
   Nic& nic = nics_.emplace_back(sim_of(NodeRef::host(id)), id, params_.nic, &dispatcher_);
+  nic.set_receive_locking(partitions_.size() > 1);
   nic.set_order_keys(next_order_key_);
   next_order_key_ += Nic::kOrderKeys;
   return id;

@@ -60,7 +60,9 @@ struct LinkDirection {
 
 class Network {
  public:
-  Network(Simulator& sim, const NetworkParams& params) : sim_(&sim), params_(params), dispatcher_(&messages_) {}
+  Network(Simulator& sim, const NetworkParams& params) : sim_(&sim), params_(params), dispatcher_(&messages_) {
+    messages_.set_locking(false);  // until split (set_partitions)
+  }
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 

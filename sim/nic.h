@@ -95,6 +95,8 @@ class Nic final : public PacketSink, public PacketSource {
   // Opens a receive slot for a message from `src` (before its first packet can arrive):
   // its number travels in the message's data packets.
   std::uint32_t open_receive(MessageId id, HostId src, std::uint32_t sequence, std::uint32_t packets);
+  // In a run split over threads other partitions' senders open receives here.
+  void set_receive_locking(bool locking) { recvs_.set_locking(locking); }
   // The same for an in-network transfer (a multicast copy or a switch's sum), which is
   // never acknowledged. A copy is found by the message's name (`by_name`); a sum by the
   // slot its contributions carry.
