@@ -58,8 +58,8 @@ class TraceReplay final {
   // endpoint's partition.
   void start_at(Time at);
   // A run split over threads calls this between windows, every partition stopped: it
-  // launches the collectives across partitions whose last member arrived in the window
-  // (each starts one notice after that arrival, as in a serial run) and frees finished ones.
+  // launches the collectives across units whose last member arrived in the window (each
+  // starts one notice after that arrival, as in a serial run) and frees finished ones.
   // Over MPI processes (`group`) every process calls it after every window: the
   // arrivals at collectives across units are pooled first.
   void between_windows(ProcessGroup* group = nullptr);
@@ -120,8 +120,8 @@ class TraceReplay final {
   void try_compute(int rank);
   void finish(int rank, int op);
   void report(int rank, int op) const;  // to activity_
-  // Builds the collective whose members have all arrived (under mutex_); it starts at
-  // `at`, or at once (start()) when `at` is -1.
+  // Builds the collective whose members have all arrived (under mutex_, or between
+  // windows); the caller starts it: at once inside one unit, one notice later across units.
   CollectiveExecutor* launch_collective(PendingCollective pending);
   bool one_unit(const std::vector<int>& group) const;  // all on one partition for any split
   // Finished collectives hold their programs until the next compute event frees them.
@@ -155,8 +155,8 @@ class TraceReplay final {
   std::deque<RankStart> ranks_;
   std::map<std::string, PendingCollective> collectives_;
   // A split run: shared things (collectives_, executors_, the caches below, the network's
-  // multicast groups) are touched under this lock; collectives across partitions whose
-  // members have all arrived wait here for between_windows().
+  // multicast groups) are touched under this lock; arrivals at collectives across units
+  // wait in arrivals_ for between_windows().
   std::mutex mutex_;
   bool split_ = false;
   std::vector<Arrival> arrivals_;  // at collectives across units, since the last window
