@@ -16,8 +16,7 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
     : network_(&network),
       config_(config.workload.collective),
       traffic_class_(static_cast<std::uint8_t>(config.workload.traffic_class)) {
-  set_order(network.next_order_key());
-  for (const LinkDirection& d : network.directions()) notice_ = std::max(notice_, d.link->latency());
+  notice_ = network.longest_latency();
   const auto endpoints = static_cast<int>(topology.host_count());
   ranks_ = config_.ranks == 0 ? endpoints : config_.ranks;
   const std::string where = config.file;
@@ -69,9 +68,9 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   for (std::int64_t bytes : config_.sizes) {
     if (split && choice_for(bytes).algorithm == "collnet") {
       throw ConfigError(where, "workload.algorithm",
-                        "collnet's SHARP sums are opened by whichever member contributes first, which a run split over "
-                        "threads does not fix; NCCL's choice at " + std::to_string(bytes) +
-                            " B is collnet: expected another algorithm with --threads");
+                        "collnet's SHARP sums are opened by whichever member contributes first, which a split run "
+                        "does not fix; the algorithm at " + std::to_string(bytes) +
+                            " B is collnet: expected another algorithm with --threads or mpirun");
     }
     try {
       const CollectiveProgram p = program_for(bytes);
@@ -154,8 +153,6 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   }
   return p;
 }
-
-void CollectiveSweep::on_event() { start_next(network_->sim().now()); }
 
 void CollectiveSweep::begin_at(Time at, bool split) {
   split_ = split;

@@ -32,7 +32,7 @@ struct CollectiveRow {
 // NCCL's names for our algorithms (NCCL_ALGO), as nccl-tests users read them.
 const char* nccl_algo_name(const std::string& algorithm);
 
-class CollectiveSweep final : public EventHandler {
+class CollectiveSweep final {
  public:
   // Checks the algorithm for every size before the run (throws ConfigError naming the
   // workload key on a problem: an unsupported group size, a custom algorithm that does
@@ -40,7 +40,6 @@ class CollectiveSweep final : public EventHandler {
   // Rank r runs on placement[r] (empty: on endpoint r).
   CollectiveSweep(Network& network, const Topology& topology, const ScenarioConfig& config, std::vector<HostId> placement = {});
 
-  void on_event() override;  // starts the first size now
   // Starts the first size at `at` (before the run). `split`: the run is split over
   // threads, and poll() is called between windows to see the end of each size.
   void begin_at(Time at, bool split = false);

@@ -401,7 +401,6 @@ void ScenarioRun::add_jobs() {
     c.jobs.clear();
     c.messages.clear();
     jobs_.push_back(std::make_unique<CollectiveSweep>(*network_, topology_, c, hosts));
-    jobs_.back()->set_order(network_->next_order_key());
     jobs_.back()->begin_at(job.workload.start, !partitions_.empty());
     job_hosts_.push_back(std::move(hosts));
   }
@@ -446,18 +445,13 @@ void ScenarioRun::check_splittable() const {
   if ((w.kind == K::kTrace || w.kind == K::kChakra) && w.trace.ideal_network) {
     throw ConfigError(config_.file, "workload.network",
                       "an ideal network hands data from rank to rank in no time, across partitions: expected no "
-                      "--threads with network: ideal");
+                      "--threads (or mpirun) with network: ideal");
   }
   for (const auto& [c, key] : collectives) {
     if (c->check_data && config_.processes != nullptr) {
       throw ConfigError(config_.file, key + ".check_data",
                         "data checking follows every rank's data in one verifier, in one process's memory: expected "
                         "check_data: false under mpirun (--threads checks data)");
-    }
-    if (c->algorithm == "collnet") {
-      throw ConfigError(config_.file, key + ".algorithm",
-                        "collnet's SHARP sums are opened by whichever member contributes first, which a split run "
-                        "does not fix: expected another algorithm with --threads (or mpirun)");
     }
   }
   if (config_.stop.events < static_cast<std::uint64_t>(INT64_MAX)) {  // the default is no limit
@@ -634,6 +628,10 @@ void ScenarioRun::add_workload() {
         options.compute_scale[static_cast<std::size_t>(st.rank)] = factor();
       }
       options.params.local_size = config_.topology.kind == TopologyConfig::Kind::kCluster ? config_.topology.cluster.node.gpus : trace.ranks;
+      {
+        const std::vector<std::uint32_t> unit = node_units(topology_);
+        for (std::uint32_t h = 0; h < topology_.host_count(); ++h) options.host_unit.push_back(unit[topology_.host_node(h)]);
+      }
       options.collective.traffic_class = static_cast<std::uint8_t>(w.traffic_class);
       try {
         replay_ = std::make_unique<TraceReplay>(*network_, std::move(trace), std::move(hosts), options);

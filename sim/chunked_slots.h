@@ -3,7 +3,7 @@
 // thread grows while others read entries they were told of earlier: in a run split over
 // threads a sender opens its receive at the destination's NIC, and makes a message record
 // that the receiver's partition reads after the window. Allocating and releasing take a
-// lock (once per message, never per packet); reading an entry takes none. The chunk
+// lock when split (once per message, never per packet); reading an entry takes none. The chunk
 // index is published with release order and every index ever used stays alive until the
 // table dies, so a reader holding an older one still finds each chunk it can name.
 #include <atomic>
@@ -34,11 +34,11 @@ class ChunkedSlots {
   // serial run saves the lock, twice per message).
   void set_locking(bool locking) { locking_ = locking; }
 
-  // A slot, fresh (T{}) whether new or reused; `reuse`: may take a released one.
-  std::uint32_t allocate(bool reuse = true) {
+  // A slot, fresh (T{}) whether new or reused.
+  std::uint32_t allocate() {
     std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
     if (locking_) lock.lock();
-    if (reuse && !free_.empty()) {
+    if (!free_.empty()) {
       const std::uint32_t i = free_.back();
       free_.pop_back();
       (*this)[i] = T{};

@@ -87,7 +87,7 @@ class MessageTable {
   // no sequence of its own).
   MessageId add(HostId src, HostId dst, std::int64_t bytes, std::uint8_t traffic_class, std::uint32_t packets,
                 bool counted = true, std::uint64_t serial_of = 0) {
-    const MessageId id = slots_.allocate(/*reuse=*/true);
+    const MessageId id = slots_.allocate();
     Message& m = slots_[id];
     {
       std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);

@@ -2,6 +2,7 @@
 // All hosts, switches, ports and links of one simulation, in stable storage, wired
 // once before the run by plain pointers. Built by topologies/ (which resolves names and
 // routes); read by the recorders after the run.
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -87,15 +88,22 @@ class Network {
   std::size_t cut_link_count() const;  // cables between partitions
   // The smallest latency of a cut link (kTimeMax when nothing is cut): the lookahead.
   Time lookahead() const { return lookahead_; }
+  // The longest link latency: how long word of an event at one endpoint takes to reach
+  // the others (a notice), never shorter than a split run's lookahead.
+  Time longest_latency() const {
+    Time longest = 0;
+    for (const LinkDirection& d : directions_) longest = std::max(longest, d.link->latency());
+    return longest;
+  }
 
   // Over MPI processes: the partitions this process runs (unset: all). A message to an
   // endpoint of another process opens no receive here: post() leaves a notice for that
   // process (remote_opens), which opens it between windows (open_remote) and names it in
   // the message's packets as they come in (resolve_remote_slot).
   void set_local_partitions(std::vector<bool> local);
-  bool local_host(HostId h) const { return local_.empty() || local_[host_partition(h)]; }
-  bool over_processes() const { return !local_.empty(); }
   bool local_partition(std::size_t q) const { return local_.empty() || local_[q]; }
+  bool local_host(HostId h) const { return local_partition(host_partition(h)); }
+  bool over_processes() const { return !local_.empty(); }
   // From now on (once the messages made before the run are in), post() leaves notices.
   void open_receives_by_notice() { by_notice_ = true; }
   struct RemoteOpen {

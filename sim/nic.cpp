@@ -331,8 +331,8 @@ void Nic::receive(Packet* p, PortIndex in_port) {
   }
   if (p->kind == PacketKind::kData) {
     // kNoSlot: a late copy from another process's sender, whose receive here is over.
-    if (p->recv_slot == kNoSlot || !recvs_[p->recv_slot].active || recvs_[p->recv_slot].src != p->src ||
-        recvs_[p->recv_slot].sequence != p->sequence) {
+    const RecvState* r = p->recv_slot == kNoSlot ? nullptr : &recvs_[p->recv_slot];
+    if (r == nullptr || !r->active || r->src != p->src || r->sequence != p->sequence) {
       // A late copy of a message received whole, whose slot was let go (receive slots
       // open before a message's first packet, so nothing else leaves it unmatched):
       // say again that all of it is here, in case the last ack was lost.

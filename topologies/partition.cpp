@@ -26,6 +26,18 @@ struct UnionFind {
 };
 }  // namespace
 
+std::vector<std::uint32_t> node_units(const Topology& t) {
+  Time longest = 0;
+  for (const TopologyLink& l : t.links()) longest = std::max(longest, l.latency);
+  UnionFind units(t.nodes().size());
+  for (const TopologyLink& l : t.links()) {
+    if (l.latency < longest) units.join(l.a, l.b);
+  }
+  std::vector<std::uint32_t> unit(t.nodes().size());
+  for (std::uint32_t v = 0; v < unit.size(); ++v) unit[v] = units.find(v);
+  return unit;
+}
+
 bool graph_partitioner_available() {
 #ifdef FABRICSIM_HAVE_METIS
   return true;
@@ -88,16 +100,11 @@ Partitioning partition_topology(const Topology& t, std::uint32_t partitions, Par
     return out;
   }
   // Units: nodes joined by links shorter than the longest stay together.
-  Time longest = 0;
-  for (const TopologyLink& l : t.links()) longest = std::max(longest, l.latency);
-  UnionFind units(n);
-  for (const TopologyLink& l : t.links()) {
-    if (l.latency < longest) units.join(l.a, l.b);
-  }
+  const std::vector<std::uint32_t> unit = node_units(t);
   std::vector<std::vector<std::uint32_t>> adjacent(n);  // unit root -> roots of neighbouring units (with repeats)
   std::vector<std::size_t> unit_ports(n, 0);
   for (const TopologyLink& l : t.links()) {
-    const std::uint32_t a = units.find(l.a), b = units.find(l.b);
+    const std::uint32_t a = unit[l.a], b = unit[l.b];
     unit_ports[a] += 1;
     unit_ports[b] += 1;
     if (a != b) {
@@ -112,7 +119,7 @@ Partitioning partition_topology(const Topology& t, std::uint32_t partitions, Par
   if (method == PartitionMethod::kGraph) {
     std::vector<std::uint32_t> roots;
     for (std::uint32_t v = 0; v < n; ++v) {
-      if (units.find(v) == v) roots.push_back(v);
+      if (unit[v] == v) roots.push_back(v);
     }
     if (metis_split(roots, adjacent, unit_ports, out.partitions, unit_partition)) {
       out.method = "metis";
@@ -127,7 +134,7 @@ Partitioning partition_topology(const Topology& t, std::uint32_t partitions, Par
   // first host falls).
   const std::size_t hosts = t.host_count();
   for (std::size_t h = 0; !split_by_graph && h < hosts; ++h) {
-    const std::uint32_t u = units.find(t.host_node(static_cast<std::uint32_t>(h)));
+    const std::uint32_t u = unit[t.host_node(static_cast<std::uint32_t>(h))];
     if (unit_partition[u] != kNone) continue;
     unit_partition[u] = static_cast<std::uint32_t>(h * out.partitions / hosts);
     out.ports[unit_partition[u]] += unit_ports[u];
@@ -135,7 +142,7 @@ Partitioning partition_topology(const Topology& t, std::uint32_t partitions, Par
   // Then outward, a layer at a time: each unit joins the partition it has most links to.
   std::vector<std::uint32_t> frontier;
   for (std::uint32_t u = 0; u < n; ++u) {
-    if (units.find(u) == u && unit_partition[u] != kNone) frontier.push_back(u);
+    if (unit[u] == u && unit_partition[u] != kNone) frontier.push_back(u);
   }
   std::vector<std::size_t> votes(out.partitions);
   for (;;) {
@@ -164,12 +171,12 @@ Partitioning partition_topology(const Topology& t, std::uint32_t partitions, Par
   }
   // Units no host reaches (a switch with no links): the least loaded partition.
   for (std::uint32_t u = 0; u < n; ++u) {
-    if (units.find(u) != u || unit_partition[u] != kNone) continue;
+    if (unit[u] != u || unit_partition[u] != kNone) continue;
     const auto q = static_cast<std::uint32_t>(std::min_element(out.ports.begin(), out.ports.end()) - out.ports.begin());
     unit_partition[u] = q;
     out.ports[q] += unit_ports[u];
   }
-  for (std::uint32_t v = 0; v < n; ++v) out.node_partition[v] = unit_partition[units.find(v)];
+  for (std::uint32_t v = 0; v < n; ++v) out.node_partition[v] = unit_partition[unit[v]];
   for (const TopologyLink& l : t.links()) {
     if (out.node_partition[l.a] != out.node_partition[l.b]) {
       ++out.cut_links;

@@ -26,6 +26,11 @@ struct Partitioning {
   const char* method = "structure";  // or "metis"
 };
 
+// Each node's unit, named by its lowest-numbered node: nodes joined by links shorter
+// than the fabric's longest, which no split cuts (a DGX node). A group of hosts in one
+// unit is in one partition however a run is split.
+std::vector<std::uint32_t> node_units(const Topology& topology);
+
 enum class PartitionMethod : std::uint8_t { kStructure, kGraph };
 // Whether kGraph has a graph partitioner behind it (else it falls back to kStructure).
 bool graph_partitioner_available();

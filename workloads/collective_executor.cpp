@@ -138,9 +138,7 @@ Time CollectiveExecutor::local_finished() const {
 Time CollectiveExecutor::finished_at() const {
   if (finished_ >= 0) return finished_;
   if (!done()) return -1;
-  Time last = started_;
-  for (const RankAgent& a : agents_) last = std::max(last, a.finished);
-  return last;
+  return std::max(started_, local_finished());
 }
 
 void CollectiveExecutor::start() {

@@ -95,8 +95,11 @@ class CollectiveExecutor final {
   void set_on_rank_done(std::function<void(int rank, Time now)> f) { on_rank_done_ = std::move(f); }
 
   bool done() const { return ranks_left_.load(std::memory_order_acquire) == 0; }
-  // Done, and every message it sent acknowledged: nothing will call it again.
-  bool idle() const { return done() && messages_unfinished_.load(std::memory_order_acquire) == 0; }
+  // Every rank this process runs is done and every message they sent acknowledged:
+  // nothing here will call it again (one process: the collective is done).
+  bool idle() const {
+    return local_ranks_left_.load(std::memory_order_acquire) == 0 && messages_unfinished_.load(std::memory_order_acquire) == 0;
+  }
   Time started_at() const { return started_; }
   Time finished_at() const;  // the last rank's last step (-1 until done)
   // Over MPI processes each process sees its own ranks finish: these are pooled between
@@ -105,10 +108,6 @@ class CollectiveExecutor final {
   int ranks_done() const { return ranks_with_steps_ - ranks_left_.load(std::memory_order_acquire); }
   Time local_finished() const;  // the last of this process's ranks to finish (-1: none)
   void set_finished_at(Time t) { finished_ = t; }
-  // Every rank this process runs is done and its sends acknowledged (what a split run may free).
-  bool idle_here() const {
-    return local_ranks_left_.load(std::memory_order_acquire) == 0 && messages_unfinished_.load(std::memory_order_acquire) == 0;
-  }
   // Set when data checking found the result wrong (or a contribution reduced twice).
   const std::optional<std::string>& data_error() const { return data_error_; }
   // A split run's end is seen between windows: the data are checked then.

@@ -62,33 +62,17 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
       for (std::size_t k = 1; k < 2 * ops[i].group.size(); ++k) network_->next_order_key();
     }
   }
-  // Units: what links shorter than the fabric's longest join (a DGX node). The
-  // partitioner never cuts those, so a group in one unit is in one partition however the
-  // run is split; a group across units hears that its last member arrived one notice later.
-  const auto& dirs = network_->directions();
-  for (const LinkDirection& d : dirs) notice_ = std::max(notice_, d.link->latency());
-  const std::size_t hosts = network_->host_count();
-  std::vector<std::uint32_t> parent(hosts + network_->switch_count());
-  for (std::uint32_t v = 0; v < parent.size(); ++v) parent[v] = v;
-  const auto find = [&](std::uint32_t v) {
-    while (parent[v] != v) v = parent[v] = parent[parent[v]];
-    return v;
-  };
-  const auto vertex = [&](NodeRef x) {
-    return x.kind == NodeRef::Kind::kHost ? x.index : static_cast<std::uint32_t>(hosts) + x.index;
-  };
-  for (const LinkDirection& d : dirs) {
-    if (d.link->latency() < notice_) parent[find(vertex(d.from))] = find(vertex(d.to));
-  }
-  unit_of_host_.resize(hosts);
-  for (std::uint32_t h = 0; h < hosts; ++h) unit_of_host_[h] = find(h);
+  // A group in one unit (links shorter than the fabric's longest: a DGX node) is in one
+  // partition however the run is split; a group across units hears that its last member
+  // arrived one notice later.
+  notice_ = network_->longest_latency();
 }
 
 bool TraceReplay::one_unit(const std::vector<int>& group) const {
+  const std::vector<std::uint32_t>& unit = options_.host_unit;
+  if (unit.empty()) return group.size() <= 1;
   for (int member : group) {
-    if (unit_of_host_[hosts_[static_cast<std::size_t>(member)]] != unit_of_host_[hosts_[static_cast<std::size_t>(group.front())]]) {
-      return false;
-    }
+    if (unit[hosts_[static_cast<std::size_t>(member)]] != unit[hosts_[static_cast<std::size_t>(group.front())]]) return false;
   }
   return true;
 }
@@ -267,7 +251,7 @@ void TraceReplay::between_windows(ProcessGroup* group) {
     const Time at = c.arrived + notice_;
     launch_collective(std::move(c))->start_at(at);
   }
-  std::erase_if(executors_, [](const std::unique_ptr<CollectiveExecutor>& e) { return e->idle_here(); });
+  std::erase_if(executors_, [](const std::unique_ptr<CollectiveExecutor>& e) { return e->idle(); });
 }
 
 void TraceReplay::pool(ProcessGroup& group, const std::function<int(int rank)>& owner) {

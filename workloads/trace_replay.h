@@ -32,6 +32,10 @@ struct ReplayOptions {
   AlgorithmParams params;
   // Per rank, how many times as long its compute takes (stragglers); empty: all 1.
   std::vector<double> compute_scale;
+  // Per endpoint, its unit (topologies/partition.h node_units): a collective whose members
+  // share one starts when its last member arrives, others one notice later. Empty: every
+  // endpoint a unit of its own.
+  std::vector<std::uint32_t> host_unit;
   CollectiveOptions collective;  // check_data off by default for replays
   ReplayOptions() { collective.check_data = false; }
 };
@@ -160,8 +164,7 @@ class TraceReplay final {
   std::mutex mutex_;
   bool split_ = false;
   std::vector<Arrival> arrivals_;  // at collectives across units, since the last window
-  Time notice_ = 0;                          // the fabric's longest link latency
-  std::vector<std::uint32_t> unit_of_host_;  // hosts joined by links shorter than that share one
+  Time notice_ = 0;  // the fabric's longest link latency
   // Per rank, per op: the first of the 2 x members order keys of a collective whose lowest
   // member that rank is (0 otherwise), fixed before the run.
   std::vector<std::vector<std::uint32_t>> first_key_;
