@@ -200,7 +200,7 @@ TEST_CASE("a profile written by import reads back, and its errors are located") 
   p.reduce_GBps_bf16 = 1234.5;
   p.matmul_tflops = 700.25;
   p.launch_latency_us = 4.5;
-  const auto path = std::filesystem::temp_directory_path() / "fabricsim_test_profile.yaml";
+  const auto path = test_temp_path("fabricsim_test_profile.yaml");
   std::ofstream(path) << profile_yaml(p);
   const LinkProfile q = load_profile(path.string());
   REQUIRE(q.nvlink.has_value());
@@ -237,7 +237,7 @@ TEST_CASE("a topology's profile: replaces the preset's NVLink and NVLS figures, 
   CHECK(c.topology.nvswitch.nvls_bandwidth == p.nvls->bandwidth);
   CHECK(c.topology.nvswitch.nvls_latency == p.nvls->latency);
 
-  const auto profile_path = std::filesystem::temp_directory_path() / "fabricsim_test_cluster_profile.yaml";
+  const auto profile_path = test_temp_path("fabricsim_test_cluster_profile.yaml");
   std::ofstream(profile_path) << "version: 1\nnvlink: {bandwidth: 360GBps, latency: 1us}\nnic: {bandwidth: 48GBps, latency: 700ns}\n";
   const std::string yaml = "name: t\ntopology:\n  kind: cluster\n  nodes: 2\n  profile: " + profile_path.string() +
                            "\n  node: {preset: dgx_h100}\n  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 400Gbps}}\n";
@@ -262,7 +262,7 @@ TEST_CASE("probe statistics: median, extremes and spread by hand") {
 }
 
 TEST_CASE("a GPU profile's figures reach the trace generator and the collective's reduce cost") {
-  const auto path = std::filesystem::temp_directory_path() / "fabricsim_test_gpu_profile.yaml";
+  const auto path = test_temp_path("fabricsim_test_gpu_profile.yaml");
   std::ofstream(path) << "version: 1\ngpu: {reduce_fp32: 1200GBps, reduce_bf16: 1300GBps, matmul_tflops: 650.5, launch_latency: 2.5us}\n";
   CHECK(load_gpu_profile(path.string()).achieved_tflops == within(650.5, 1e-12));
   const std::string yaml = "name: t\ntopology: {kind: nvswitch, preset: dgx_h100}\nworkload: {kind: collective, op: all_reduce, "

@@ -44,7 +44,7 @@ std::string without_wall_times(const std::string& json) {
 }
 
 Recorded record(const std::string& yaml, ChromeTraceOptions options = {}, int threads = 0) {
-  const auto path = std::filesystem::temp_directory_path() / "fabricsim_chrome_trace_test.json";
+  const auto path = test_temp_path("fabricsim_chrome_trace_test.json");
   options.path = path.string();
   ScenarioConfig config = load_config_text(yaml, "<test>");
   config.threads = threads;
@@ -138,7 +138,7 @@ TEST_CASE("a training step's compute and collectives are slices at the hand-work
   // then compute 100 us. A rank's AllReduce operation spans from its arrival (200 us;
   // rank 2: 300 us), waiting included; the collective itself runs from 301 us, one notice (1 us) after the
   // last member arrives.
-  const auto path = std::filesystem::temp_directory_path() / "fabricsim_chrome_trace_step.jsonl";
+  const auto path = test_temp_path("fabricsim_chrome_trace_step.jsonl");
   {
     std::ofstream f(path);
     f << R"({"fabricsim_trace": 1, "ranks": 4, "achieved_tflops": 100})" << "\n";

@@ -100,7 +100,7 @@ TEST_CASE("a straggler at 1.5x compute delays a DP step by exactly its extra com
   // reached it), then compute 100 us. Rank 2 at 1.5x reaches the AllReduce 100 us late,
   // and its last compute takes 150 us: the critical path is rank 2's, 300 + A + 150 us
   // against 200 + A + 100 us healthy, 150 us longer whatever the AllReduce's time A.
-  const auto dir = std::filesystem::temp_directory_path() / "fabricsim_straggler_test";
+  const auto dir = test_temp_path("fabricsim_straggler_test");
   std::filesystem::create_directories(dir);
   {
     std::ofstream f(dir / "dp.jsonl");

@@ -289,7 +289,7 @@ TEST_CASE("CollNet with SHARP rail switches on 2 x DGX H100: sums in the switch,
 TEST_CASE("a trace whose collectives NVLS cannot serve is refused before the run, naming the operation") {
   // Two DGX H100 nodes; a data-parallel pair (GPU 0 of each node) asks for NVLS, which one
   // NVSwitch domain cannot reduce across nodes.
-  const std::string path = "/tmp/fabricsim_test_nvls_dp_pair.jsonl";
+  const std::string path = test_temp_path("fabricsim_test_nvls_dp_pair.jsonl").string();
   std::string trace = "{\"fabricsim_trace\": 1, \"ranks\": 16, \"achieved_tflops\": 400}\n";
   for (int r : {0, 8}) {
     trace += "{\"rank\": " + std::to_string(r) +

@@ -181,7 +181,7 @@ TEST_CASE("a run split over processes writes the serial run's messages.jsonl") {
     std::filesystem::remove(path);
     return text.str();
   };
-  const std::string path = std::filesystem::temp_directory_path() / "fabricsim_records_processes.jsonl";
+  const std::string path = test_temp_path("fabricsim_records_processes.jsonl").string();
   {
     ScenarioRun run(load_config_text(kFatTreePermutation, "<test>"));
     run.message_log().record_to(path);
@@ -293,7 +293,7 @@ TEST_CASE("workloads that cannot be split yet are refused with a located error")
     refused(two_dgx_h100_yaml("{kind: collective, op: all_reduce, sizes: {from: 1MiB, to: 1MiB}}"), "workload.check_data", &group);
   });
   // An ideal network hands data from rank to rank in no time.
-  const auto path = std::filesystem::temp_directory_path() / "fabricsim_ideal_split.jsonl";
+  const auto path = test_temp_path("fabricsim_ideal_split.jsonl");
   {
     std::ofstream f(path);
     f << R"({"fabricsim_trace": 1, "ranks": 2, "achieved_tflops": 100})" << "\n";
@@ -380,7 +380,7 @@ TEST_CASE("a training trace split over threads or processes gives the serial run
   // after the last member arrived), sends a pipeline activation to the next node, and
   // computes again; node 1's ranks wait for node 0's activation. Ranks are slowed unevenly
   // so the collectives' members arrive at different times.
-  const auto path = std::filesystem::temp_directory_path() / "fabricsim_split_trace.jsonl";
+  const auto path = test_temp_path("fabricsim_split_trace.jsonl");
   {
     std::ofstream f(path);
     f << R"({"fabricsim_trace": 1, "ranks": 16, "achieved_tflops": 100})" << "\n";
@@ -509,8 +509,7 @@ TEST_CASE("a split run streams the same messages.jsonl as the serial run, by fin
       config.threads = std::min(partitions, 2);
       config.partitions = partitions;
     }
-    const std::string path = std::filesystem::temp_directory_path() /
-                             ("fabricsim_records_" + std::to_string(partitions) + ".jsonl");
+    const std::string path = test_temp_path("fabricsim_records_" + std::to_string(partitions) + ".jsonl").string();
     {
       ScenarioRun run(std::move(config));
       run.message_log().record_to(path);

@@ -76,7 +76,7 @@ TEST_CASE("a Chakra trace with two process groups runs each collective within it
     op.process_group = r < 2 ? "tp0" : "tp1";
     trace.ops[static_cast<std::size_t>(r)].push_back(op);
   }
-  const auto prefix = (std::filesystem::temp_directory_path() / "fabricsim_test_two_groups").string();
+  const auto prefix = test_temp_path("fabricsim_test_two_groups").string();
   export_chakra(trace, prefix);
   const auto replay_time = [&](const std::string& groups) {
     ScenarioRun run(load_config_text(std::string(kStar) + "workload: {kind: chakra, prefix: " + prefix + ", ranks: 4" + groups + "}\n", "pg"));

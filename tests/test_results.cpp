@@ -8,6 +8,7 @@
 #include "app/output/json_writer.h"
 #include "app/output/results.h"
 #include "app/scenario.h"
+#include "test_support.h"
 
 using namespace fabricsim;
 
@@ -66,7 +67,7 @@ TEST_CASE("results.json carries the run and link records; message records stream
   }
   CHECK(json.find("\"start_ps\"") == std::string::npos);  // no per-message records in results.json
 
-  const auto dir = std::filesystem::temp_directory_path() / "fabricsim_records_test";
+  const auto dir = test_temp_path("fabricsim_records_test");
   std::filesystem::remove_all(dir);
   {
     ScenarioRun run(load_config_text(kSmall, "small"));
@@ -103,7 +104,7 @@ TEST_CASE("json writer escapes strings and nests") {
 }
 
 TEST_CASE("atomic write leaves the whole file and no temporary behind") {
-  const auto dir = std::filesystem::temp_directory_path() / "fabricsim_atomic_test";
+  const auto dir = test_temp_path("fabricsim_atomic_test");
   std::filesystem::remove_all(dir);
   write_file_atomically((dir / "sub" / "r.json").string(), "hello");
   std::ifstream in(dir / "sub" / "r.json");

@@ -1,8 +1,17 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <sstream>
 #include <string>
+
+// A file in the temp directory private to this test process: ctest runs test cases as parallel
+// processes, and two cases writing one fixed name race (one renames what the other removed).
+inline std::filesystem::path test_temp_path(const std::string& name) {
+  return std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name);
+}
 
 // A purely relative tolerance: doctest's Approx also adds epsilon * 1.0 absolute slack by
 // default, which makes "within 1%" of 0.5 really "within 3%".
