@@ -21,8 +21,44 @@
 #include "workloads/synthetic_traffic.h"
 #include "workloads/chakra/chakra_import.h"
 #include "workloads/trace.h"
+#include "workloads/transformer_trace.h"
+#include "app/config/model_files.h"
 
 namespace fabricsim {
+
+namespace {
+
+// `workload: {kind: trace, generate: ...}`: the step `fabricsim workload gen` would write,
+// made in memory. A model or GPU file that cannot be read is a config error at its key.
+Trace generate_trace(const TraceWorkloadConfig& t) {
+  ModelSpec model;
+  GpuProfile gpu;
+  try {
+    model = load_model_file(t.model_file);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ConfigError(t.model_source.where, t.model_source.path, e.what());
+  }
+  try {
+    gpu = load_gpu_profile(t.gpu_file);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ConfigError(t.gpu_source.where, t.gpu_source.path, e.what());
+  }
+  ParallelSpec par;
+  par.tp = t.tp;
+  par.pp = t.pp;
+  par.dp = t.dp;
+  par.ep = t.ep;
+  par.microbatches = t.microbatches;
+  par.bucket_bytes = t.bucket_bytes;
+  par.zero = t.zero;
+  return generate_transformer_trace(model, par, gpu);
+}
+
+}  // namespace
 
 Topology build_topology(const TopologyConfig& config) {
   Topology t;
@@ -572,7 +608,11 @@ void ScenarioRun::add_workload() {
       }
       Trace trace;
       try {
-        trace = w.trace.chakra ? import_chakra(path.string(), w.trace.chakra_ranks, w.trace.process_groups) : read_trace(path.string());
+        if (w.trace.generate) {
+          trace = generate_trace(w.trace);
+        } else {
+          trace = w.trace.chakra ? import_chakra(path.string(), w.trace.chakra_ranks, w.trace.process_groups) : read_trace(path.string());
+        }
         if (trace.ranks > static_cast<int>(endpoints)) {
           throw std::invalid_argument("the trace has " + std::to_string(trace.ranks) + " ranks, the fabric " + std::to_string(endpoints) + " endpoints");
         }
@@ -588,6 +628,10 @@ void ScenarioRun::add_workload() {
       }
       ReplayOptions options;
       options.ideal_network = w.trace.ideal_network;
+      options.generated = w.trace.generate;
+      options.coupled_rings = config_.network.flow_rings == NetworkConfig::FlowRings::kCoupled  ? CoupledRings::kEvery
+                              : config_.network.flow_rings == NetworkConfig::FlowRings::kInNode ? CoupledRings::kInNode
+                                                                                                 : CoupledRings::kNone;
       options.default_algorithm = w.trace.algorithm;
       if (w.trace.algorithm == "auto") {
         // NCCL's choice per collective, from its members' place in the fabric (the network

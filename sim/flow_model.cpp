@@ -120,6 +120,8 @@ void FlowModel::start_now(MessageId id, std::int64_t wire_bytes, std::int64_t pa
       dirty_links_.push_back(s.hops[h].link);
     }
   }
+  if (s.window_link != UINT32_MAX) ++links_[s.window_link].window_users;
+  new_flows_.push_back(f);
   ++started_;
   max_active_ = std::max(max_active_, ++active_);
   wake_now();
@@ -139,9 +141,15 @@ void FlowModel::wake_now() {
 
 void FlowModel::remove_from_links(std::uint32_t f) {
   FlowState& s = flows_[f];
+  const Time now = sim_->now();
+  if (s.window_link != UINT32_MAX) --links_[s.window_link].window_users;
   for (std::size_t h = 0; h < s.hops.size(); ++h) {
     const std::uint32_t link = s.hops[h].link;
     LinkState& l = links_[link];
+    // Its load leaves with it (what it carried so far is counted first).
+    l.bytes += l.load * static_cast<double>(now - l.load_since);
+    l.load_since = now;
+    l.load = l.members.size() == 1 ? 0.0 : std::max(0.0, l.load - contribution(s, s.hops[h]));
     const std::uint32_t pos = s.member_pos[h];
     const Member last = l.members.back();
     l.members[pos] = last;
@@ -216,60 +224,69 @@ void FlowModel::complete_due(Time now) {
   }
 }
 
-void FlowModel::solve(Time now) {
-  ++solves_;
-  if (++stamp_ == 0) {  // the stamp wrapped: clear the old marks
-    for (LinkState& l : links_) l.visit = 0;
-    for (FlowState& s : flows_) s.visit = 0;
-    stamp_ = 1;
-  }
-  comp_links_.clear();
-  comp_flows_.clear();
-  // The part of the flow-link graph the changes touch: links reached from the changed
-  // ones through flows that share them.
-  for (std::uint32_t l : dirty_links_) {
-    links_[l].dirty = false;
-    if (links_[l].visit != stamp_) {
-      links_[l].visit = stamp_;
-      comp_links_.push_back(l);
+// Max-min rates change only where a change can reach them through the flows' bottlenecks.
+// Every flow is held by a bottleneck: a saturated link where no flow is faster. Capacity
+// freed or taken on a link moves only the flows held there; their new rates move the
+// flows held on their other links, and so on. So the part solved is: the flows just
+// started, the flows held on a changed link, and, repeatedly, the flows held on any
+// link of a flow taken in. The other flows keep their rates, and their load is taken off
+// each link's capacity. If a bottleneck of that filling carries an outside flow faster
+// than its share, that flow is taken in too and the part filled again (after two such
+// rounds, every flow of every link reached, which leaves none outside). Max-min rates are
+// unique, so this is the solution a solve over the whole connected part of the flow-link
+// graph would give (up to rounding), at a cost that follows the flows a change reaches,
+// not the fabric's shared spines or the acknowledgements' way back.
+void FlowModel::take_in(std::uint32_t f) {
+  FlowState& s = flows_[f];
+  if (s.visit == stamp_) return;
+  s.visit = stamp_;
+  comp_flows_.push_back(f);
+  for (const Hop& h : s.hops) {
+    if (links_[h.link].visit != stamp_) {
+      links_[h.link].visit = stamp_;
+      comp_links_.push_back(h.link);
     }
   }
-  dirty_links_.clear();
-  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
-    for (const Member& m : links_[comp_links_[i]].members) {
-      FlowState& s = flows_[m.flow];
-      if (s.visit == stamp_) continue;
-      s.visit = stamp_;
-      comp_flows_.push_back(m.flow);
-      for (const Hop& h : s.hops) {
-        if (links_[h.link].visit != stamp_) {
-          links_[h.link].visit = stamp_;
-          comp_links_.push_back(h.link);
-        }
-      }
+}
+
+void FlowModel::take_in_held(bool every_link) {
+  for (; scanned_ < comp_links_.size(); ++scanned_) {
+    const std::uint32_t link = comp_links_[scanned_];
+    const LinkState& l = links_[link];
+    for (std::size_t i = 0; i < l.members.size(); ++i) {
+      const std::uint32_t f = l.members[i].flow;
+      if (every_link || flows_[f].bottleneck == link) take_in(f);
     }
   }
-  flows_solved_ += comp_flows_.size();
+}
+
+void FlowModel::fill() {
+  // The capacity each link has for the flows taken in: all but the outside flows' load.
+  for (std::uint32_t link : comp_links_) {
+    LinkState& l = links_[link];
+    l.residual = l.capacity - l.load;
+    l.weight_left = 0;
+  }
   for (std::uint32_t f : comp_flows_) {
     FlowState& s = flows_[f];
-    if (!s.sent) s.ahead = std::min(s.ahead_cap, s.ahead + (s.push - s.rate) * static_cast<double>(now - s.last));
-    s.remaining = std::max(0.0, s.remaining - s.rate * static_cast<double>(now - s.last));
-    s.last = now;
     s.frozen = false;
+    s.next_rate = s.rate;
+    s.bottleneck = UINT32_MAX;
+    for (const Hop& h : s.hops) {
+      LinkState& l = links_[h.link];
+      l.residual += contribution(s, h);
+      l.weight_left += h.weight;
+    }
   }
   // Progressive filling: raise every unfrozen flow's rate together; the link whose
   // residual capacity per unit of unfrozen weight is smallest saturates first and
   // freezes its flows at that share. Ties go to the lower link number.
   const auto later = [](const Share& a, const Share& b) { return a.share != b.share ? a.share > b.share : a.link > b.link; };
   shares_.clear();
+  bottlenecks_.clear();
   for (std::uint32_t link : comp_links_) {
-    LinkState& l = links_[link];
-    l.bytes += l.load * static_cast<double>(now - l.load_since);
-    l.load_since = now;
-    l.residual = l.capacity;
-    l.weight_left = 0;
-    for (const Member& m : l.members) l.weight_left += flows_[m.flow].hops[m.hop].weight;
-    if (l.weight_left > kNoWeight) shares_.push_back({l.residual / l.weight_left, link});
+    const LinkState& l = links_[link];
+    if (l.weight_left > kNoWeight) shares_.push_back({std::max(0.0, l.residual) / l.weight_left, link});
   }
   std::make_heap(shares_.begin(), shares_.end(), later);
   // Freezing flows only raises other links' shares ((R - w s) / (W - w) >= R / W when
@@ -290,17 +307,14 @@ void FlowModel::solve(Time now) {
       continue;
     }
     const double share = top.share;
+    bottlenecks_.push_back(top);
     for (const Member& m : bottleneck.members) {
       FlowState& s = flows_[m.flow];
-      if (s.frozen) continue;
+      if (s.visit != stamp_ || s.frozen) continue;
       s.frozen = true;
       --unfrozen;
-      const double old_rate = s.rate;
-      s.rate = share * s.shares;  // each share's fair share, together
-      if (s.sent && (s.rate != old_rate || s.finish == kTimeMax)) {
-        s.finish = now + drain_time(s.remaining, s.rate);
-        heap_update(m.flow);
-      }
+      s.next_rate = share * s.shares;  // each share's fair share, together
+      s.bottleneck = top.link;
       for (const Hop& h : s.hops) {
         LinkState& l = links_[h.link];
         l.residual -= h.weight * share;
@@ -308,17 +322,99 @@ void FlowModel::solve(Time now) {
       }
     }
   }
+}
+
+bool FlowModel::take_in_faster() {
+  const std::size_t before = comp_flows_.size();
+  for (const Share& b : bottlenecks_) {
+    const LinkState& l = links_[b.link];
+    const double limit = b.share * (1 + 1e-9);
+    for (std::size_t i = 0; i < l.members.size(); ++i) {
+      const FlowState& s = flows_[l.members[i].flow];
+      if (s.visit != stamp_ && s.rate / s.shares > limit) take_in(l.members[i].flow);
+    }
+  }
+  return comp_flows_.size() != before;
+}
+
+void FlowModel::advance(FlowState& s, Time now) {
+  if (!s.sent) s.ahead = std::min(s.ahead_cap, s.ahead + (s.push - s.rate) * static_cast<double>(now - s.last));
+  s.remaining = std::max(0.0, s.remaining - s.rate * static_cast<double>(now - s.last));
+  s.last = now;
+}
+
+void FlowModel::solve(Time now) {
+  ++solves_;
+  if (++stamp_ == 0) {  // the stamp wrapped: clear the old marks
+    for (LinkState& l : links_) l.visit = 0;
+    for (FlowState& s : flows_) s.visit = 0;
+    stamp_ = 1;
+  }
+  comp_links_.clear();
+  comp_flows_.clear();
+  scanned_ = 0;
+  for (std::uint32_t l : dirty_links_) {
+    links_[l].dirty = false;
+    if (links_[l].visit != stamp_) {
+      links_[l].visit = stamp_;
+      comp_links_.push_back(l);
+    }
+  }
+  dirty_links_.clear();
+  for (std::uint32_t f : new_flows_) {
+    if (!flows_[f].hops.empty()) take_in(f);
+  }
+  new_flows_.clear();
+  // Should outside flows keep turning up, the part grows to the whole connected part of
+  // the flow-link graph (every link's flows), where none is outside: at most three fills.
+  int fills = 0;
+  do {
+    take_in_held(fills >= 2);
+    fill();
+    ++fills;
+  } while (take_in_faster());
+  flows_solved_ += comp_flows_.size();
+
+  // The rates settle: what each flow and link did up to now at the old ones is counted.
   for (std::uint32_t link : comp_links_) {
     LinkState& l = links_[link];
-    l.load = std::clamp(l.capacity - l.residual, 0.0, l.capacity);
+    l.bytes += l.load * static_cast<double>(now - l.load_since);
+    l.load_since = now;
   }
-  // Senders still sending: their lead depends on their first link's load, which any
-  // flow of the component may have changed.
+  for (std::uint32_t f : comp_flows_) {
+    FlowState& s = flows_[f];
+    advance(s, now);
+    const double old_rate = s.rate;
+    for (const Hop& h : s.hops) links_[h.link].load -= contribution(s, h);
+    s.rate = s.next_rate;
+    for (const Hop& h : s.hops) links_[h.link].load += contribution(s, h);
+    if (s.sent && (s.rate != old_rate || s.finish == kTimeMax)) {
+      s.finish = now + drain_time(s.remaining, s.rate);
+      heap_update(f);
+    }
+  }
+  for (std::uint32_t link : comp_links_) {
+    LinkState& l = links_[link];
+    l.load = std::clamp(l.load, 0.0, l.capacity);
+  }
+  // Senders still sending: their lead depends on their first link's load, which the
+  // flows solved may have changed, for them and for the other flows starting there.
   for (std::uint32_t f : comp_flows_) {
     FlowState& s = flows_[f];
     if (s.sent) continue;
     s.finish = plan_sending(s, now);
     heap_update(f);
+  }
+  for (std::uint32_t link : comp_links_) {
+    const LinkState& l = links_[link];
+    if (l.window_users == 0) continue;
+    for (const Member& m : l.members) {
+      FlowState& s = flows_[m.flow];
+      if (s.visit == stamp_ || s.sent || s.window_link != link) continue;
+      advance(s, now);
+      s.finish = plan_sending(s, now);
+      heap_update(m.flow);
+    }
   }
 }
 

@@ -95,6 +95,8 @@ class FlowModel final : public EventHandler {
     std::uint64_t serial = 0;  // start order: breaks ties between equal finish times
     double remaining = 0;      // bytes left at `last`
     double rate = 0;           // bytes per picosecond
+    double next_rate = 0;      // solve()'s scratch: the rate being worked out
+    std::uint32_t bottleneck = UINT32_MAX;  // the link that froze it in the last solve
     Time last = 0;
     Time finish = kTimeMax;
     Time deliver_delay = 0;
@@ -139,6 +141,7 @@ class FlowModel final : public EventHandler {
     double weight_left = 0;  // the weights of its flows not yet frozen
     std::uint32_t visit = 0;
     bool dirty = false;
+    std::uint32_t window_users = 0;  // active flows whose credit window is on this link
   };
   struct Note {  // something to tell the observer at `time`
     Time time;
@@ -164,6 +167,17 @@ class FlowModel final : public EventHandler {
   void complete_due(Time now);
   void remove_from_links(std::uint32_t f);
   void solve(Time now);
+  // solve()'s parts: take a flow into the part being solved; take in the flows whose
+  // bottleneck is a link reached so far (every flow there: `every_link`); progressive filling over that part (into next_rate);
+  // flows outside it that a bottleneck of the filling would have to slow down, taken in.
+  void take_in(std::uint32_t f);
+  void take_in_held(bool every_link);
+  void fill();
+  bool take_in_faster();
+  // Folds the rates a flow had up to `now` into its remaining bytes and lead.
+  void advance(FlowState& s, Time now);
+  // A flow's load on one of its links at its rate: its weight there is every share's.
+  static double contribution(const FlowState& s, const Hop& h) { return h.weight * s.rate / s.shares; }
   // When the flow's sender is done (its remaining bytes all ahead of it), from `now`
   // on at the rates just solved; sets how fast and how far it runs ahead until then.
   Time plan_sending(FlowState& s, Time now);
@@ -201,6 +215,7 @@ class FlowModel final : public EventHandler {
   void take_turn(const Waiting& w);
   void pass_turns();
   std::vector<std::uint32_t> dirty_links_;
+  std::vector<std::uint32_t> new_flows_;  // started since the last solve
   std::unordered_map<std::uint32_t, SumState> sums_;  // sums with contributions in flight
   std::uint64_t next_serial_ = 0;
   std::uint64_t next_note_ = 0;
@@ -217,11 +232,13 @@ class FlowModel final : public EventHandler {
   // Scratch of solve(), kept to avoid reallocating.
   std::vector<std::uint32_t> comp_links_;
   std::vector<std::uint32_t> comp_flows_;
+  std::size_t scanned_ = 0;                // comp_links_ checked for saturation
   struct Share {
     double share;
     std::uint32_t link;
   };
   std::vector<Share> shares_;
+  std::vector<Share> bottlenecks_;  // links that froze flows in the last filling, at that share
 };
 
 }  // namespace fabricsim

@@ -150,6 +150,24 @@ FlowModel::Route FlowRouter::route(const Message& m) const {
   return route;
 }
 
+FlowModel::Route FlowRouter::ring_route(const Message& m, const std::vector<std::pair<HostId, HostId>>& edges,
+                                        std::int64_t chunk) const {
+  FlowModel::Route ring;
+  std::vector<FlowModel::Hop> hops;
+  for (const auto& [from, to] : edges) {
+    Message edge = m;
+    edge.src = from;
+    edge.dst = edge.via = to;
+    edge.bytes = chunk;
+    const FlowModel::Route r = route(edge);
+    hops.insert(hops.end(), r.hops.begin(), r.hops.end());
+    ring.deliver_delay = std::max(ring.deliver_delay, r.deliver_delay);
+    ring.ack_delay = std::max(ring.ack_delay, r.ack_delay);
+  }
+  merge_hops(hops, ring);
+  return ring;
+}
+
 FlowModel::Route FlowRouter::in_network_route(const Message& m, std::int64_t packet) const {
   if (m.in_network != InNetwork::kMulticast && m.in_network != InNetwork::kReduce) {
     throw std::logic_error("the flow model does not carry SHARP sums (kReduceAll)");

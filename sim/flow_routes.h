@@ -8,6 +8,7 @@
 // links back in proportion to its rate (ack bytes per data packet), as packets' do.
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/flow_model.h"
@@ -24,6 +25,10 @@ class FlowRouter {
   std::vector<double> capacities() const;
   // The route of message `m` (a unicast one).
   FlowModel::Route route(const Message& m) const;
+  // One flow over a ring's edges (sender, successor), each routed as a send of `chunk`
+  // bytes of message `m` from that sender would be: every edge's links (a link that
+  // several edges cross, once with their weights summed), the slowest edge's delays.
+  FlowModel::Route ring_route(const Message& m, const std::vector<std::pair<HostId, HostId>>& edges, std::int64_t chunk) const;
 
  private:
   struct Reach {  // part of the flow at a node, one hop count from the source

@@ -404,4 +404,22 @@ void Network::post_flow(MessageId id, const Message& m) {
   flow_model_->start(id, wire, m.bytes, route);
 }
 
+void Network::post_ring_flow(MessageId id, const std::vector<std::pair<HostId, HostId>>& edges, std::int64_t chunk,
+                             std::int64_t wire_bytes, std::uint16_t shares) {
+  if (flow_model_ == nullptr || edges.empty()) throw std::logic_error("a ring flow needs flow fidelity and edges");
+  Message& m = messages_[id];
+  m.posted = partition(host_partition(m.src)).now();
+  // A ring's route is worked out once per members, order and chunk and then kept: its
+  // edges take the paths of the first collective over them, as NCCL keeps a
+  // communicator's connections (and the ECMP paths of their queue pairs) for its life.
+  auto key = std::make_tuple(edges, chunk, shares);
+  auto cached = ring_routes_.find(key);
+  if (cached == ring_routes_.end()) {
+    FlowModel::Route ring = flow_router_->ring_route(m, edges, chunk);
+    ring.shares = std::max<std::uint16_t>(1, shares);
+    cached = ring_routes_.emplace(std::move(key), std::move(ring)).first;
+  }
+  flow_model_->start(id, wire_bytes, m.bytes, cached->second);
+}
+
 }  // namespace fabricsim

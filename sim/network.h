@@ -10,9 +10,11 @@
 #include <optional>
 #include <unordered_map>
 #include <utility>
+#include <tuple>
 #include <vector>
 
 #include "sim/egress_port.h"
+#include "sim/flow_model.h"
 #include "sim/link.h"
 #include "sim/message.h"
 #include "sim/message_dispatcher.h"
@@ -22,7 +24,6 @@
 
 namespace fabricsim {
 
-class FlowModel;
 class FlowRouter;
 
 struct NodeRef {
@@ -188,6 +189,13 @@ class Network {
     flow_router_ = router;
   }
   const FlowModel* flow_model() const { return flow_model_; }
+  // Flow fidelity: message `id` (made by add_message, of the payload every edge carries)
+  // stands for the sends of a ring's edges (`edges`: sender, successor), each edge
+  // `steps` sends of `chunk` bytes, `wire_bytes` in all on the wire. One flow loads every
+  // edge's links (`shares` times, for that many rings on the same links) and moves at the
+  // rate of the ring's tightest edge; its delivery delay is the slowest edge's.
+  void post_ring_flow(MessageId id, const std::vector<std::pair<HostId, HostId>>& edges, std::int64_t chunk,
+                      std::int64_t wire_bytes, std::uint16_t shares);
   const std::vector<HostId>& multicast_members(std::uint16_t group) const { return multicast_members_.at(group); }
   // For observers and tests: distinct packets of message `id` its destination has (the
   // receive state is the destination NIC's).
@@ -262,6 +270,8 @@ class Network {
   std::unordered_map<std::uint32_t, MessageObserver*> observers_;    // by observer_key()
   FlowModel* flow_model_ = nullptr;
   const FlowRouter* flow_router_ = nullptr;
+  // Coupled rings' routes by (edges, chunk, shares): see post_ring_flow.
+  std::map<std::tuple<std::vector<std::pair<HostId, HostId>>, std::int64_t, std::uint16_t>, FlowModel::Route> ring_routes_;
   // Flow fidelity keeps no NIC receive slots: a multicast's member records wait here
   // for their flow, and sums are numbered here.
   std::unordered_map<MessageId, std::vector<MessageId>> flow_multicast_receives_;

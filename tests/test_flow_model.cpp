@@ -8,6 +8,7 @@
 #include "app/scenario.h"
 #include "sim/flow_model.h"
 #include "sim/simulator.h"
+#include "workloads/trace.h"
 #include "test_support.h"
 
 using namespace fabricsim;
@@ -200,6 +201,39 @@ TEST_CASE("a flow that loses its competitor speeds up to the rest of the link") 
   CHECK(b.times.sent[1] == us(400));
 }
 
+TEST_CASE("a flow joining one link re-solves the flows its change reaches, however they are held") {
+  // Links L0 and L1 of 0.01 B/ps. At 0: A over both, B on L0, C on L1, 1 MB each. Both
+  // links' shares are 0.005; the tie goes to L0, which holds A and B; L1 holds C at what A
+  // leaves, 0.005. At 40 us (200,000 B each sent) D (1 MB) joins L1. A solve of the flows
+  // held on L1 alone would give C and D 0.0025 each and leave A at 0.005, faster than
+  // L1's new share: A must be taken in, and with it B, held on L0. Max-min then:
+  //   L1: A, C, D at 0.01/3; L0: B at 0.01 - 0.01/3 = 0.02/3.
+  //   B: 800,000 B / (0.02/3) = 120 us -> 160 us (L0 frees, but A stays held by L1).
+  //   A and C: 800,000 B / (0.01/3) = 240 us -> 280 us.
+  //   D: by 280 us it has sent 800,000 B; alone on L1 it sends the last 200,000 at 0.01 in
+  //   20 us -> 300 us.
+  // (Rates of 0.01/3 leave rounding of a picosecond or two in later finish times.)
+  struct Later final : EventHandler {
+    std::function<void()> go;
+    void on_event() override { go(); }
+  } later;
+  Bench b({0.01, 0.01});
+  later.go = [&] { b.model.start(3, 1'000'000, 1'000'000, over({1})); };
+  b.run([&](FlowModel& model) {
+    model.start(0, 1'000'000, 1'000'000, over({0, 1}));  // A
+    model.start(1, 1'000'000, 1'000'000, over({0}));     // B
+    model.start(2, 1'000'000, 1'000'000, over({1}));     // C
+    b.sim.schedule_at(later, us(40));
+  });
+  const auto near = [](Time t, Time want) { return t >= want - 2 && t <= want + 2; };
+  CHECK(near(b.times.sent[1], us(160)));
+  CHECK(near(b.times.sent[0], us(280)));
+  CHECK(near(b.times.sent[2], us(280)));
+  CHECK(near(b.times.sent[3], us(300)));
+  CHECK(b.model.link_bytes(0, b.sim.now()) == doctest::Approx(2e6));
+  CHECK(b.model.link_bytes(1, b.sim.now()) == doctest::Approx(3e6));
+}
+
 TEST_CASE("split flows load each link with their share") {
   // A flow sprayed half and half over L0 and L1 (0.01 B/ps each), and a flow pinned to
   // L0. Filling: L0 holds weights 1.5, L1 0.5: L0 saturates first at 0.01 / 1.5, which
@@ -236,6 +270,48 @@ workload: {kind: collective, op: all_reduce, algorithm: ring, bytes: 4MiB, chann
   REQUIRE(run.flow_model() != nullptr);
   const Time step = 83'906'560 + 2 * ns(500) + 327'680;
   CHECK(run.collective()->rows()[0].time == 6 * step);
+}
+
+TEST_CASE("flow fidelity: a coupled ring is the step-by-step ring's closed form in one flow") {
+  // The ring AllReduce above (4 GPUs on one switch, 100 Gb/s, 500 ns, 4 MiB), replayed
+  // from a trace. As steps: 6 steps of a 1 MiB flow per edge, each 83,906,560 ps of drain
+  // plus the 1,327,680 ps path delay. Coupled: one flow over the four edges; every link
+  // carries one edge's data and its neighbour's acks (weight 4097/4096), so it moves at
+  // B x 4096/4097 and drains the 6 MiB each edge carries in 6 x 83,906,560 ps, is
+  // delivered one path delay later and done 5 path delays after that: the same
+  // 6 x 85,234,240 ps. A collective across endpoints starts one notice (the longest link,
+  // 500 ns) after its last member arrives.
+  Trace trace;
+  trace.ranks = 4;
+  trace.ops.resize(4);
+  for (int r = 0; r < 4; ++r) {
+    TraceOp op;
+    op.kind = TraceOpKind::kCollective;
+    op.op = CollectiveOp::kAllReduce;
+    op.bytes = 4 * 1024 * 1024;
+    op.group = {0, 1, 2, 3};
+    op.key = "ar";
+    op.algorithm = "ring";
+    trace.ops[static_cast<std::size_t>(r)].push_back(op);
+  }
+  const std::string path = test_temp_path("fabricsim_test_coupled_ring.jsonl").string();
+  write_trace(trace, path);
+  const auto replay = [&](const std::string& rings) {
+    ScenarioRun run(load_config_text(star_yaml(4, "500ns") + "network: {mtu: 4KiB, header_bytes: 0, ack_bytes: 64, ack_interval: 64, "
+                                     "fidelity: flow, flow_rings: " + rings + "}\nworkload: {kind: trace, file: " + path + "}\n",
+                                     "coupled_ring"));
+    run.run();
+    REQUIRE(run.replay() != nullptr);
+    REQUIRE(run.replay()->done());
+    return std::make_pair(run.replay()->iteration_time(), run.flow_model()->flows_started());
+  };
+  const Time step = 83'906'560 + 2 * ns(500) + 327'680;
+  const auto [steps_time, steps_flows] = replay("steps");
+  const auto [coupled_time, coupled_flows] = replay("coupled");
+  CHECK(steps_time == ns(500) + 6 * step);
+  CHECK(coupled_time == ns(500) + 6 * step);
+  CHECK(steps_flows == 24);  // 6 steps x 4 edges
+  CHECK(coupled_flows == 1);
 }
 
 TEST_CASE("flow fidelity: N senders into one receiver each get 1/N (incast)") {

@@ -12,11 +12,12 @@ namespace fabricsim {
 TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank_hosts, ReplayOptions options)
     : network_(&network), trace_(std::move(trace)), hosts_(std::move(rank_hosts)), options_(std::move(options)) {
   if (static_cast<int>(hosts_.size()) != trace_.ranks) throw std::invalid_argument("one endpoint per trace rank needed");
-  if (std::string problem = check_trace(trace_); !problem.empty()) throw std::invalid_argument(problem);
+  if (!options_.generated) {
+    if (std::string problem = check_trace(trace_); !problem.empty()) throw std::invalid_argument(problem);
+  }
   if (!options_.ideal_network) check_algorithms();
   const auto n = static_cast<std::size_t>(trace_.ranks);
   state_.resize(n);
-  index_of_.resize(n);
   streams_.resize(n);
   ranks_.resize(n);
   agents_.resize(n);
@@ -36,13 +37,23 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
     agents_[r].owner = this;
     agents_[r].rank = static_cast<int>(r);
     rank_of_host_[hosts_[r]] = static_cast<int>(r);
+    // Ids to places: the generator numbers a rank's operations in order, so only other
+    // traces need a table (built for one rank at a time).
+    bool in_order = true;
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      index_of_[r][ops[i].id] = static_cast<int>(i);
+      in_order = in_order && ops[i].id == static_cast<int>(i);
       if (ops[i].kind == TraceOpKind::kCompute) streams_[r].order.push_back(static_cast<int>(i));
+    }
+    std::unordered_map<int, int> index_of;
+    if (!in_order) {
+      for (std::size_t i = 0; i < ops.size(); ++i) index_of[ops[i].id] = static_cast<int>(i);
     }
     for (std::size_t i = 0; i < ops.size(); ++i) {
       state_[r][i].waiting = static_cast<int>(ops[i].deps.size());
-      for (int d : ops[i].deps) state_[r][static_cast<std::size_t>(index_of_[r][d])].children.push_back(static_cast<int>(i));
+      for (int d : ops[i].deps) {
+        const int at = in_order ? d : index_of.at(d);
+        state_[r][static_cast<std::size_t>(at)].children.push_back(static_cast<int>(i));
+      }
     }
   }
   // Over MPI processes a remote sender names its message's receiver by key.
@@ -159,12 +170,12 @@ void TraceReplay::ready(int rank, int i) {
         for (const auto& [r, k] : all.members) finish(r, k);
         break;
       }
-      CollectiveExecutor* e = launch_collective(std::move(all));
+      const Launched e = launch_collective(std::move(all));
       lock.unlock();
       if (one_unit(op.group)) {
-        e->start();  // every member is here, on this partition: it starts now, as NCCL's kernels do
+        e.start(now);  // every member is here, on this partition: it starts now, as NCCL's kernels do
       } else {
-        e->start_at(now + notice_);  // the word that all are here crosses the fabric
+        e.start_at(now + notice_);  // the word that all are here crosses the fabric
       }
       break;
     }
@@ -249,7 +260,7 @@ void TraceReplay::between_windows(ProcessGroup* group) {
   }
   for (PendingCollective& c : complete) {
     const Time at = c.arrived + notice_;
-    launch_collective(std::move(c))->start_at(at);
+    launch_collective(std::move(c)).start_at(at);
   }
   std::erase_if(executors_, [](const std::unique_ptr<CollectiveExecutor>& e) { return e->idle(); });
 }
@@ -284,7 +295,23 @@ void TraceReplay::pool(ProcessGroup& group, const std::function<int(int rank)>& 
   }
 }
 
-CollectiveExecutor* TraceReplay::launch_collective(PendingCollective pending) {
+void TraceReplay::Launched::start(Time now) const {
+  if (executor != nullptr) {
+    executor->start();
+  } else {
+    ring->start_at(now);
+  }
+}
+
+void TraceReplay::Launched::start_at(Time at) const {
+  if (executor != nullptr) {
+    executor->start_at(at);
+  } else {
+    ring->start_at(at);
+  }
+}
+
+TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) {
   const auto [rank0, op0] = pending.members.front();
   const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank0)][static_cast<std::size_t>(op0)];
   std::vector<HostId> hosts;
@@ -328,6 +355,28 @@ CollectiveExecutor* TraceReplay::launch_collective(PendingCollective pending) {
                         params.root, params.local_size, params.start_latency_ps};
   auto& prepared = prepared_[kind];
   if (!prepared) prepared = PreparedCollective::prepare(build_collective(algorithm, op.op, n, bytes, params));
+  const bool couple = options_.coupled_rings == CoupledRings::kEvery ||
+                      (options_.coupled_rings == CoupledRings::kInNode && options.flow_shares > 1);
+  if (couple && network_->flow_model() != nullptr && algorithm == "ring" && params.chunk_bytes == 0 &&
+      options.reduce_bytes_per_second == 0 && options.activity == nullptr && !options.check_data &&
+      (op.op == CollectiveOp::kAllReduce || op.op == CollectiveOp::kAllGather || op.op == CollectiveOp::kReduceScatter)) {
+    auto [shape, fresh] = ring_shapes_.try_emplace(prepared.get());
+    if (fresh) shape->second = CoupledRing::rings_of(prepared->program);
+    if (!shape->second.empty()) {
+      std::vector<CoupledRing::Ring> rings = CoupledRing::on_hosts(shape->second, hosts);
+      auto ring = std::make_unique<CoupledRing>(
+          *network_, std::move(rings), options.flow_shares, options.traffic_class,
+          [this, members = std::move(by_position)](Time) {
+            for (const auto& [r, i] : members) finish(r, i);
+            finished_collectives_.fetch_add(1, std::memory_order_relaxed);
+          });
+      if (options.first_order_key != 0) ring->set_order(options.first_order_key);
+      Launched launched;
+      launched.ring = ring.get();
+      rings_.push_back(std::move(ring));
+      return launched;
+    }
+  }
   auto executor = std::make_unique<CollectiveExecutor>(*network_, prepared, std::move(hosts), options);
   CollectiveExecutor* e = executor.get();
   executors_.push_back(std::move(executor));
@@ -338,7 +387,9 @@ CollectiveExecutor* TraceReplay::launch_collective(PendingCollective pending) {
     finish(r, i);
   });
   e->set_on_done([this] { finished_collectives_.fetch_add(1, std::memory_order_relaxed); });
-  return e;
+  Launched launched;
+  launched.executor = e;
+  return launched;
 }
 
 void TraceReplay::try_compute(int rank) {
@@ -371,8 +422,10 @@ void TraceReplay::ComputeStream::on_event() {
 void TraceReplay::reap_collectives() {
   if (finished_collectives_ == 0) return;
   std::erase_if(executors_, [](const std::unique_ptr<CollectiveExecutor>& e) { return e->idle(); });
+  std::erase_if(rings_, [](const std::unique_ptr<CoupledRing>& r) { return r->idle(); });
   std::size_t done = 0;
   for (const auto& e : executors_) done += e->done() ? 1 : 0;  // (acks still due)
+  for (const auto& r : rings_) done += r->done() ? 1 : 0;
   finished_collectives_ = done;
 }
 

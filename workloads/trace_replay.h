@@ -12,15 +12,25 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/network.h"
 #include "sim/process_group.h"
 #include "workloads/collective_algorithms.h"
 #include "workloads/collective_executor.h"
+#include "workloads/coupled_ring.h"
 #include "workloads/trace.h"
 
 namespace fabricsim {
+
+// Flow fidelity: which ring collectives run as one flow per channel over all their
+// edges (workloads/coupled_ring.h) instead of one flow per send.
+enum class CoupledRings : std::uint8_t {
+  kNone,
+  kInNode,  // rings inside one NVSwitch domain (TP groups), their channels bundled
+  kEvery,   // every ring (AllReduce, AllGather, ReduceScatter, no pipelining pieces)
+};
 
 struct ReplayOptions {
   bool ideal_network = false;
@@ -37,6 +47,10 @@ struct ReplayOptions {
   // endpoint a unit of its own.
   std::vector<std::uint32_t> host_unit;
   CollectiveOptions collective;  // check_data off by default for replays
+  CoupledRings coupled_rings = CoupledRings::kNone;
+  // The trace is the generator's own (workloads/transformer_trace.h, whose output the
+  // tests check): check_trace is skipped, a few seconds at 16,384 GPUs.
+  bool generated = false;
   ReplayOptions() { collective.check_data = false; }
 };
 
@@ -126,7 +140,13 @@ class TraceReplay final {
   void report(int rank, int op) const;  // to activity_
   // Builds the collective whose members have all arrived (under mutex_, or between
   // windows); the caller starts it: at once inside one unit, one notice later across units.
-  CollectiveExecutor* launch_collective(PendingCollective pending);
+  struct Launched {  // an executor, or at flow fidelity a coupled ring
+    CollectiveExecutor* executor = nullptr;
+    CoupledRing* ring = nullptr;
+    void start(Time now) const;  // now, as NCCL's kernels do
+    void start_at(Time at) const;
+  };
+  Launched launch_collective(PendingCollective pending);
   bool one_unit(const std::vector<int>& group) const;  // all on one partition for any split
   // Finished collectives hold their programs until the next compute event frees them.
   void reap_collectives();
@@ -154,10 +174,9 @@ class TraceReplay final {
   std::vector<HostId> hosts_;
   ReplayOptions options_;
   std::vector<std::vector<OpState>> state_;
-  std::vector<std::map<int, int>> index_of_;  // per rank: op id -> index
   std::deque<ComputeStream> streams_;
   std::deque<RankStart> ranks_;
-  std::map<std::string, PendingCollective> collectives_;
+  std::unordered_map<std::string, PendingCollective> collectives_;
   // A split run: shared things (collectives_, executors_, the caches below, the network's
   // multicast groups) are touched under this lock; arrivals at collectives across units
   // wait in arrivals_ for between_windows().
@@ -169,9 +188,11 @@ class TraceReplay final {
   // member that rank is (0 otherwise), fixed before the run.
   std::vector<std::vector<std::uint32_t>> first_key_;
   std::vector<std::unique_ptr<CollectiveExecutor>> executors_;  // running ones (and just-finished)
+  std::vector<std::unique_ptr<CoupledRing>> rings_;             // likewise
   // (algorithm, op, ranks, bytes, channels, chunk, root, local size, start latency)
   using PreparedKey = std::tuple<std::string, int, int, std::int64_t, int, std::int64_t, int, int, std::int64_t>;
   std::map<PreparedKey, std::shared_ptr<const PreparedCollective>> prepared_;
+  std::map<const PreparedCollective*, std::vector<CoupledRing::Ring>> ring_shapes_;  // by program, in its ranks
   std::map<std::vector<int>, bool> one_domain_;  // group -> all on one NVSwitch domain
   std::atomic<std::size_t> finished_collectives_{0};
   std::deque<RankAgent> agents_;      // observers never move

@@ -57,31 +57,42 @@ int scale_command(const po::variables_map& vm) {
   for (int dp : sizes) {
     ParallelSpec par = parallel_from(vm);
     par.dp = dp;
-    Trace trace;
     try {
-      trace = generate_transformer_trace(model, par, gpu);
+      // The split is checked on one replica's worth of data parallelism (the step itself is
+      // made by the run): cheap at any size.
+      ParallelSpec check = par;
+      check.dp = par.ep;
+      if (par.dp % par.ep != 0) throw std::invalid_argument("ep " + std::to_string(par.ep) + " does not divide dp " + std::to_string(par.dp));
+      (void)generate_transformer_trace(model, check, gpu);
     } catch (const std::invalid_argument& e) {
       std::cerr << "fabricsim scale: dp " << dp << ": " << e.what() << "\n";
       return kExitBadInput;
     }
-    const std::string path = (std::filesystem::temp_directory_path() / ("fabricsim_scale_" + std::to_string(::getpid()) + "_" + std::to_string(dp) + ".jsonl")).string();
-    write_trace(trace, path);
+    // The step is generated again by the run from the same files and numbers (in memory,
+    // workload generate:), so nothing is written.
     std::vector<std::string> with = sets;
     with.push_back("workload={}");
     with.push_back("workload.kind=trace");
-    with.push_back("workload.file=" + path);
+    with.push_back("workload.generate.model=" + std::filesystem::absolute(vm["model"].as<std::string>()).string());
+    with.push_back("workload.generate.gpu=" + std::filesystem::absolute(vm["gpu"].as<std::string>()).string());
+    with.push_back("workload.generate.tp=" + std::to_string(par.tp));
+    with.push_back("workload.generate.pp=" + std::to_string(par.pp));
+    with.push_back("workload.generate.dp=" + std::to_string(par.dp));
+    with.push_back("workload.generate.ep=" + std::to_string(par.ep));
+    with.push_back("workload.generate.microbatches=" + std::to_string(par.microbatches));
+    with.push_back("workload.generate.bucket=" + std::to_string(par.bucket_bytes));
+    with.push_back(std::string("workload.generate.zero=") + (par.zero ? "true" : "false"));
     ScenarioRun run(load(vm["config"].as<std::string>(), with));
     const ProgressStyle style = progress_style(vm);
     run.run(run_progress(style));
     if (style.terminal && run.events() > 4'000'000) std::fputs("\n", stderr);
-    std::filesystem::remove(path);
     if (!run.replay()->done()) {
       std::cerr << "fabricsim scale: dp " << dp << ": the step did not finish\n";
       return kExitFailure;
     }
     const TrainingSummary s = summarize_training(*run.replay());
     const double seconds = to_seconds(s.iteration);
-    rows.push_back({dp, trace.ranks, seconds * 1e3,
+    rows.push_back({dp, run.replay()->trace().ranks, seconds * 1e3,
                     static_cast<double>(dp) * par.microbatches * static_cast<double>(model.micro_batch) / seconds, s.exposed_fraction});
   }
   const auto efficiency = [&](const Row& r) {

@@ -94,6 +94,14 @@ struct TraceWorkloadConfig {
   std::map<std::string, std::vector<int>> process_groups;
   std::string file;          // our trace, or the Chakra prefix; resolved against the config's folder
   SourceRef file_source;
+  // Or a step generated before the run (`generate:`, as `fabricsim workload gen` does):
+  // model and GPU files, resolved against the config's folder when it is loaded.
+  bool generate = false;
+  std::string model_file, gpu_file;
+  SourceRef model_source, gpu_source;
+  int tp = 1, pp = 1, dp = 1, ep = 1, microbatches = 1;
+  std::int64_t bucket_bytes = 25 * 1024 * 1024;
+  bool zero = false;
   bool ideal_network = false;  // communication takes no time
   std::string algorithm = "ring";
   int channels = 1;
@@ -154,6 +162,11 @@ struct NetworkConfig {
   Fidelity fidelity = Fidelity::kPacket;
   // Flow fidelity: solve rates at most once per this interval (0: at every change, exact).
   Time flow_rate_interval = 0;
+  // Flow fidelity, trace replay: which ring collectives run as one flow per channel over
+  // all their edges (workloads/coupled_ring.h) instead of a flow per send: none
+  // (`steps`), those inside one node's NVSwitch domain (`in_node`), every one (`coupled`).
+  enum class FlowRings : std::uint8_t { kSteps, kInNode, kCoupled };
+  FlowRings flow_rings = FlowRings::kSteps;
 };
 
 struct MessageConfig {

@@ -115,6 +115,11 @@ NetworkConfig read_network(MapReader m) {
       "fidelity", {{"packet", NetworkConfig::Fidelity::kPacket}, {"flow", NetworkConfig::Fidelity::kFlow}},
       NetworkConfig::Fidelity::kPacket);
   n.flow_rate_interval = m.time("flow_rate_interval", 0);
+  n.flow_rings = m.choice<NetworkConfig::FlowRings>(
+      "flow_rings",
+      {{"steps", NetworkConfig::FlowRings::kSteps}, {"in_node", NetworkConfig::FlowRings::kInNode},
+       {"coupled", NetworkConfig::FlowRings::kCoupled}},
+      NetworkConfig::FlowRings::kSteps);
   m.finish();
   return n;
 }
@@ -252,8 +257,27 @@ WorkloadConfig read_workload(MapReader m, int traffic_classes) {
     }
   } else if (w.kind == K::kTrace || w.kind == K::kChakra) {
     const char* key = w.kind == K::kChakra ? "prefix" : "file";
-    w.trace.file = m.string(key);
-    w.trace.file_source = m.context().source(m.node()[key], m.child_path(key));
+    if (w.kind == K::kTrace && m.has("generate")) {
+      if (m.has("file")) m.context().fail(m.node()["file"], m.child_path("file"), "expected either file or generate, not both");
+      MapReader g = m.map("generate");
+      w.trace.generate = true;
+      w.trace.file_source = m.context().source(m.node()["generate"], m.child_path("generate"));
+      w.trace.model_file = resolve_config_path(g.context(), g.string("model"));
+      w.trace.model_source = g.context().source(g.node()["model"], g.child_path("model"));
+      w.trace.gpu_file = resolve_config_path(g.context(), g.string("gpu"));
+      w.trace.gpu_source = g.context().source(g.node()["gpu"], g.child_path("gpu"));
+      w.trace.tp = static_cast<int>(g.integer("tp", 1, 1 << 16, 1));
+      w.trace.pp = static_cast<int>(g.integer("pp", 1, 1 << 16, 1));
+      w.trace.dp = static_cast<int>(g.integer("dp", 1, 1 << 20, 1));
+      w.trace.ep = static_cast<int>(g.integer("ep", 1, 1 << 16, 1));
+      w.trace.microbatches = static_cast<int>(g.integer("microbatches", 1, 1 << 16, 1));
+      w.trace.bucket_bytes = g.bytes("bucket", 1, INT64_C(1) << 40, w.trace.bucket_bytes);
+      w.trace.zero = g.boolean("zero", false);
+      g.finish();
+    } else {
+      w.trace.file = m.string(key);
+      w.trace.file_source = m.context().source(m.node()[key], m.child_path(key));
+    }
     if (w.kind == K::kChakra) {
       w.trace.chakra = true;
       w.trace.chakra_ranks = static_cast<int>(m.integer("ranks", 1, 1 << 20));

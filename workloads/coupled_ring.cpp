@@ -1,0 +1,120 @@
+#include "workloads/coupled_ring.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/nic.h"
+
+namespace fabricsim {
+
+std::vector<CoupledRing::Ring> CoupledRing::on_hosts(const std::vector<Ring>& rings, const std::vector<HostId>& hosts) {
+  std::vector<Ring> out = rings;
+  for (Ring& r : out) {
+    for (auto& [from, to] : r.edges) {
+      from = hosts.at(from);
+      to = hosts.at(to);
+    }
+  }
+  return out;
+}
+
+std::vector<CoupledRing::Ring> CoupledRing::rings_of(const CollectiveProgram& program) {
+  if (program.wire_factor != 1.0 || program.start_latency_ps != 0 || !program.groups.empty()) return {};
+  const int n = program.ranks;
+  if (n < 2 || static_cast<int>(program.programs.size()) != n) return {};
+  // The ring builder numbers a channel's reduce-scatter and all-gather phases 2c and
+  // 2c + 1 (collective_algorithms.cpp, one piece per segment): one ring, run in turn.
+  int channels = 0;
+  std::int64_t chunk = -1;
+  for (const RankProgram& p : program.programs) {
+    for (const Step& s : p.steps) {
+      if (s.kind == StepKind::kSend) {
+        channels = std::max(channels, s.channel / 2 + 1);
+        const std::int64_t bytes = static_cast<std::int64_t>(s.count) * program.slot_bytes;
+        if (chunk >= 0 && bytes != chunk) return {};
+        chunk = bytes;
+      } else if (s.kind != StepKind::kRecv && s.kind != StepKind::kRecvReduce && s.kind != StepKind::kNop &&
+                 s.kind != StepKind::kCopy && s.kind != StepKind::kReduce) {
+        return {};
+      }
+    }
+  }
+  if (channels == 0 || chunk <= 0) return {};
+  std::vector<Ring> rings(static_cast<std::size_t>(channels));
+  for (int c = 0; c < channels; ++c) {
+    Ring& ring = rings[static_cast<std::size_t>(c)];
+    ring.chunk = chunk;
+    for (int k = 0; k < n; ++k) {
+      int peer = -1;
+      int sends = 0;
+      for (const Step& s : program.programs[static_cast<std::size_t>(k)].steps) {
+        if (s.kind != StepKind::kSend || s.channel / 2 != c) continue;
+        if (peer >= 0 && s.peer != peer) return {};  // not a ring: a second successor
+        peer = s.peer;
+        ++sends;
+      }
+      if (peer < 0 || peer == k) return {};
+      if (ring.steps != 0 && sends != ring.steps) return {};
+      ring.steps = sends;
+      ring.edges.emplace_back(static_cast<HostId>(k), static_cast<HostId>(peer));
+    }
+  }
+  return rings;
+}
+
+CoupledRing::CoupledRing(Network& network, std::vector<Ring> rings, std::uint16_t shares, std::uint8_t traffic_class,
+                         std::function<void(Time)> on_done)
+    : network_(&network), rings_(std::move(rings)), shares_(std::max<std::uint16_t>(1, shares)),
+      traffic_class_(traffic_class), on_done_(std::move(on_done)) {
+  if (rings_.empty()) throw std::invalid_argument("a coupled ring needs rings");
+}
+
+void CoupledRing::start_at(Time at) { network_->partition(0).schedule_at(*this, at); }
+
+void CoupledRing::on_event() {
+  if (!posted_) {
+    posted_ = true;
+    const NicConfig& nic = network_->params().nic;
+    for (const Ring& r : rings_) {
+      // Each share's sends are messages of their own on the wire: their own headers.
+      const std::int64_t each = r.chunk / shares_;
+      const std::int64_t wire = static_cast<std::int64_t>(shares_) * r.steps *
+                                (each + static_cast<std::int64_t>(packets_for(each, nic.mtu)) * nic.header_bytes);
+      const MessageId id = network_->add_message(r.edges[0].first, r.edges[0].second, r.chunk * r.steps, traffic_class_);
+      network_->dispatcher().assign(id, this, this);
+      ids_.push_back(id);
+      sent_.push_back(-1);
+      network_->post_ring_flow(id, r.edges, each, wire, shares_);
+    }
+    return;
+  }
+  done_ = true;
+  on_done_(network_->partition(0).now());
+}
+
+int CoupledRing::ring_of(MessageId id) const {
+  const auto it = std::find(ids_.begin(), ids_.end(), id);
+  return it == ids_.end() ? -1 : static_cast<int>(it - ids_.begin());
+}
+
+void CoupledRing::on_message_sent(MessageId id, Time now) {
+  const int r = ring_of(id);
+  if (r >= 0) sent_[static_cast<std::size_t>(r)] = now;
+}
+
+void CoupledRing::on_message_delivered(MessageId id, Time now) {
+  const int r = ring_of(id);
+  if (r < 0) return;
+  const Ring& ring = rings_[static_cast<std::size_t>(r)];
+  // The steps before the last each waited one path delay for their chunk.
+  const Time sent = sent_[static_cast<std::size_t>(r)];
+  const Time delay = sent >= 0 && sent <= now ? now - sent : 0;
+  end_ = std::max(end_, now + static_cast<Time>(ring.steps - 1) * delay);
+  if (++delivered_ == rings_.size()) network_->partition(0).schedule_at(*this, end_);
+}
+
+void CoupledRing::on_message_finished(MessageId id, Time) {
+  if (ring_of(id) >= 0) ++finished_;
+}
+
+}  // namespace fabricsim
