@@ -245,38 +245,62 @@ void Network::add_reduction_engine(std::uint32_t s, Bandwidth rate) {
   sw.set_reduction_engine(index);
 }
 
-namespace {
-// Switches that reach every one of `hosts` directly or through one more switch (an
-// NVSwitch chip its GPUs; a rail switch the GPUs behind its NICs).
-std::vector<std::uint32_t> switches_reaching(const std::vector<LinkDirection>& directions, std::size_t switches,
-                                             const std::vector<HostId>& hosts) {
+const Network::SwitchAdjacency& Network::adjacency() const {
+  // Built on first use (collectives ask per group, thousands of groups at cluster scale):
+  // a scan of every link per group grew with groups x links.
+  std::call_once(adjacency_once_, [this] {
+    SwitchAdjacency& a = adjacency_;
+    a.neighbours.resize(switches_.size());
+    a.attached.resize(switches_.size());
+    a.host_switches.resize(nics_.size());
+    for (const LinkDirection& d : directions_) {
+      if (d.from.kind != NodeRef::Kind::kSwitch) continue;
+      if (d.to.kind == NodeRef::Kind::kSwitch) a.neighbours[d.from.index].push_back(d.to.index);
+      if (d.to.kind == NodeRef::Kind::kHost) {
+        a.attached[d.from.index].push_back(d.to.index);
+        a.host_switches[d.to.index].push_back(d.from.index);
+      }
+    }
+  });
+  return adjacency_;
+}
+
+std::vector<std::uint32_t> Network::switches_reaching(const std::vector<HostId>& hosts) const {
+  // Switches that reach every one of `hosts` directly or through one more switch (an
+  // NVSwitch chip its GPUs; a rail switch the GPUs behind its NICs), in index order. Only
+  // switches near the first host can: those it hangs off and their neighbours.
+  std::vector<std::uint32_t> out;
+  if (hosts.empty()) return out;
+  const SwitchAdjacency& a = adjacency();
   std::vector<HostId> sorted = hosts;
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  std::vector<std::vector<std::uint32_t>> neighbours(switches);  // switch-to-switch links
-  std::vector<std::vector<HostId>> attached(switches);           // switch-to-host links
-  for (const LinkDirection& d : directions) {
-    if (d.from.kind != NodeRef::Kind::kSwitch) continue;
-    if (d.to.kind == NodeRef::Kind::kSwitch) neighbours[d.from.index].push_back(d.to.index);
-    if (d.to.kind == NodeRef::Kind::kHost && std::binary_search(sorted.begin(), sorted.end(), d.to.index)) {
-      attached[d.from.index].push_back(d.to.index);
-    }
+  std::vector<std::uint32_t> candidates;
+  for (std::uint32_t s : a.host_switches[hosts.front()]) {
+    candidates.push_back(s);
+    candidates.insert(candidates.end(), a.neighbours[s].begin(), a.neighbours[s].end());
   }
-  std::vector<std::uint32_t> out;
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<HostId> reach;
-  for (std::uint32_t s = 0; s < switches; ++s) {
-    reach = attached[s];
-    for (std::uint32_t n : neighbours[s]) reach.insert(reach.end(), attached[n].begin(), attached[n].end());
+  const auto take = [&](std::uint32_t s) {
+    for (HostId h : a.attached[s]) {
+      if (std::binary_search(sorted.begin(), sorted.end(), h)) reach.push_back(h);
+    }
+  };
+  for (std::uint32_t s : candidates) {
+    reach.clear();
+    take(s);
+    for (std::uint32_t n : a.neighbours[s]) take(n);
     std::sort(reach.begin(), reach.end());
     reach.erase(std::unique(reach.begin(), reach.end()), reach.end());
     if (reach.size() == sorted.size()) out.push_back(s);
   }
   return out;
 }
-}  // namespace
 
 bool Network::can_reduce_in_network(const std::vector<HostId>& hosts) const {
-  for (std::uint32_t s : switches_reaching(directions_, switches_.size(), hosts)) {
+  for (std::uint32_t s : switches_reaching(hosts)) {
     if (switches_[s].reduces()) return true;
   }
   return false;
@@ -284,7 +308,7 @@ bool Network::can_reduce_in_network(const std::vector<HostId>& hosts) const {
 
 std::optional<std::uint16_t> Network::multicast_group(const std::vector<HostId>& members) {
   if (auto it = multicast_ids_.find(members); it != multicast_ids_.end()) return it->second;
-  const std::vector<std::uint32_t> reaching = switches_reaching(directions_, switches_.size(), members);
+  const std::vector<std::uint32_t> reaching = switches_reaching(members);
   if (reaching.empty() || multicast_members_.size() > UINT16_MAX) return std::nullopt;
   const auto id = static_cast<std::uint16_t>(multicast_members_.size());
   std::vector<MulticastMember> addressed;

@@ -240,6 +240,13 @@ class Network {
     return partition(n.kind == NodeRef::Kind::kHost ? host_partition(n.index) : switch_partition(n.index));
   }
   PortIndex add_port(NodeRef n, EgressPort& port);
+  struct SwitchAdjacency {
+    std::vector<std::vector<std::uint32_t>> neighbours;     // switch -> switches it links to
+    std::vector<std::vector<HostId>> attached;              // switch -> hosts it links to
+    std::vector<std::vector<std::uint32_t>> host_switches;  // host -> switches it links to
+  };
+  const SwitchAdjacency& adjacency() const;
+  std::vector<std::uint32_t> switches_reaching(const std::vector<HostId>& hosts) const;
 
   Simulator* sim_;
   NetworkParams params_;
@@ -276,6 +283,8 @@ class Network {
   // for their flow, and sums are numbered here.
   std::unordered_map<MessageId, std::vector<MessageId>> flow_multicast_receives_;
   std::uint32_t next_flow_sum_ = 0;
+  mutable std::once_flag adjacency_once_;
+  mutable SwitchAdjacency adjacency_;
 };
 
 }  // namespace fabricsim

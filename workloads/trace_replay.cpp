@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -105,26 +107,36 @@ void TraceReplay::check_algorithms() const {
   // Every collective's algorithm must do its operation for its group on these endpoints
   // (a group, operation and algorithm checked once, on a small size): a refusal now is
   // a config error, later it would stop the run halfway.
+  // Programs are built once per (algorithm, operation, size); only those that reduce in
+  // the network depend on where the members are, and are checked per group.
+  std::map<std::tuple<std::string, int, int>, bool> in_network;  // -> uses the switches
   std::set<std::tuple<std::string, int, std::vector<int>>> seen;
   for (int r = 0; r < trace_.ranks; ++r) {
     for (const TraceOp& op : trace_.ops[static_cast<std::size_t>(r)]) {
       if (op.kind != TraceOpKind::kCollective) continue;
       const std::string algorithm = op.algorithm.empty() ? options_.default_algorithm : op.algorithm;
       if (algorithm == "auto") continue;  // the tuner picks only what fits
-      if (!seen.insert({algorithm, static_cast<int>(op.op), op.group}).second) continue;
+      const auto where = [&] { return "rank " + std::to_string(r) + " operation " + std::to_string(op.id) + " (" + algorithm + "): "; };
+      const int n = static_cast<int>(op.group.size());
       AlgorithmParams params = options_.params;
-      params.local_size = std::min<int>(params.local_size, static_cast<int>(op.group.size()));
-      if (static_cast<int>(op.group.size()) % std::max(1, params.local_size) != 0) params.local_size = static_cast<int>(op.group.size());
+      params.local_size = std::min<int>(params.local_size, n);
+      if (n % std::max(1, params.local_size) != 0) params.local_size = n;
+      auto [built, fresh] = in_network.try_emplace({algorithm, static_cast<int>(op.op), n}, false);
+      std::optional<CollectiveProgram> program;
+      if (fresh) {
+        try {
+          program = build_collective(algorithm, op.op, n, 1 << 20, params);
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument(where() + e.what());
+        }
+        built->second = uses_in_network(*program);
+      }
+      if (!built->second || !seen.insert({algorithm, static_cast<int>(op.op), op.group}).second) continue;
+      if (!program) program = build_collective(algorithm, op.op, n, 1 << 20, params);
       std::vector<HostId> hosts;
       for (int member : op.group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
-      const auto where = [&] { return "rank " + std::to_string(r) + " operation " + std::to_string(op.id) + " (" + algorithm + "): "; };
-      try {
-        const CollectiveProgram p = build_collective(algorithm, op.op, static_cast<int>(op.group.size()), 1 << 20, params);
-        if (uses_in_network(p)) {
-          if (auto problem = CollectiveExecutor::in_network_problem(*network_, p, hosts)) throw std::invalid_argument(*problem);
-        }
-      } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(where() + e.what());
+      if (auto problem = CollectiveExecutor::in_network_problem(*network_, *program, hosts)) {
+        throw std::invalid_argument(where() + *problem);
       }
     }
   }
