@@ -282,17 +282,16 @@ TEST_CASE("flow fidelity: a coupled ring is the step-by-step ring's closed form 
   // 6 x 85,234,240 ps. A collective across endpoints starts one notice (the longest link,
   // 500 ns) after its last member arrives.
   Trace trace;
-  trace.ranks = 4;
-  trace.ops.resize(4);
+  trace.set_ranks(4);
   for (int r = 0; r < 4; ++r) {
     TraceOp op;
     op.kind = TraceOpKind::kCollective;
     op.op = CollectiveOp::kAllReduce;
     op.bytes = 4 * 1024 * 1024;
-    op.group = {0, 1, 2, 3};
-    op.key = "ar";
-    op.algorithm = "ring";
-    trace.ops[static_cast<std::size_t>(r)].push_back(op);
+    op.group = trace.group_id({0, 1, 2, 3});
+    op.key = trace.key_id("ar");
+    op.algorithm = trace.name_id("ring");
+    trace.add(r, op);
   }
   const std::string path = test_temp_path("fabricsim_test_coupled_ring.jsonl").string();
   write_trace(trace, path);

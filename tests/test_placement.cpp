@@ -65,16 +65,15 @@ TEST_CASE("a Chakra trace with two process groups runs each collective within it
   // last member arrived: the star's links are all 1 us, so no two hosts share a node
   // (a unit of shorter links), and the word that all are there crosses one 1 us link.
   Trace trace;
-  trace.ranks = 4;
-  trace.ops.resize(4);
+  trace.set_ranks(4);
   for (int r = 0; r < 4; ++r) {
     TraceOp op;
     op.id = 1;
     op.kind = TraceOpKind::kCollective;
     op.op = CollectiveOp::kAllReduce;
     op.bytes = 80 * 1024;
-    op.process_group = r < 2 ? "tp0" : "tp1";
-    trace.ops[static_cast<std::size_t>(r)].push_back(op);
+    op.process_group = trace.name_id(r < 2 ? "tp0" : "tp1");
+    trace.add(r, op);
   }
   const auto prefix = test_temp_path("fabricsim_test_two_groups").string();
   export_chakra(trace, prefix);

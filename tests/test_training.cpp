@@ -150,12 +150,13 @@ TEST_CASE("generated collective sizes follow the formulas") {
   std::map<std::string, int> count;
   for (const TraceOp& op : t.ops[0]) {  // rank 0: d0, stage 0, t0
     if (op.kind == TraceOpKind::kCollective) {
-      ++count[op.label];
-      if (op.label == "tp") CHECK(op.bytes == 1048576);
-      if (op.label == "ep") CHECK(op.bytes == 2097152);
-      if (op.label == "dp") CHECK(op.bytes == 10485760 * 2);
-      if (op.label == "tp") CHECK(op.group == std::vector<int>{0, 1});
-      if (op.label == "dp") CHECK(op.group == std::vector<int>{0, 4});
+      const std::string& label = t.label(op);
+      ++count[label];
+      if (label == "tp") CHECK(op.bytes == 1048576);
+      if (label == "ep") CHECK(op.bytes == 2097152);
+      if (label == "dp") CHECK(op.bytes == 10485760 * 2);
+      if (label == "tp") CHECK(t.group(op) == std::vector<int>{0, 1});
+      if (label == "dp") CHECK(t.group(op) == std::vector<int>{0, 4});
     }
     if (op.kind == TraceOpKind::kSend || op.kind == TraceOpKind::kRecv) CHECK(op.bytes == 1048576);
   }
@@ -199,12 +200,11 @@ TEST_CASE("traces round-trip through JSON Lines, and malformed ones are refused 
   CHECK_THROWS_WITH(parse_trace("{\"fabricsim_trace\": 1, \"ranks\": 2}\n{\"rank\": 0, \"id\": 0, \"kind\": \"teleport\"}\n", "bad.jsonl"),
                     "bad.jsonl:2: kind should be compute, collective, send or recv");
   Trace unmatched;
-  unmatched.ranks = 2;
-  unmatched.ops.resize(2);
+  unmatched.set_ranks(2);
   TraceOp send;
   send.kind = TraceOpKind::kSend;
   send.peer = 1;
-  unmatched.ops[0].push_back(send);
+  unmatched.add(0, send);
   CHECK(check_trace(unmatched) == "1 sends but 0 receives from rank 0 to rank 1 with tag 0");
 }
 

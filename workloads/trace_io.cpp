@@ -14,6 +14,71 @@
 
 namespace fabricsim {
 
+void Trace::set_ranks(int n) {
+  ranks = n;
+  ops.resize(static_cast<std::size_t>(n));
+  dep_lists.resize(static_cast<std::size_t>(n));
+}
+
+TraceOp& Trace::add(int rank, TraceOp op, std::span<const int> deps) {
+  if (deps.size() > UINT16_MAX) throw std::runtime_error("rank " + std::to_string(rank) + " op " + std::to_string(op.id) + ": more than 65,535 dependencies");
+  if (dep_lists.size() < ops.size()) dep_lists.resize(ops.size());
+  std::vector<int>& list = dep_lists[static_cast<std::size_t>(rank)];
+  op.deps_at = static_cast<std::uint32_t>(list.size());
+  op.deps_count = static_cast<std::uint16_t>(deps.size());
+  list.insert(list.end(), deps.begin(), deps.end());
+  std::vector<TraceOp>& mine = ops[static_cast<std::size_t>(rank)];
+  mine.push_back(op);
+  return mine.back();
+}
+
+std::size_t Trace::IntsHash::operator()(const std::vector<int>& v) const {
+  std::size_t h = v.size();
+  for (int x : v) h = h * 1000003u ^ static_cast<std::size_t>(static_cast<unsigned>(x));
+  return h;
+}
+
+std::uint32_t Trace::group_id(const std::vector<int>& members) {
+  if (members.empty()) return 0;
+  const auto [it, fresh] = group_index.try_emplace(members, static_cast<std::uint32_t>(groups.size()));
+  if (fresh) groups.push_back(members);
+  return it->second;
+}
+
+std::uint32_t Trace::key_id(const std::string& key) {
+  if (key.empty()) return 0;
+  const auto [it, fresh] = key_index.try_emplace(key, static_cast<std::uint32_t>(keys.size()));
+  if (fresh) keys.push_back(key);
+  return it->second;
+}
+
+std::uint32_t Trace::new_key(std::string key) {
+  keys.push_back(std::move(key));
+  return static_cast<std::uint32_t>(keys.size() - 1);
+}
+
+std::uint16_t Trace::name_id(const std::string& name) {
+  if (name.empty()) return 0;
+  const auto [it, fresh] = name_index.try_emplace(name, static_cast<std::uint16_t>(names.size()));
+  if (fresh) {
+    if (names.size() > UINT16_MAX) throw std::runtime_error("more than 65,535 distinct labels, algorithms and process groups");
+    names.push_back(name);
+  }
+  return it->second;
+}
+
+void Trace::drop_indexes() {
+  group_index = {};
+  key_index = {};
+  name_index = {};
+}
+
+std::size_t Trace::op_count() const {
+  std::size_t n = 0;
+  for (const auto& r : ops) n += r.size();
+  return n;
+}
+
 Time Trace::compute_time(const TraceOp& op) const {
   if (op.flops > 0 && achieved_flops > 0) return static_cast<Time>(std::llround(op.flops / achieved_flops * 1e12));
   return op.duration;
@@ -41,7 +106,7 @@ std::string escape(const std::string& s) {
   return out;
 }
 
-void ints(std::ostringstream& out, const char* key, const std::vector<int>& v) {
+void ints(std::ostringstream& out, const char* key, std::span<const int> v) {
   out << ", \"" << key << "\": [";
   for (std::size_t i = 0; i < v.size(); ++i) out << (i ? "," : "") << v[i];
   out << "]";
@@ -160,15 +225,15 @@ std::string trace_to_jsonl(const Trace& t) {
           }
           break;
         case TraceOpKind::kCollective:
-          out << ", \"op\": \"" << op_name(op.op) << "\", \"bytes\": " << op.bytes << ", \"key\": \"" << escape(op.key) << "\"";
-          if (!op.algorithm.empty()) out << ", \"algorithm\": \"" << escape(op.algorithm) << "\"";
-          ints(out, "group", op.group);
+          out << ", \"op\": \"" << op_name(op.op) << "\", \"bytes\": " << op.bytes << ", \"key\": \"" << escape(t.key(op)) << "\"";
+          if (op.algorithm != 0) out << ", \"algorithm\": \"" << escape(t.algorithm(op)) << "\"";
+          ints(out, "group", t.group(op));
           break;
         case TraceOpKind::kSend:
         case TraceOpKind::kRecv: out << ", \"peer\": " << op.peer << ", \"bytes\": " << op.bytes << ", \"tag\": " << op.tag; break;
       }
-      ints(out, "deps", op.deps);
-      if (!op.label.empty()) out << ", \"label\": \"" << escape(op.label) << "\"";
+      ints(out, "deps", t.deps(r, op));
+      if (op.label != 0) out << ", \"label\": \"" << escape(t.label(op)) << "\"";
       out << "}\n";
     }
   }
@@ -232,7 +297,7 @@ Trace parse_trace(const std::string& text, const std::string& name) {
       t.ranks = static_cast<int>(num("ranks"));
       if (t.ranks < 1) throw std::runtime_error(where + ": ranks must be at least 1");
       t.achieved_flops = num("achieved_tflops", 0.0) * 1e12;
-      t.ops.resize(static_cast<std::size_t>(t.ranks));
+      t.set_ranks(t.ranks);
       header = true;
       continue;
     }
@@ -265,10 +330,12 @@ Trace parse_trace(const std::string& text, const std::string& name) {
       if (!parsed || *parsed == CollectiveOp::kSendRecv) throw std::runtime_error(where + ": unknown collective op '" + o + "'");
       op.op = *parsed;
       op.bytes = static_cast<std::int64_t>(bounded("bytes", 1.0, 1125899906842624.0));  // 1 B to 1 PiB
-      op.key = str("key");
-      op.algorithm = str("algorithm");
-      op.group = list("group");
-      if (op.key.empty() || op.group.size() < 2) throw std::runtime_error(where + ": a collective needs a key and a group of at least two ranks");
+      const std::string key = str("key");
+      const std::vector<int> group = list("group");
+      if (key.empty() || group.size() < 2) throw std::runtime_error(where + ": a collective needs a key and a group of at least two ranks");
+      op.key = t.key_id(key);
+      op.algorithm = t.name_id(str("algorithm"));
+      op.group = t.group_id(group);
     } else if (kind == "send" || kind == "recv") {
       op.kind = kind == "send" ? TraceOpKind::kSend : TraceOpKind::kRecv;
       op.peer = static_cast<int>(num("peer"));
@@ -277,20 +344,20 @@ Trace parse_trace(const std::string& text, const std::string& name) {
     } else {
       throw std::runtime_error(where + ": kind should be compute, collective, send or recv");
     }
-    op.deps = list("deps");
-    op.label = str("label");
-    t.ops[static_cast<std::size_t>(rank)].push_back(std::move(op));
+    op.label = t.name_id(str("label"));
+    t.add(rank, op, list("deps"));
   }
   if (!header) throw std::runtime_error(name + ": empty trace");
   return t;
 }
 
 std::string check_trace(const Trace& t) {
-  std::map<std::string, std::pair<std::vector<int>, std::set<int>>> collectives;  // key -> group, ranks seen
+  // By key: its group, the ranks seen so far; its operation and size.
+  std::map<std::uint32_t, std::pair<std::uint32_t, std::set<int>>> collectives;
   std::map<std::tuple<int, int, int>, std::pair<int, int>> p2p;                  // (src, dst, tag) -> sends, recvs
   // Matched in order per (src, dst, tag): the n-th send's bytes and the n-th receive's.
   std::map<std::tuple<int, int, int>, std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> p2p_bytes;
-  std::map<std::string, std::pair<CollectiveOp, std::int64_t>> collective_sizes;
+  std::map<std::uint32_t, std::pair<CollectiveOp, std::int64_t>> collective_sizes;
   for (int r = 0; r < t.ranks; ++r) {
     std::set<int> ids;
     for (const TraceOp& op : t.ops[static_cast<std::size_t>(r)]) {
@@ -304,7 +371,7 @@ std::string check_trace(const Trace& t) {
       std::vector<int> waiting(ops.size(), 0);
       std::vector<std::vector<std::size_t>> children(ops.size());
       for (std::size_t i = 0; i < ops.size(); ++i) {
-        for (int d : ops[i].deps) {
+        for (int d : t.deps(r, ops[i])) {
           const auto it = index.find(d);
           if (it == index.end()) continue;  // reported below
           ++waiting[i];
@@ -331,18 +398,18 @@ std::string check_trace(const Trace& t) {
       }
     }
     for (const TraceOp& op : t.ops[static_cast<std::size_t>(r)]) {
-      for (int d : op.deps) {
+      for (int d : t.deps(r, op)) {
         if (!ids.count(d)) return "rank " + std::to_string(r) + " op " + std::to_string(op.id) + " depends on unknown op " + std::to_string(d);
       }
       if (op.kind == TraceOpKind::kCollective) {
         const auto [size, fresh] = collective_sizes.try_emplace(op.key, op.op, op.bytes);
         if (!fresh && (size->second.first != op.op || size->second.second != op.bytes)) {
-          return "collective '" + op.key + "' has a different operation or size on rank " + std::to_string(r);
+          return "collective '" + t.key(op) + "' has a different operation or size on rank " + std::to_string(r);
         }
-        auto& [group, seen] = collectives[op.key];
-        if (group.empty()) group = op.group;
-        if (group != op.group) return "collective '" + op.key + "' has different groups on different ranks";
-        if (std::find(op.group.begin(), op.group.end(), r) == op.group.end()) return "rank " + std::to_string(r) + " is not in the group of collective '" + op.key + "'";
+        auto& [group, seen] = collectives.try_emplace(op.key, op.group, std::set<int>{}).first->second;
+        if (group != op.group) return "collective '" + t.key(op) + "' has different groups on different ranks";
+        const std::vector<int>& members = t.group(op);
+        if (std::find(members.begin(), members.end(), r) == members.end()) return "rank " + std::to_string(r) + " is not in the group of collective '" + t.key(op) + "'";
         seen.insert(r);
       }
       if ((op.kind == TraceOpKind::kSend || op.kind == TraceOpKind::kRecv) && (op.peer < 0 || op.peer >= t.ranks || op.peer == r)) {
@@ -359,7 +426,7 @@ std::string check_trace(const Trace& t) {
     }
   }
   for (const auto& [key, v] : collectives) {
-    if (v.second.size() != v.first.size()) return "collective '" + key + "' is missing on some of its group";
+    if (v.second.size() != t.groups[v.first].size()) return "collective '" + t.keys[key] + "' is missing on some of its group";
   }
   for (const auto& [k, v] : p2p) {
     if (v.first != v.second) {

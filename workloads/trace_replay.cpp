@@ -17,6 +17,7 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
   if (!options_.generated) {
     if (std::string problem = check_trace(trace_); !problem.empty()) throw std::invalid_argument(problem);
   }
+  trace_.drop_indexes();  // the lookups built it; running needs only the tables
   if (!options_.ideal_network) check_algorithms();
   const auto n = static_cast<std::size_t>(trace_.ranks);
   state_.resize(n);
@@ -24,6 +25,7 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
   ranks_.resize(n);
   agents_.resize(n);
   split_ = network_->partition_count() > 1;
+  children_.resize(n);
   for (std::size_t r = 0; r < n; ++r) {
     const auto& ops = trace_.ops[r];
     state_[r].resize(ops.size());
@@ -50,11 +52,25 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
     if (!in_order) {
       for (std::size_t i = 0; i < ops.size(); ++i) index_of[ops[i].id] = static_cast<int>(i);
     }
+    // Children in one array per rank: counted, placed, then filled in dependency order
+    // (each op's children in the order of their index, as they were listed before).
+    std::vector<OpState>& st = state_[r];
+    std::vector<std::uint32_t> count(ops.size() + 1, 0);
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      state_[r][i].waiting = static_cast<int>(ops[i].deps.size());
-      for (int d : ops[i].deps) {
-        const int at = in_order ? d : index_of.at(d);
-        state_[r][static_cast<std::size_t>(at)].children.push_back(static_cast<int>(i));
+      const std::span<const int> deps = trace_.deps(static_cast<int>(r), ops[i]);
+      st[i].waiting = static_cast<std::int32_t>(deps.size());
+      for (int d : deps) ++count[static_cast<std::size_t>(in_order ? d : index_of.at(d))];
+    }
+    std::uint32_t at = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      st[i].children_at = at;
+      at += count[i];
+      count[i] = st[i].children_at;  // now: where the next child of i goes
+    }
+    children_[r].resize(at);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      for (int d : trace_.deps(static_cast<int>(r), ops[i])) {
+        children_[r][count[static_cast<std::size_t>(in_order ? d : index_of.at(d))]++] = static_cast<int>(i);
       }
     }
   }
@@ -64,15 +80,14 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
   }
   // Each collective's handlers get their order keys now, from its lowest member's op:
   // the same whenever, and on whichever thread, it is launched.
-  first_key_.resize(n);
+  first_key_.assign(trace_.keys.size(), 0);
   for (std::size_t r = 0; r < n; ++r) {
-    const auto& ops = trace_.ops[r];
-    first_key_[r].assign(ops.size(), 0);
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].kind != TraceOpKind::kCollective || ops[i].group.empty()) continue;
-      if (*std::min_element(ops[i].group.begin(), ops[i].group.end()) != static_cast<int>(r)) continue;
-      first_key_[r][i] = network_->next_order_key();
-      for (std::size_t k = 1; k < 2 * ops[i].group.size(); ++k) network_->next_order_key();
+    for (const TraceOp& op : trace_.ops[r]) {
+      const std::vector<int>& group = trace_.group(op);
+      if (op.kind != TraceOpKind::kCollective || group.empty()) continue;
+      if (*std::min_element(group.begin(), group.end()) != static_cast<int>(r)) continue;
+      first_key_[op.key] = network_->next_order_key();
+      for (std::size_t k = 1; k < 2 * group.size(); ++k) network_->next_order_key();
     }
   }
   // A group in one unit (links shorter than the fabric's longest: a DGX node) is in one
@@ -88,6 +103,14 @@ bool TraceReplay::one_unit(const std::vector<int>& group) const {
     if (unit[hosts_[static_cast<std::size_t>(member)]] != unit[hosts_[static_cast<std::size_t>(group.front())]]) return false;
   }
   return true;
+}
+
+std::span<const int> TraceReplay::children(int rank, int op) const {
+  const std::vector<OpState>& st = state_[static_cast<std::size_t>(rank)];
+  const std::vector<int>& all = children_[static_cast<std::size_t>(rank)];
+  const std::size_t from = st[static_cast<std::size_t>(op)].children_at;
+  const std::size_t to = static_cast<std::size_t>(op) + 1 < st.size() ? st[static_cast<std::size_t>(op) + 1].children_at : all.size();
+  return {all.data() + from, to - from};
 }
 
 bool TraceReplay::done() const {
@@ -114,10 +137,11 @@ void TraceReplay::check_algorithms() const {
   for (int r = 0; r < trace_.ranks; ++r) {
     for (const TraceOp& op : trace_.ops[static_cast<std::size_t>(r)]) {
       if (op.kind != TraceOpKind::kCollective) continue;
-      const std::string algorithm = op.algorithm.empty() ? options_.default_algorithm : op.algorithm;
+      const std::string& algorithm = op.algorithm == 0 ? options_.default_algorithm : trace_.algorithm(op);
       if (algorithm == "auto") continue;  // the tuner picks only what fits
+      const std::vector<int>& group = trace_.group(op);
       const auto where = [&] { return "rank " + std::to_string(r) + " operation " + std::to_string(op.id) + " (" + algorithm + "): "; };
-      const int n = static_cast<int>(op.group.size());
+      const int n = static_cast<int>(group.size());
       AlgorithmParams params = options_.params;
       params.local_size = std::min<int>(params.local_size, n);
       if (n % std::max(1, params.local_size) != 0) params.local_size = n;
@@ -131,10 +155,10 @@ void TraceReplay::check_algorithms() const {
         }
         built->second = uses_in_network(*program);
       }
-      if (!built->second || !seen.insert({algorithm, static_cast<int>(op.op), op.group}).second) continue;
+      if (!built->second || !seen.insert({algorithm, static_cast<int>(op.op), group}).second) continue;
       if (!program) program = build_collective(algorithm, op.op, n, 1 << 20, params);
       std::vector<HostId> hosts;
-      for (int member : op.group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
+      for (int member : group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
       if (auto problem = CollectiveExecutor::in_network_problem(*network_, *program, hosts)) {
         throw std::invalid_argument(where() + *problem);
       }
@@ -158,7 +182,7 @@ void TraceReplay::RankStart::on_event() {
 
 void TraceReplay::ready(int rank, int i) {
   OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
-  st.ready = true;
+  st.waiting = kReady;
   const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
   const Time now = ranks_[static_cast<std::size_t>(rank)].sim->now();
   switch (op.kind) {
@@ -166,7 +190,8 @@ void TraceReplay::ready(int rank, int i) {
     case TraceOpKind::kCollective: {
       st.start = now;
       std::unique_lock<std::mutex> lock(mutex_);
-      if (split_ && !options_.ideal_network && !one_unit(op.group)) {
+      const std::vector<int>& group = trace_.group(op);
+      if (split_ && !options_.ideal_network && !one_unit(group)) {
         // Its other members may be on other threads, or in other processes, and past now:
         // it is launched between windows, one notice after its last member's arrival.
         arrivals_.push_back({now, rank, i});
@@ -174,7 +199,7 @@ void TraceReplay::ready(int rank, int i) {
       }
       auto& pending = collectives_[op.key];
       pending.members.emplace_back(rank, i);
-      if (pending.members.size() < op.group.size()) break;
+      if (pending.members.size() < group.size()) break;
       PendingCollective all = std::move(pending);
       collectives_.erase(op.key);
       if (options_.ideal_network) {
@@ -184,7 +209,7 @@ void TraceReplay::ready(int rank, int i) {
       }
       const Launched e = launch_collective(std::move(all));
       lock.unlock();
-      if (one_unit(op.group)) {
+      if (one_unit(group)) {
         e.start(now);  // every member is here, on this partition: it starts now, as NCCL's kernels do
       } else {
         e.start_at(now + notice_);  // the word that all are here crosses the fabric
@@ -266,7 +291,7 @@ void TraceReplay::between_windows(ProcessGroup* group) {
     PendingCollective& pending = collectives_[op.key];
     pending.members.emplace_back(a.rank, a.op);
     pending.arrived = std::max(pending.arrived, a.at);
-    if (pending.members.size() < op.group.size()) continue;
+    if (pending.members.size() < trace_.group(op).size()) continue;
     complete.push_back(std::move(pending));
     collectives_.erase(op.key);
   }
@@ -326,29 +351,28 @@ void TraceReplay::Launched::start_at(Time at) const {
 TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) {
   const auto [rank0, op0] = pending.members.front();
   const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank0)][static_cast<std::size_t>(op0)];
+  const std::vector<int>& group = trace_.group(op);
   std::vector<HostId> hosts;
-  for (int member : op.group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
-  std::string algorithm = op.algorithm.empty() ? options_.default_algorithm : op.algorithm;
+  for (int member : group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
+  std::string algorithm = op.algorithm == 0 ? options_.default_algorithm : trace_.algorithm(op);
   if (algorithm == "auto") algorithm = options_.choose ? options_.choose(op.op, std::max<std::int64_t>(1, op.bytes), hosts) : "ring";
   AlgorithmParams params = options_.params;
   if (algorithm == "nvls" || algorithm == "nvls_tree") params.start_latency_ps = options_.nvls_latency_ps;
-  params.local_size = std::min<int>(params.local_size, static_cast<int>(op.group.size()));
-  if (static_cast<int>(op.group.size()) % std::max(1, params.local_size) != 0) params.local_size = static_cast<int>(op.group.size());
+  const int n = static_cast<int>(group.size());
+  params.local_size = std::min<int>(params.local_size, n);
+  if (n % std::max(1, params.local_size) != 0) params.local_size = n;
   const std::int64_t bytes = std::max<std::int64_t>(1, op.bytes);
-  const int n = static_cast<int>(op.group.size());
   CollectiveOptions options = options_.collective;
-  // Member k of the collective is op.group[k]: which of its ops this is.
+  // Member k of the collective is group[k]: which of its ops this is.
   std::vector<std::pair<int, int>> by_position(static_cast<std::size_t>(n));
   for (const auto& [r, i] : pending.members) {
-    const auto k = std::find(op.group.begin(), op.group.end(), r) - op.group.begin();
+    const auto k = std::find(group.begin(), group.end(), r) - group.begin();
     by_position[static_cast<std::size_t>(k)] = {r, i};
-    if (first_key_[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] != 0) {
-      options.first_order_key = first_key_[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)];
-    }
   }
+  if (first_key_[op.key] != 0) options.first_order_key = first_key_[op.key];
   const auto one_domain = [&] {
     // Asked of the whole network once per group (a trace's groups repeat thousands of times).
-    const auto [it, fresh] = one_domain_.try_emplace(op.group, false);
+    const auto [it, fresh] = one_domain_.try_emplace(op.group, false);  // (by the trace's group id)
     if (fresh) it->second = network_->can_reduce_in_network(hosts);
     return it->second;
   };
@@ -409,7 +433,7 @@ void TraceReplay::try_compute(int rank) {
   if (s.running >= 0 || s.next >= s.order.size()) return;
   const int i = s.order[s.next];
   OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
-  if (!st.ready) return;  // in order: the head waits for its dependencies
+  if (!st.ready()) return;  // in order: the head waits for its dependencies
   ++s.next;
   s.running = i;
   Simulator& sim = *ranks_[static_cast<std::size_t>(rank)].sim;
@@ -446,14 +470,14 @@ void TraceReplay::report(int rank, int i) const {
   const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
   const HostId host = hosts_[static_cast<std::size_t>(rank)];
   if (op.kind == TraceOpKind::kCompute) {
-    activity_->on_activity(host, Activity::kCompute, op.label.empty() ? "compute" : op.label, st.start, st.end);
+    activity_->on_activity(host, Activity::kCompute, op.label == 0 ? "compute" : trace_.label(op), st.start, st.end);
     return;
   }
   std::string what = op.kind == TraceOpKind::kCollective ? std::string(op_name(op.op))
                      : op.kind == TraceOpKind::kSend     ? "send to rank " + std::to_string(op.peer)
                                                          : "recv from rank " + std::to_string(op.peer);
   what += " " + std::to_string(op.bytes) + " B";
-  if (!op.label.empty()) what += " (" + op.label + ")";
+  if (op.label != 0) what += " (" + trace_.label(op) + ")";
   activity_->on_activity(host, Activity::kCommunication, what, st.start, st.end);
 }
 
@@ -466,7 +490,7 @@ void TraceReplay::finish(int rank, int i) {
   mine.finished = std::max(mine.finished, now);
   --mine.left;
   if (activity_ != nullptr) report(rank, i);
-  for (int c : st.children) {
+  for (int c : children(rank, i)) {
     if (--state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(c)].waiting == 0) ready(rank, c);
   }
 }
@@ -520,7 +544,7 @@ std::vector<RankBreakdown> TraceReplay::breakdown() const {
         compute.emplace_back(st.start, st.end);
       } else {
         comm.emplace_back(st.start, st.end);
-        by_label[ops[i].label.empty() ? "other" : ops[i].label].emplace_back(st.start, st.end);
+        by_label[ops[i].label == 0 ? "other" : trace_.label(ops[i])].emplace_back(st.start, st.end);
       }
     }
     compute = merged(compute);

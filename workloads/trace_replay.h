@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -100,13 +101,17 @@ class TraceReplay final {
 
  private:
   void check_algorithms() const;  // throws std::invalid_argument naming the operation
+  // 24 bytes per operation (a 100,000-GPU step has about 80 million): its children are
+  // children_[rank][children_at .. the next op's children_at).
   struct OpState {
-    int waiting = 0;
-    std::vector<int> children;
-    bool ready = false;
     Time start = -1;
     Time end = -1;
+    std::int32_t waiting = 0;  // dependencies not yet finished; kReady once it was ready
+    std::uint32_t children_at = 0;
+    bool ready() const { return waiting == kReady; }
   };
+  static constexpr std::int32_t kReady = -1;
+  std::span<const int> children(int rank, int op) const;
   struct ComputeStream final : EventHandler {
     TraceReplay* owner = nullptr;
     int rank = 0;
@@ -174,9 +179,10 @@ class TraceReplay final {
   std::vector<HostId> hosts_;
   ReplayOptions options_;
   std::vector<std::vector<OpState>> state_;
+  std::vector<std::vector<int>> children_;  // per rank, its ops' children back to back
   std::deque<ComputeStream> streams_;
   std::deque<RankStart> ranks_;
-  std::unordered_map<std::string, PendingCollective> collectives_;
+  std::unordered_map<std::uint32_t, PendingCollective> collectives_;  // by key
   // A split run: shared things (collectives_, executors_, the caches below, the network's
   // multicast groups) are touched under this lock; arrivals at collectives across units
   // wait in arrivals_ for between_windows().
@@ -184,16 +190,16 @@ class TraceReplay final {
   bool split_ = false;
   std::vector<Arrival> arrivals_;  // at collectives across units, since the last window
   Time notice_ = 0;  // the fabric's longest link latency
-  // Per rank, per op: the first of the 2 x members order keys of a collective whose lowest
-  // member that rank is (0 otherwise), fixed before the run.
-  std::vector<std::vector<std::uint32_t>> first_key_;
+  // Per collective (trace key): the first of its 2 x members order keys, taken in the
+  // order of its lowest member's op before the run.
+  std::vector<std::uint32_t> first_key_;
   std::vector<std::unique_ptr<CollectiveExecutor>> executors_;  // running ones (and just-finished)
   std::vector<std::unique_ptr<CoupledRing>> rings_;             // likewise
   // (algorithm, op, ranks, bytes, channels, chunk, root, local size, start latency)
   using PreparedKey = std::tuple<std::string, int, int, std::int64_t, int, std::int64_t, int, int, std::int64_t>;
   std::map<PreparedKey, std::shared_ptr<const PreparedCollective>> prepared_;
   std::map<const PreparedCollective*, std::vector<CoupledRing::Ring>> ring_shapes_;  // by program, in its ranks
-  std::map<std::vector<int>, bool> one_domain_;  // group -> all on one NVSwitch domain
+  std::unordered_map<std::uint32_t, bool> one_domain_;  // trace group -> all on one NVSwitch domain
   std::atomic<std::size_t> finished_collectives_{0};
   std::deque<RankAgent> agents_;      // observers never move
   std::map<HostId, int> rank_of_host_;

@@ -36,43 +36,41 @@ double lm_head_forward_flops(const ModelSpec& m, const ParallelSpec& s) {
 namespace {
 
 struct RankBuilder {
-  std::vector<TraceOp>& ops;
+  Trace& t;
+  int rank;
   int next_id = 0;
   int last_compute = -1;  // keeps the compute chain explicit
-  int add(TraceOp op) {
+  int add(TraceOp op, const std::vector<int>& deps) {
     op.id = next_id++;
-    ops.push_back(std::move(op));
-    return ops.back().id;
+    t.add(rank, op, deps);
+    return op.id;
   }
-  int compute(double flops, std::vector<int> deps, const std::string& label) {
+  int compute(double flops, const std::vector<int>& deps, std::uint16_t label) {
     TraceOp op;
     op.kind = TraceOpKind::kCompute;
     op.flops = flops;
-    op.deps = std::move(deps);
     op.label = label;
-    return last_compute = add(std::move(op));
+    return last_compute = add(op, deps);
   }
-  int collective(CollectiveOp o, std::int64_t bytes, std::vector<int> group, std::string key, std::vector<int> deps,
-                 const std::string& label) {
+  int collective(CollectiveOp o, std::int64_t bytes, std::uint32_t group, std::uint32_t key, const std::vector<int>& deps,
+                 std::uint16_t label) {
     TraceOp op;
     op.kind = TraceOpKind::kCollective;
     op.op = o;
     op.bytes = bytes;
-    op.group = std::move(group);
-    op.key = std::move(key);
-    op.deps = std::move(deps);
+    op.group = group;
+    op.key = key;
     op.label = label;
-    return add(std::move(op));
+    return add(op, deps);
   }
-  int p2p(TraceOpKind kind, int peer, std::int64_t bytes, int tag, std::vector<int> deps) {
+  int p2p(TraceOpKind kind, int peer, std::int64_t bytes, int tag, const std::vector<int>& deps, std::uint16_t label) {
     TraceOp op;
     op.kind = kind;
     op.peer = peer;
     op.bytes = bytes;
     op.tag = tag;
-    op.deps = std::move(deps);
-    op.label = "pp";
-    return add(std::move(op));
+    op.label = label;
+    return add(op, deps);
   }
 };
 
@@ -96,77 +94,87 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
   const int per_stage = m.layers / s.pp;
   const int mb_count = s.microbatches;
   Trace t;
-  t.ranks = s.tp * s.pp * s.dp;
+  t.set_ranks(s.tp * s.pp * s.dp);
   t.achieved_flops = gpu.achieved_tflops * 1e12;
-  t.ops.resize(static_cast<std::size_t>(t.ranks));
   const auto is_moe = [&](int layer) { return m.experts > 0 && (layer + 1) % m.moe_every == 0; };
-  const std::string fwd = "fwd", bwd = "bwd";
+  const std::uint16_t fwd = t.name_id("fwd"), bwd = t.name_id("bwd"), tp_label = t.name_id("tp"), pp_label = t.name_id("pp"),
+                      dp_label = t.name_id("dp"), ep_label = t.name_id("ep");
+  // Tensor-parallel keys: the first member of a TP group makes them, the others take them
+  // in the same order (every member issues the same TP collectives), so the millions of
+  // them at cluster scale are neither formatted nor looked up eight times.
+  std::vector<std::uint32_t> tp_keys;
 
   for (int d = 0; d < s.dp; ++d) {
     for (int p = 0; p < s.pp; ++p) {
       for (int tp = 0; tp < s.tp; ++tp) {
         const int rank = trace_rank(s, d, p, tp);
-        RankBuilder b{t.ops[static_cast<std::size_t>(rank)]};
+        RankBuilder b{t, rank};
+        if (tp == 0) tp_keys.clear();
+        std::size_t tp_next = 0;
         std::vector<int> tp_group, dp_group, ep_group;
         for (int i = 0; i < s.tp; ++i) tp_group.push_back(trace_rank(s, d, p, i));
         for (int i = 0; i < s.dp; ++i) dp_group.push_back(trace_rank(s, i, p, tp));
         const int ep_block = d / s.ep;
         for (int i = 0; i < s.ep; ++i) ep_group.push_back(trace_rank(s, ep_block * s.ep + i, p, tp));
+        const std::uint32_t tp_id = t.group_id(tp_group), dp_id = t.group_id(dp_group), ep_id = t.group_id(ep_group);
         const std::string where = "d" + std::to_string(d) + "p" + std::to_string(p);
         // Tensor-parallel AllReduce keys name the data index and stage but not the tensor
         // index: the whole TP group shares them.
-        const auto tp_ar = [&](int after, const std::string& what) {
-          if (s.tp == 1) return after;
-          return b.collective(CollectiveOp::kAllReduce, tp_allreduce_bytes(m), tp_group, "tp/" + where + "/" + what, deps(after), "tp");
+        // "mbM/lL/what": a collective's place in the step, for its key.
+        const auto place = [](int mb, int layer, const char* what) {
+          return "mb" + std::to_string(mb) + "/l" + std::to_string(layer) + "/" + what;
         };
-        const auto ep_a2a = [&](int after, const std::string& what) {
+        const auto tp_ar = [&](int after, int mb, int layer, const char* what) {
+          if (s.tp == 1) return after;
+          if (tp == 0) tp_keys.push_back(t.new_key("tp/" + where + "/" + place(mb, layer, what)));
+          return b.collective(CollectiveOp::kAllReduce, tp_allreduce_bytes(m), tp_id, tp_keys.at(tp_next++), deps(after), tp_label);
+        };
+        const auto ep_a2a = [&](int after, int mb, int layer, const char* what) {
           if (s.ep == 1) return after;
-          return b.collective(CollectiveOp::kAllToAll, ep_alltoall_bytes(m), ep_group,
-                              "ep/e" + std::to_string(ep_block) + "p" + std::to_string(p) + "t" + std::to_string(tp) + "/" + what,
-                              deps(after), "ep");
+          return b.collective(CollectiveOp::kAllToAll, ep_alltoall_bytes(m), ep_id,
+                              t.key_id("ep/e" + std::to_string(ep_block) + "p" + std::to_string(p) + "t" + std::to_string(tp) + "/" + place(mb, layer, what)),
+                              deps(after), ep_label);
         };
         // When the last backward of each layer of this stage finished (for DP buckets).
         std::vector<int> grad_ready(static_cast<std::size_t>(per_stage), -1);
 
         const auto forward = [&](int mb) {
           int last = -1;
-          if (p > 0) last = b.p2p(TraceOpKind::kRecv, trace_rank(s, d, p - 1, tp), pp_activation_bytes(m), 2 * mb, {});
+          if (p > 0) last = b.p2p(TraceOpKind::kRecv, trace_rank(s, d, p - 1, tp), pp_activation_bytes(m), 2 * mb, {}, pp_label);
           for (int l = 0; l < per_stage; ++l) {
             const int layer = p * per_stage + l;
-            const std::string id = "mb" + std::to_string(mb) + "/l" + std::to_string(layer);
             last = b.compute(attention_forward_flops(m, s), deps(last, b.last_compute), fwd);
-            last = tp_ar(last, id + "/fa");
+            last = tp_ar(last, mb, layer, "fa");
             const bool moe = is_moe(layer);
-            if (moe) last = ep_a2a(last, id + "/fd");
+            if (moe) last = ep_a2a(last, mb, layer, "fd");
             last = b.compute(mlp_forward_flops(m, moe, s), deps(last, b.last_compute), fwd);
-            if (moe) last = ep_a2a(last, id + "/fc");
-            last = tp_ar(last, id + "/fm");
+            if (moe) last = ep_a2a(last, mb, layer, "fc");
+            last = tp_ar(last, mb, layer, "fm");
           }
           if (p == s.pp - 1) last = b.compute(lm_head_forward_flops(m, s), deps(last, b.last_compute), fwd);
-          if (p < s.pp - 1) b.p2p(TraceOpKind::kSend, trace_rank(s, d, p + 1, tp), pp_activation_bytes(m), 2 * mb, deps(last));
+          if (p < s.pp - 1) b.p2p(TraceOpKind::kSend, trace_rank(s, d, p + 1, tp), pp_activation_bytes(m), 2 * mb, deps(last), pp_label);
           return last;
         };
         std::vector<int> forward_done(static_cast<std::size_t>(mb_count), -1);
         const auto backward = [&](int mb) {
           int last = forward_done[static_cast<std::size_t>(mb)];
           if (p < s.pp - 1) {
-            const int got = b.p2p(TraceOpKind::kRecv, trace_rank(s, d, p + 1, tp), pp_activation_bytes(m), 2 * mb + 1, {});
+            const int got = b.p2p(TraceOpKind::kRecv, trace_rank(s, d, p + 1, tp), pp_activation_bytes(m), 2 * mb + 1, {}, pp_label);
             last = b.compute(0, deps(got, last), bwd);  // a join: the gradient arrived and our forward is done
           }
           if (p == s.pp - 1) last = b.compute(2 * lm_head_forward_flops(m, s), deps(last, b.last_compute), bwd);
           for (int l = per_stage - 1; l >= 0; --l) {
             const int layer = p * per_stage + l;
-            const std::string id = "mb" + std::to_string(mb) + "/l" + std::to_string(layer);
             const bool moe = is_moe(layer);
-            last = tp_ar(last, id + "/bm");
-            if (moe) last = ep_a2a(last, id + "/bc");
+            last = tp_ar(last, mb, layer, "bm");
+            if (moe) last = ep_a2a(last, mb, layer, "bc");
             last = b.compute(2 * mlp_forward_flops(m, moe, s), deps(last, b.last_compute), bwd);
-            if (moe) last = ep_a2a(last, id + "/bd");
-            last = tp_ar(last, id + "/ba");
+            if (moe) last = ep_a2a(last, mb, layer, "bd");
+            last = tp_ar(last, mb, layer, "ba");
             last = b.compute(2 * attention_forward_flops(m, s), deps(last, b.last_compute), bwd);
             grad_ready[static_cast<std::size_t>(l)] = last;
           }
-          if (p > 0) b.p2p(TraceOpKind::kSend, trace_rank(s, d, p - 1, tp), pp_activation_bytes(m), 2 * mb + 1, deps(last));
+          if (p > 0) b.p2p(TraceOpKind::kSend, trace_rank(s, d, p - 1, tp), pp_activation_bytes(m), 2 * mb + 1, deps(last), pp_label);
         };
         // 1F1B: warm-up forwards, then one forward and one backward in turn, then the
         // remaining backwards.
@@ -189,10 +197,10 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
             if (bytes == 0) return;
             const std::string key = "dp/p" + std::to_string(p) + "t" + std::to_string(tp) + "/b" + std::to_string(bucket++);
             if (s.zero) {
-              const int rs = b.collective(CollectiveOp::kReduceScatter, bytes, dp_group, key + "/rs", deps(ready_at), "dp");
-              b.collective(CollectiveOp::kAllGather, bytes, dp_group, key + "/ag", deps(rs), "dp");
+              const int rs = b.collective(CollectiveOp::kReduceScatter, bytes, dp_id, t.key_id(key + "/rs"), deps(ready_at), dp_label);
+              b.collective(CollectiveOp::kAllGather, bytes, dp_id, t.key_id(key + "/ag"), deps(rs), dp_label);
             } else {
-              b.collective(CollectiveOp::kAllReduce, bytes, dp_group, key, deps(ready_at), "dp");
+              b.collective(CollectiveOp::kAllReduce, bytes, dp_id, t.key_id(key), deps(ready_at), dp_label);
             }
             bytes = 0;
           };
@@ -206,6 +214,7 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
       }
     }
   }
+  t.drop_indexes();
   return t;
 }
 

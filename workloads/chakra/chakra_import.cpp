@@ -81,8 +81,7 @@ pb::AttributeProto int_attribute(const std::string& name, std::int64_t v) {
 
 Trace import_chakra(const std::string& prefix, int ranks, const std::map<std::string, std::vector<int>>& process_groups) {
   Trace t;
-  t.ranks = ranks;
-  t.ops.resize(static_cast<std::size_t>(ranks));
+  t.set_ranks(ranks);
   for (int r = 0; r < ranks; ++r) {
     const std::string path = prefix + "." + std::to_string(r) + ".et";
     std::ifstream file(path, std::ios::binary);
@@ -111,31 +110,36 @@ Trace import_chakra(const std::string& prefix, int ranks, const std::map<std::st
       const std::string where = path + ": node " + std::to_string(id);
       TraceOp op;
       op.id = static_cast<int>(id);
-      op.label = n.name();
-      for (std::uint64_t d : n.ctrl_deps()) op.deps.push_back(static_cast<int>(d));
-      for (std::uint64_t d : n.data_deps()) op.deps.push_back(static_cast<int>(d));
+      op.label = t.name_id(n.name());
+      std::vector<int> deps;
+      for (std::uint64_t d : n.ctrl_deps()) deps.push_back(static_cast<int>(d));
+      for (std::uint64_t d : n.data_deps()) deps.push_back(static_cast<int>(d));
       switch (n.type()) {
         case pb::COMP_NODE:
           op.kind = TraceOpKind::kCompute;
           op.duration = us(static_cast<std::int64_t>(n.duration_micros()));
           op.flops = static_cast<double>(int_attr(n, "num_ops", 0));
           break;
-        case pb::COMM_COLL_NODE:
+        case pb::COMM_COLL_NODE: {
           op.kind = TraceOpKind::kCollective;
           op.op = comm_op(int_attr(n, "comm_type", -1), where);
           op.bytes = int_attr(n, "comm_size", 0);
-          op.process_group = string_attr(n, "pg_name");
-          if (const auto g = process_groups.find(op.process_group); !op.process_group.empty() && g != process_groups.end()) {
-            op.group = g->second;
-            if (std::find(op.group.begin(), op.group.end(), r) == op.group.end()) {
-              throw std::runtime_error(where + ": rank " + std::to_string(r) + " is not in process group '" + op.process_group + "'");
+          std::string pg = string_attr(n, "pg_name");
+          std::vector<int> group;
+          if (const auto g = process_groups.find(pg); !pg.empty() && g != process_groups.end()) {
+            group = g->second;
+            if (std::find(group.begin(), group.end(), r) == group.end()) {
+              throw std::runtime_error(where + ": rank " + std::to_string(r) + " is not in process group '" + pg + "'");
             }
           } else {
-            for (int m = 0; m < ranks; ++m) op.group.push_back(m);
-            op.process_group.clear();
+            for (int m = 0; m < ranks; ++m) group.push_back(m);
+            pg.clear();
           }
-          op.key = "chakra/" + (op.process_group.empty() ? "" : op.process_group + "/") + std::to_string(issued[op.process_group]++);
+          op.group = t.group_id(group);
+          op.process_group = t.name_id(pg);
+          op.key = t.key_id("chakra/" + (pg.empty() ? "" : pg + "/") + std::to_string(issued[pg]++));
           break;
+        }
         case pb::COMM_SEND_NODE:
         case pb::COMM_RECV_NODE:
           op.kind = n.type() == pb::COMM_SEND_NODE ? TraceOpKind::kSend : TraceOpKind::kRecv;
@@ -148,7 +152,7 @@ Trace import_chakra(const std::string& prefix, int ranks, const std::map<std::st
           op.kind = TraceOpKind::kCompute;
           break;
       }
-      t.ops[static_cast<std::size_t>(r)].push_back(std::move(op));
+      t.add(r, op, deps);
     }
   }
   return t;
@@ -168,8 +172,8 @@ void export_chakra(const Trace& trace, const std::string& prefix) {
       for (const TraceOp& op : trace.ops[static_cast<std::size_t>(r)]) {
         pb::Node n;
         n.set_id(static_cast<std::uint64_t>(op.id));
-        n.set_name(op.label);
-        for (int d : op.deps) n.add_data_deps(static_cast<std::uint64_t>(d));
+        n.set_name(trace.label(op));
+        for (int d : trace.deps(r, op)) n.add_data_deps(static_cast<std::uint64_t>(d));
         switch (op.kind) {
           case TraceOpKind::kCompute:
             n.set_type(pb::COMP_NODE);
@@ -183,10 +187,10 @@ void export_chakra(const Trace& trace, const std::string& prefix) {
                 {CollectiveOp::kAllToAll, pb::ALL_TO_ALL},  {CollectiveOp::kReduceScatter, pb::REDUCE_SCATTER}};
             *n.add_attr() = int_attribute("comm_type", kTypes.at(op.op));
             *n.add_attr() = int_attribute("comm_size", op.bytes);
-            if (!op.process_group.empty()) {
+            if (op.process_group != 0) {
               pb::AttributeProto pg;
               pg.set_name("pg_name");
-              pg.set_string_val(op.process_group);
+              pg.set_string_val(trace.process_group(op));
               *n.add_attr() = pg;
             }
             break;
