@@ -16,17 +16,25 @@ namespace fabricsim {
 
 enum class TraceOpKind : std::uint8_t { kCompute, kCollective, kSend, kRecv };
 
-// One operation, 64 bytes: a 100,000-GPU step holds about 80 million of them, so what
-// repeats (groups, keys, names) lives once in the Trace's tables and the op holds indexes.
+// One operation, 48 bytes: a 100,000-GPU step holds about 90 million of them, so what
+// repeats (groups, keys, names) lives once in the Trace's tables and the op holds indexes,
+// and fields no kind shares share their place (each union member is read only for the
+// kinds that set it).
 struct TraceOp {
-  Time duration = 0;          // compute: given directly, or
-  double flops = 0;           //   from FLOPs at the trace's achieved throughput
-  std::int64_t bytes = 0;     // collective (nccl-tests meaning), send, recv
-  int id = 0;                 // unique within its rank
-  int peer = -1;              // send, recv
-  int tag = 0;                // send, recv: matched per (sender, receiver, tag) in order
-  std::uint32_t group = 0;    // collective: Trace::groups index, member ranks in collective rank order
-  std::uint32_t key = 0;      // collective: Trace::keys index, the same on every member
+  union {
+    Time duration = 0;    // compute: given directly (or, when flops > 0, from FLOPs at
+    std::int64_t bytes;   //   the trace's achieved throughput); others: bytes (nccl-tests meaning)
+  };
+  double flops = 0;       // compute
+  int id = 0;             // unique within its rank
+  union {
+    int peer = -1;        // send, recv
+    std::uint32_t group;  // collective: Trace::groups index, member ranks in collective rank order
+  };
+  union {
+    int tag = 0;          // send, recv: matched per (sender, receiver, tag) in order
+    std::uint32_t key;    // collective: Trace::keys index, the same on every member
+  };
   std::uint32_t deps_at = 0;  // this op's dependencies (ids of its rank's operations that must
   std::uint16_t deps_count = 0;  //   finish first): Trace::dep_lists[rank][deps_at ..]
   std::uint16_t label = 0;    // Trace::names index: what it is for (compute phase, or tp / pp / dp / ep)
@@ -35,6 +43,7 @@ struct TraceOp {
   TraceOpKind kind = TraceOpKind::kCompute;
   CollectiveOp op = CollectiveOp::kAllReduce;
 };
+static_assert(sizeof(TraceOp) == 48);
 
 struct Trace {
   int ranks = 0;
@@ -56,8 +65,8 @@ struct Trace {
   std::uint16_t name_id(const std::string& name);
   void drop_indexes();  // once built: the lookups are not needed to run
 
-  const std::vector<int>& group(const TraceOp& op) const { return groups[op.group]; }
-  const std::string& key(const TraceOp& op) const { return keys[op.key]; }
+  const std::vector<int>& group(const TraceOp& op) const { return op.kind == TraceOpKind::kCollective ? groups[op.group] : groups[0]; }
+  const std::string& key(const TraceOp& op) const { return op.kind == TraceOpKind::kCollective ? keys[op.key] : keys[0]; }
   const std::string& label(const TraceOp& op) const { return names[op.label]; }
   const std::string& algorithm(const TraceOp& op) const { return names[op.algorithm]; }
   const std::string& process_group(const TraceOp& op) const { return names[op.process_group]; }

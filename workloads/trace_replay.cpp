@@ -247,6 +247,7 @@ void TraceReplay::ready(int rank, int i) {
 void TraceReplay::RankAgent::match(const std::pair<int, int>& from) {
   auto& data = arrived[from];
   auto& recvs = recvs_ready[from];
+  ++matching;
   while (!data.empty() && !recvs.empty()) {
     // A receive communicates from when its data started moving, not from when it was
     // posted: waiting for the sender (a pipeline bubble) is idle time, not transfer.
@@ -257,6 +258,13 @@ void TraceReplay::RankAgent::match(const std::pair<int, int>& from) {
     OpState& st = owner->state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)];
     st.start = std::max(st.start, sent);
     owner->finish(rank, op);
+  }
+  // Nothing waiting from this sender and tag: its queues go (a rank sees 2 x micro-batches
+  // tags per pipeline peer, and empty queues kept for each cost more than its operations),
+  // but not while an outer match, further up this stack, still holds them.
+  if (--matching == 0 && data.empty() && recvs.empty()) {
+    arrived.erase(from);
+    recvs_ready.erase(from);
   }
 }
 

@@ -166,6 +166,7 @@ class TraceReplay final {
     // my receives ready for it.
     std::map<std::pair<int, int>, std::deque<std::pair<Time, Time>>> arrived;
     std::map<std::pair<int, int>, std::deque<int>> recvs_ready;
+    int matching = 0;  // match() calls on the stack
 
     void match(const std::pair<int, int>& from);
     void on_message_sent(MessageId id, Time now) override;

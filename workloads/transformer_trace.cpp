@@ -103,12 +103,17 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
   // in the same order (every member issues the same TP collectives), so the millions of
   // them at cluster scale are neither formatted nor looked up eight times.
   std::vector<std::uint32_t> tp_keys;
+  std::size_t last_ops = 0, last_deps = 0;
 
   for (int d = 0; d < s.dp; ++d) {
     for (int p = 0; p < s.pp; ++p) {
       for (int tp = 0; tp < s.tp; ++tp) {
         const int rank = trace_rank(s, d, p, tp);
         RankBuilder b{t, rank};
+        // Ranks of a stage have as many ops as the last one built: no spare room (and at a
+        // stage's first rank, what is spare is given back below).
+        t.ops[static_cast<std::size_t>(rank)].reserve(last_ops);
+        t.dep_lists[static_cast<std::size_t>(rank)].reserve(last_deps);
         if (tp == 0) tp_keys.clear();
         std::size_t tp_next = 0;
         std::vector<int> tp_group, dp_group, ep_group;
@@ -211,6 +216,10 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
           }
           flush();
         }
+        t.ops[static_cast<std::size_t>(rank)].shrink_to_fit();
+        t.dep_lists[static_cast<std::size_t>(rank)].shrink_to_fit();
+        last_ops = t.ops[static_cast<std::size_t>(rank)].size();
+        last_deps = t.dep_lists[static_cast<std::size_t>(rank)].size();
       }
     }
   }
