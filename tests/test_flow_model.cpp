@@ -8,6 +8,8 @@
 #include "app/scenario.h"
 #include "sim/flow_model.h"
 #include "sim/simulator.h"
+#include "workloads/collective_algorithms.h"
+#include "workloads/coupled_ring.h"
 #include "workloads/trace.h"
 #include "test_support.h"
 
@@ -311,6 +313,39 @@ TEST_CASE("flow fidelity: a coupled ring is the step-by-step ring's closed form 
   CHECK(coupled_time == ns(500) + 6 * step);
   CHECK(steps_flows == 24);  // 6 steps x 4 edges
   CHECK(coupled_flows == 1);
+}
+
+TEST_CASE("coupled rings from the ring order are the rings read off the ring program, send by send") {
+  // Two derivations of the same rings: one walks the built program's sends (rings_of),
+  // the other lays the ring order without building it (rings_for). Node-major ranks with
+  // 8 or 4 per node alternate direction between nodes; 6 ranks of 4 per node fall back to
+  // one plain ring; chunk = ceil(bytes / (ranks x channels)).
+  for (const CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+    for (const auto& [n, channels, local] : {std::tuple{16, 8, 8}, std::tuple{12, 3, 4}, std::tuple{6, 2, 4}, std::tuple{2, 1, 8}}) {
+      AlgorithmParams params;
+      params.channels = channels;
+      params.local_size = local;
+      const std::int64_t bytes = 1000003;
+      const auto built = CoupledRing::rings_of(build_collective("ring", op, n, bytes, params));
+      const auto laid = CoupledRing::rings_for(op, n, bytes, params);
+      REQUIRE(built.size() == static_cast<std::size_t>(channels));
+      REQUIRE(laid.size() == built.size());
+      for (std::size_t c = 0; c < built.size(); ++c) {
+        CHECK(laid[c].edges == built[c].edges);
+        CHECK(laid[c].steps == built[c].steps);
+        CHECK(laid[c].chunk == built[c].chunk);
+        CHECK(laid[c].steps == (op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1));
+        CHECK(laid[c].chunk == (bytes + n * channels - 1) / (n * channels));
+      }
+    }
+  }
+  // Eight ranks, 4 per node, channel 0: node 0 runs 1, 2, 3, 0 and node 1 runs 4, 7, 6, 5, so
+  // rank 0's successor is 4 (across the nodes, on the same local index) and 5's is 1.
+  AlgorithmParams four;
+  four.local_size = 4;
+  const auto ring = CoupledRing::rings_for(CollectiveOp::kAllReduce, 8, 8, four);
+  CHECK(ring[0].edges[0] == std::pair<HostId, HostId>{0, 4});
+  CHECK(ring[0].edges[5] == std::pair<HostId, HostId>{5, 1});
 }
 
 TEST_CASE("flow fidelity: N senders into one receiver each get 1/N (incast)") {

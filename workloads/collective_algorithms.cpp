@@ -121,6 +121,23 @@ std::vector<int> ring_phase(Builder& b, const RingPlan& plan, bool reduce_scatte
   return last;
 }
 
+}  // namespace
+
+std::vector<int> ring_order(int n, int channel, const AlgorithmParams& a) {
+  const int g = a.local_size > 0 && a.local_size < n && n % a.local_size == 0 ? a.local_size : n;
+  std::vector<int> members;
+  members.reserve(static_cast<std::size_t>(n));
+  for (int node = 0; node < n / g; ++node) {
+    for (int j = 0; j < g; ++j) {
+      const int local = node % 2 == 0 ? mod(channel + 1 + j, g) : mod(channel - j, g);
+      members.push_back(node * g + local);
+    }
+  }
+  return members;
+}
+
+namespace {
+
 CollectiveProgram ring(CollectiveOp op, int n, std::int64_t bytes, const AlgorithmParams& a) {
   const int c = std::max(1, a.channels);
   switch (op) {
@@ -137,15 +154,9 @@ CollectiveProgram ring(CollectiveOp op, int n, std::int64_t bytes, const Algorit
       // (even: ch+1, ch+2, ..., ch; odd: ch, ch-1, ..., ch+1), so every hop between
       // nodes joins GPUs with the same local index: the same rail, never a spine
       // (with an even number of nodes).
-      const int g = a.local_size > 0 && a.local_size < n && n % a.local_size == 0 ? a.local_size : n;
       for (int ch = 0; ch < c; ++ch) {
         RingPlan plan;
-        for (int node = 0; node < n / g; ++node) {
-          for (int j = 0; j < g; ++j) {
-            const int local = node % 2 == 0 ? mod(ch + 1 + j, g) : mod(ch - j, g);
-            plan.members.push_back(node * g + local);
-          }
-        }
+        plan.members = ring_order(n, ch, a);
         plan.streams = k;
         // Segment-major chunk numbering (chunk = rank_segment * c * k + ch * k + piece),
         // so segment j is the j-th n-th of the buffer, as reduce-scatter and all-gather

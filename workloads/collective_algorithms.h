@@ -25,6 +25,11 @@ const std::vector<std::string>& algorithm_names();
 // `bytes` follows nccl-tests: the per-rank buffer for all_reduce, broadcast, reduce and
 // send_recv; the whole output for all_gather, the whole input for reduce_scatter and
 // all_to_all.
+// Ring channel `channel`'s members in ring order (position -> rank), as the ring algorithm
+// lays them: across nodes (node-major ranks, local_size per node) channel ch leaves and
+// enters nodes through local GPU ch or ch + 1, nodes alternating direction.
+std::vector<int> ring_order(int n, int channel, const AlgorithmParams& params);
+
 CollectiveProgram build_collective(const std::string& algorithm, CollectiveOp op, int ranks, std::int64_t bytes,
                                    const AlgorithmParams& params = {});
 

@@ -62,6 +62,27 @@ std::vector<CoupledRing::Ring> CoupledRing::rings_of(const CollectiveProgram& pr
   return rings;
 }
 
+std::vector<CoupledRing::Ring> CoupledRing::rings_for(CollectiveOp op, int n, std::int64_t bytes, const AlgorithmParams& params) {
+  if (n < 2 || params.chunk_bytes > 0 || params.start_latency_ps != 0) return {};
+  if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kAllGather && op != CollectiveOp::kReduceScatter) return {};
+  const int channels = std::max(1, params.channels);
+  // The program's slots: one per (rank's segment, channel), each ceil(bytes / slots).
+  const std::int64_t slots = static_cast<std::int64_t>(n) * channels;
+  const std::int64_t chunk = std::max<std::int64_t>(1, (bytes + slots - 1) / slots);
+  const int steps = op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
+  std::vector<Ring> rings(static_cast<std::size_t>(channels));
+  std::vector<int> successor(static_cast<std::size_t>(n));
+  for (int c = 0; c < channels; ++c) {
+    const std::vector<int> order = ring_order(n, c, params);
+    for (int i = 0; i < n; ++i) successor[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = order[static_cast<std::size_t>((i + 1) % n)];
+    Ring& ring = rings[static_cast<std::size_t>(c)];
+    ring.chunk = chunk;
+    ring.steps = steps;
+    for (int k = 0; k < n; ++k) ring.edges.emplace_back(static_cast<HostId>(k), static_cast<HostId>(successor[static_cast<std::size_t>(k)]));
+  }
+  return rings;
+}
+
 CoupledRing::CoupledRing(Network& network, std::vector<Ring> rings, std::uint16_t shares, std::uint8_t traffic_class,
                          std::function<void(Time)> on_done)
     : network_(&network), rings_(std::move(rings)), shares_(std::max<std::uint16_t>(1, shares)),

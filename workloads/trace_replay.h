@@ -199,7 +199,8 @@ class TraceReplay final {
   // (algorithm, op, ranks, bytes, channels, chunk, root, local size, start latency)
   using PreparedKey = std::tuple<std::string, int, int, std::int64_t, int, std::int64_t, int, int, std::int64_t>;
   std::map<PreparedKey, std::shared_ptr<const PreparedCollective>> prepared_;
-  std::map<const PreparedCollective*, std::vector<CoupledRing::Ring>> ring_shapes_;  // by program, in its ranks
+  // Coupled rings by (op, ranks, bytes, channels, local size), in the collective's ranks.
+  std::map<std::tuple<int, int, std::int64_t, int, int>, std::vector<CoupledRing::Ring>> ring_shapes_;
   std::unordered_map<std::uint32_t, bool> one_domain_;  // trace group -> all on one NVSwitch domain
   std::atomic<std::size_t> finished_collectives_{0};
   std::deque<RankAgent> agents_;      // observers never move
