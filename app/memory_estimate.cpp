@@ -162,9 +162,9 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
       if (w.trace.generate) {
         // A generated step: per rank, per micro-batch and layer of its stage, forward and
         // backward compute (and four TP AllReduces with TP), its PP sends and receives, a
-        // DP bucket per layer or so; about 125 bytes per operation with its state: a 48-byte
-        // op, 24 bytes of replay state, its dependencies and children, vectors' spare room
-        // (measured on GPT-3 175B: 2.36 GB at 16,384 GPUs, the fabric included).
+        // DP bucket per layer or so; about 100 bytes per operation with its state: a 48-byte
+        // op, 24 bytes of replay state, its dependencies and children (measured on GPT-3
+        // 175B: 2.11 GB at 16,384 GPUs, 12.8 GB at 99,968, the fabric included).
         const std::int64_t ranks = static_cast<std::int64_t>(w.trace.tp) * w.trace.pp * w.trace.dp;
         std::int64_t layers = 96;
         try {
@@ -174,7 +174,7 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
         }
         const std::int64_t per_rank = w.trace.microbatches * (layers / w.trace.pp + 1) * (w.trace.tp > 1 ? 8 : 4) +
                                       4 * w.trace.microbatches + layers / w.trace.pp + 4;
-        e.messages += ranks * per_rank * 125;
+        e.messages += ranks * per_rank * 100;
       } else {
         const auto size = std::filesystem::file_size(path, ec);
         e.messages += ec ? 0 : 5 * size;  // parsed operations, their states and indices

@@ -315,6 +315,7 @@ void TraceReplay::between_windows(ProcessGroup* group) {
 }
 
 void TraceReplay::pool(ProcessGroup& group, const std::function<int(int rank)>& owner) {
+  breakdown_kept_ = false;
   Bytes mine;
   const int me = group.rank();
   for (int r = 0; r < trace_.ranks; ++r) {
@@ -512,7 +513,7 @@ void TraceReplay::finish(int rank, int i) {
 namespace {
 using Intervals = std::vector<std::pair<Time, Time>>;
 Intervals merged(Intervals v) {
-  std::sort(v.begin(), v.end());
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());  // compute comes in order
   Intervals out;
   for (const auto& iv : v) {
     if (iv.second <= iv.first) continue;
@@ -543,7 +544,17 @@ Time uncovered(const Intervals& a, const Intervals& b) {
 }
 }  // namespace
 
-std::vector<RankBreakdown> TraceReplay::breakdown() const {
+const std::vector<RankBreakdown>& TraceReplay::breakdown() const {
+  // Worked out once the step is done (results and the summary both read it: seconds at
+  // 100,000 ranks); until then, afresh each time.
+  if (!breakdown_kept_) {
+    breakdown_ = work_out_breakdown();
+    breakdown_kept_ = done();
+  }
+  return breakdown_;
+}
+
+std::vector<RankBreakdown> TraceReplay::work_out_breakdown() const {
   std::vector<RankBreakdown> out(static_cast<std::size_t>(trace_.ranks));
   for (int r = 0; r < trace_.ranks; ++r) {
     Intervals compute, comm;

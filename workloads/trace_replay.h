@@ -88,7 +88,7 @@ class TraceReplay final {
   bool done() const;
   Time started_at() const { return started_; }
   Time iteration_time() const;
-  std::vector<RankBreakdown> breakdown() const;
+  const std::vector<RankBreakdown>& breakdown() const;
   const Trace& trace() const { return trace_; }
   HostId host_of(int rank) const { return hosts_[static_cast<std::size_t>(rank)]; }
   // Told of each rank's operations as they finish (and of its collectives' steps when it
@@ -101,6 +101,9 @@ class TraceReplay final {
 
  private:
   void check_algorithms() const;  // throws std::invalid_argument naming the operation
+  std::vector<RankBreakdown> work_out_breakdown() const;
+  mutable std::vector<RankBreakdown> breakdown_;
+  mutable bool breakdown_kept_ = false;
   // 24 bytes per operation (a 100,000-GPU step has about 80 million): its children are
   // children_[rank][children_at .. the next op's children_at).
   struct OpState {

@@ -9,7 +9,7 @@ namespace fabricsim {
 TrainingSummary summarize_training(const TraceReplay& replay) {
   TrainingSummary s;
   s.iteration = replay.iteration_time();
-  const auto ranks = replay.breakdown();
+  const auto& ranks = replay.breakdown();
   if (ranks.empty()) return s;
   const double n = static_cast<double>(ranks.size());
   for (const RankBreakdown& b : ranks) {
@@ -48,7 +48,7 @@ void write_training_json(JsonWriter& j, const TraceReplay& replay) {
   // The critical path ends at the rank that finishes last: which, and by how much it
   // trails the next one (a straggler's own tail; what it cost the others shows against a
   // run without it, as `fabricsim whatif` does).
-  const std::vector<RankBreakdown> ranks = replay.breakdown();
+  const std::vector<RankBreakdown>& ranks = replay.breakdown();
   std::size_t last = 0;
   Time runner_up = 0;
   for (std::size_t r = 1; r < ranks.size(); ++r) {
