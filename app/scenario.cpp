@@ -30,7 +30,7 @@ namespace {
 
 // `workload: {kind: trace, generate: ...}`: the step `fabricsim workload gen` would write,
 // made in memory. A model or GPU file that cannot be read is a config error at its key.
-Trace generate_trace(const TraceWorkloadConfig& t) {
+Trace generate_trace(const TraceWorkloadConfig& t, const RoutingProgress& progress) {
   ModelSpec model;
   GpuProfile gpu;
   try {
@@ -55,7 +55,7 @@ Trace generate_trace(const TraceWorkloadConfig& t) {
   par.microbatches = t.microbatches;
   par.bucket_bytes = t.bucket_bytes;
   par.zero = t.zero;
-  return generate_transformer_trace(model, par, gpu);
+  return generate_transformer_trace(model, par, gpu, progress);
 }
 
 }  // namespace
@@ -88,7 +88,8 @@ Topology build_topology(const TopologyConfig& config) {
   return t;
 }
 
-ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_progress) : config_(std::move(config)) {
+ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_progress, const RoutingProgress& trace_progress)
+    : config_(std::move(config)) {
   const auto setup_start = std::chrono::steady_clock::now();
   topology_ = build_topology(config_.topology);
   if (!config_.faults.empty()) {
@@ -228,7 +229,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
     if (config_.workload.kind == WorkloadConfig::Kind::kIncast && !config_.workload.receiver.empty()) {
       host(config_.workload.receiver, config_.workload.receiver_source);
     }
-    add_workload();
+    add_workload(trace_progress);
   }
   for (auto& s : schedules_) {
     if (s) s->arm();
@@ -550,7 +551,7 @@ double ScenarioRun::endpoint_rate_bps(HostId h) const {
   return rate;
 }
 
-void ScenarioRun::add_workload() {
+void ScenarioRun::add_workload(const RoutingProgress& trace_progress) {
   const WorkloadConfig& w = config_.workload;
   const auto endpoints = static_cast<std::uint32_t>(topology_.host_count());
   std::vector<Flow> flows;
@@ -609,7 +610,7 @@ void ScenarioRun::add_workload() {
       Trace trace;
       try {
         if (w.trace.generate) {
-          trace = generate_trace(w.trace);
+          trace = generate_trace(w.trace, trace_progress);
         } else {
           trace = w.trace.chakra ? import_chakra(path.string(), w.trace.chakra_ranks, w.trace.process_groups) : read_trace(path.string());
         }

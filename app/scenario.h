@@ -52,8 +52,10 @@ class ScenarioRun {
  public:
   // Resolves names and builds everything; throws ConfigError on references to nothing.
   // `routing_progress`, when given, hears how far route compilation is (groups done, of
-  // all): on a large fabric the longest phase before the first event.
-  explicit ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_progress = {});
+  // all): on a large fabric the longest phase before the first event; `trace_progress`
+  // how far a generated training step is (data-parallel replicas made, of all).
+  explicit ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_progress = {},
+                       const RoutingProgress& trace_progress = {});
   ScenarioRun(const ScenarioRun&) = delete;
   ScenarioRun& operator=(const ScenarioRun&) = delete;
 
@@ -124,7 +126,7 @@ class ScenarioRun {
   Simulator& monitor_clock() { return *sim_; }
 
  private:
-  void add_workload();
+  void add_workload(const RoutingProgress& trace_progress);
   // Located errors for what a split run cannot do yet.
   void check_splittable() const;
   void schedule_message(Time start, MessageId id);

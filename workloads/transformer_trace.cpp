@@ -83,7 +83,8 @@ std::vector<int> deps(int a, int b = -1) {
 
 }  // namespace
 
-Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, const GpuProfile& gpu) {
+Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, const GpuProfile& gpu,
+                                 const std::function<void(std::uint32_t done, std::uint32_t total)>& progress) {
   if (s.tp < 1 || s.pp < 1 || s.dp < 1 || s.ep < 1 || s.microbatches < 1) throw std::invalid_argument("parallel sizes must be at least 1");
   if (m.heads % s.tp != 0) {
     throw std::invalid_argument("tp (" + std::to_string(s.tp) + ") must divide the model's attention heads (" + std::to_string(m.heads) + ")");
@@ -222,6 +223,7 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
         last_deps = t.dep_lists[static_cast<std::size_t>(rank)].size();
       }
     }
+    if (progress) progress(static_cast<std::uint32_t>(d + 1), static_cast<std::uint32_t>(s.dp));
   }
   t.drop_indexes();
   return t;

@@ -4,6 +4,7 @@
 // reduction overlapped with backward, and expert parallelism for MoE layers
 // (docs/traces.md gives every formula).
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "workloads/trace.h"
@@ -54,6 +55,8 @@ double lm_head_forward_flops(const ModelSpec& m, const ParallelSpec& s);
 
 // Throws std::invalid_argument for impossible splits (layers not divisible by pp, ep
 // not dividing dp, MoE without experts divisible by ep, ...).
-Trace generate_transformer_trace(const ModelSpec& model, const ParallelSpec& par, const GpuProfile& gpu);
+// `progress`, when given, hears of each data-parallel replica made (done, of all).
+Trace generate_transformer_trace(const ModelSpec& model, const ParallelSpec& par, const GpuProfile& gpu,
+                                 const std::function<void(std::uint32_t done, std::uint32_t total)>& progress = {});
 
 }  // namespace fabricsim

@@ -155,23 +155,29 @@ bool apply_threads(const po::variables_map& vm, ScenarioConfig& config) {
 }
 
 // How far route compilation is (the long phase before a large run starts).
-RoutingProgress routing_progress(ProgressStyle style) {
+namespace {
+// "WHAT DONE of TOTAL UNITS": a line per tenth off a terminal, one line redrawn on it.
+RoutingProgress phase_progress(ProgressStyle style, const char* what, const char* units) {
   if (!style.on) return {};
   if (!style.terminal) {
-    return [next = 0u](std::uint32_t done, std::uint32_t total) mutable {
-      // A line per tenth, and the last.
+    return [next = 0u, what, units](std::uint32_t done, std::uint32_t total) mutable {
       if (done < next && done != total) return;
       next = done + std::max(1u, total / 10);
-      std::fprintf(stderr, "fabricsim: routing %u of %u destination groups\n", done, total);
+      std::fprintf(stderr, "fabricsim: %s %u of %u %s\n", what, done, total, units);
       std::fflush(stderr);
     };
   }
-  return [](std::uint32_t done, std::uint32_t total) {
-    std::fprintf(stderr, "\r\033[K  routing  %u of %u destination groups", done, total);
+  return [what, units](std::uint32_t done, std::uint32_t total) {
+    std::fprintf(stderr, "\r\033[K  %s  %u of %u %s", what, done, total, units);
     if (done == total) std::fputs("\r\033[K", stderr);
     std::fflush(stderr);
   };
 }
+}  // namespace
+
+RoutingProgress trace_progress(ProgressStyle style) { return phase_progress(style, "trace", "data-parallel replicas generated"); }
+
+RoutingProgress routing_progress(ProgressStyle style) { return phase_progress(style, "routing", "destination groups"); }
 
 ParallelSpec parallel_from(const po::variables_map& vm) {
   const auto count = [&](const char* key, int fallback) { return vm.count(key) ? vm[key].as<int>() : fallback; };

@@ -42,6 +42,8 @@ ProgressStyle progress_style(const po::variables_map& vm);
 std::function<void(const Progress&)> run_progress(ProgressStyle style);
 // How far route compilation is (the long phase before a large run starts).
 RoutingProgress routing_progress(ProgressStyle style);
+// How far a generated training step is (workload.generate), likewise.
+RoutingProgress trace_progress(ProgressStyle style);
 
 // CONFIG with overrides, or the built-in default scenario when the path is empty.
 ScenarioConfig load(const std::string& config_path, const std::vector<std::string>& sets);

@@ -64,7 +64,8 @@ int run_command(const po::variables_map& vm, int argc, char** argv) {
   }
   // Not freed at the end of a run in one process: returning millions of small blocks to
   // the allocator took seconds at 16,384 GPUs, and the process's exit frees it all at once.
-  auto owned = std::make_unique<ScenarioRun>(std::move(config), routing_progress(progress_style(vm)));
+  auto owned = std::make_unique<ScenarioRun>(std::move(config), routing_progress(progress_style(vm)),
+                                             trace_progress(progress_style(vm)));
   ScenarioRun& run = *owned;
   const std::unique_ptr<ChromeTraceRecorder> timeline = start_timeline(trace, run);
   if (vm.count("records")) {
