@@ -28,25 +28,23 @@ namespace fabricsim {
 
 namespace {
 
+// What `read` throws, a ConfigError aside, becomes a config error at `source`'s key.
+template <class Read>
+auto read_at(const SourceRef& source, Read read) {
+  try {
+    return read();
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ConfigError(source.where, source.path, e.what());
+  }
+}
+
 // `workload: {kind: trace, generate: ...}`: the step `fabricsim workload gen` would write,
 // made in memory. A model or GPU file that cannot be read is a config error at its key.
 Trace generate_trace(const TraceWorkloadConfig& t, const RoutingProgress& progress) {
-  ModelSpec model;
-  GpuProfile gpu;
-  try {
-    model = load_model_file(t.model_file);
-  } catch (const ConfigError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw ConfigError(t.model_source.where, t.model_source.path, e.what());
-  }
-  try {
-    gpu = load_gpu_profile(t.gpu_file);
-  } catch (const ConfigError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw ConfigError(t.gpu_source.where, t.gpu_source.path, e.what());
-  }
+  const ModelSpec model = read_at(t.model_source, [&] { return load_model_file(t.model_file); });
+  const GpuProfile gpu = read_at(t.gpu_source, [&] { return load_gpu_profile(t.gpu_file); });
   ParallelSpec par;
   par.tp = t.tp;
   par.pp = t.pp;
