@@ -177,6 +177,19 @@ class RouteCompiler {
       for (std::uint32_t i = flat_.begin(u); i < flat_.end(u); ++i) any_switch |= !is_host_[flat_.node[i]];
       host_only_[u] = !any_switch;
     }
+    // A stub relays for no other switch: its one switch neighbour is the only switch it
+    // reaches (a cluster's NIC: PCIe to its GPU, a cable to its leaf).
+    stub_.resize(n);
+    for (std::uint32_t u = 0; u < n; ++u) {
+      if (is_host_[u]) continue;
+      std::uint32_t only = kNone;
+      bool one = true;
+      for (std::uint32_t i = relay_.begin(u); i < relay_.end(u) && one; ++i) {
+        if (only != kNone && relay_.node[i] != only) one = false;
+        only = relay_.node[i];
+      }
+      stub_[u] = one && only != kNone;
+    }
     if (t.routing() == RoutingScheme::kDimensionOrder) {
       if (!t.torus()) throw std::logic_error("dimension-order routing needs a torus layout");
       is_torus_.resize(n);
@@ -304,7 +317,10 @@ class RouteCompiler {
         if (nd < dist_[v]) {
           if (dist_[v] == kUnreached) touched_.push_back(v);
           dist_[v] = nd;
-          frontier.push({nd, v});
+          // A stub reached from its one switch neighbour leads nowhere cheaper: its
+          // distance is final, and it need not wait in the queue (100,000 NICs per group
+          // at 100,000 GPUs).
+          if (!stub_[v]) frontier.push({nd, v});
         }
       }
     }
@@ -492,7 +508,7 @@ class RouteCompiler {
   const Topology& t_;
   std::uint32_t hosts_;
   FlatAdjacency flat_, relay_;
-  std::vector<char> is_host_, host_only_, is_torus_;
+  std::vector<char> is_host_, host_only_, stub_, is_torus_;
   std::vector<std::uint32_t> via_;
   std::vector<std::uint64_t> via_cost_;
   std::vector<std::vector<Entry>> group_entries_;
