@@ -208,6 +208,46 @@ TEST_CASE("traces round-trip through JSON Lines, and malformed ones are refused 
   CHECK(check_trace(unmatched) == "1 sends but 0 receives from rank 0 to rank 1 with tag 0");
 }
 
+TEST_CASE("a trace keeps each group, key and name once, and each op's dependencies in its rank's array") {
+  // Two ranks, each: compute (no deps), an AllReduce over {0, 1} after it, a second
+  // AllReduce over {0, 1} after both. Two keys, one group, labels fwd and dp.
+  Trace t;
+  t.set_ranks(2);
+  for (int r = 0; r < 2; ++r) {
+    TraceOp c;
+    c.id = 0;
+    c.duration = 5;
+    c.label = t.name_id("fwd");
+    t.add(r, c);
+    for (int k = 0; k < 2; ++k) {
+      TraceOp a;
+      a.id = 1 + k;
+      a.kind = TraceOpKind::kCollective;
+      a.bytes = 1024;
+      a.group = t.group_id({0, 1});
+      a.key = t.key_id(k == 0 ? "first" : "second");
+      a.label = t.name_id("dp");
+      t.add(r, a, k == 0 ? std::vector<int>{0} : std::vector<int>{0, 1});
+    }
+  }
+  CHECK(sizeof(TraceOp) == 48);
+  CHECK(t.groups.size() == 2);  // none, and {0, 1}
+  CHECK(t.keys.size() == 3);    // none, "first", "second"
+  CHECK(t.names.size() == 3);   // "", "fwd", "dp"
+  CHECK(t.op_count() == 6);
+  CHECK(t.dep_lists[1].size() == 3);  // 0 + 1 + 2 dependencies
+  const TraceOp& last = t.ops[1][2];
+  CHECK(std::vector<int>(t.deps(1, last).begin(), t.deps(1, last).end()) == std::vector<int>{0, 1});
+  CHECK(t.deps(1, t.ops[1][0]).empty());
+  CHECK(t.key(last) == "second");
+  CHECK(t.label(last) == "dp");
+  CHECK(t.group(last) == std::vector<int>{0, 1});
+  CHECK(t.group(t.ops[1][0]).empty());  // a compute op has none
+  CHECK(check_trace(t).empty());
+  // The same operations written and read back: the same text.
+  CHECK(trace_to_jsonl(parse_trace(trace_to_jsonl(t), "t.jsonl")) == trace_to_jsonl(t));
+}
+
 TEST_CASE("a Chakra trace for 8 ranks replays exactly as our own trace of the same operations") {
   // tests/chakra/dp8.*.et and dp8.jsonl were written from one set of operations by
   // tests/chakra/make_dp8.cpp: per rank forward, two backward layers each followed by a
