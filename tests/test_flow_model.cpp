@@ -2,6 +2,7 @@
 // and closed forms.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <map>
 
 #include "app/config/config_loader.h"
@@ -315,8 +316,35 @@ TEST_CASE("flow fidelity: a coupled ring is the step-by-step ring's closed form 
   CHECK(coupled_flows == 1);
 }
 
+namespace {
+// Per channel, the rings a built ring program runs, read off its sends: each rank's one
+// successor (sends of channel c's two phases, numbered 2c and 2c + 1), how many sends it
+// makes to it and how many bytes each.
+std::vector<CoupledRing::Ring> rings_read_off(const CollectiveProgram& program) {
+  constexpr HostId kNone = std::numeric_limits<HostId>::max();
+  std::vector<CoupledRing::Ring> rings;
+  for (int k = 0; k < program.ranks; ++k) {
+    for (const Step& s : program.programs[static_cast<std::size_t>(k)].steps) {
+      if (s.kind != StepKind::kSend) continue;
+      const auto c = static_cast<std::size_t>(s.channel / 2);
+      while (rings.size() <= c) {
+        CoupledRing::Ring ring;
+        for (int r = 0; r < program.ranks; ++r) ring.edges.emplace_back(static_cast<HostId>(r), kNone);
+        rings.push_back(ring);
+      }
+      HostId& successor = rings[c].edges[static_cast<std::size_t>(k)].second;
+      CHECK((successor == kNone || successor == static_cast<HostId>(s.peer)));  // one successor per channel
+      successor = static_cast<HostId>(s.peer);
+      if (k == 0) ++rings[c].steps;
+      rings[c].chunk = static_cast<std::int64_t>(s.count) * program.slot_bytes;
+    }
+  }
+  return rings;
+}
+}  // namespace
+
 TEST_CASE("coupled rings from the ring order are the rings read off the ring program, send by send") {
-  // Two derivations of the same rings: one walks the built program's sends (rings_of),
+  // Two derivations of the same rings: one walks the built program's sends,
   // the other lays the ring order without building it (rings_for). Node-major ranks with
   // 8 or 4 per node alternate direction between nodes; 6 ranks of 4 per node fall back to
   // one plain ring; chunk = ceil(bytes / (ranks x channels)).
@@ -326,7 +354,7 @@ TEST_CASE("coupled rings from the ring order are the rings read off the ring pro
       params.channels = channels;
       params.local_size = local;
       const std::int64_t bytes = 1000003;
-      const auto built = CoupledRing::rings_of(build_collective("ring", op, n, bytes, params));
+      const auto built = rings_read_off(build_collective("ring", op, n, bytes, params));
       const auto laid = CoupledRing::rings_for(op, n, bytes, params);
       REQUIRE(built.size() == static_cast<std::size_t>(channels));
       REQUIRE(laid.size() == built.size());

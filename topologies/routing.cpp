@@ -397,9 +397,10 @@ class RouteCompiler {
         }
       }
       LastSet& last = last_[u];
-      if (last.uniform && last.matches(cand)) continue;  // the same ports as every group so far
+      const bool same = last.matches(cand);
+      if (same && last.uniform) continue;  // the same ports as every group so far
       TableBuilder& b = builders_[u];
-      const std::uint32_t set = last.matches(cand) ? last.set : b.intern(cand);
+      const std::uint32_t set = same ? last.set : b.intern(cand);
       b.set_group(g, set, groups);
       last.keep(set, cand, b.uniform_with(set));
     }

@@ -18,50 +18,6 @@ std::vector<CoupledRing::Ring> CoupledRing::on_hosts(const std::vector<Ring>& ri
   return out;
 }
 
-std::vector<CoupledRing::Ring> CoupledRing::rings_of(const CollectiveProgram& program) {
-  if (program.wire_factor != 1.0 || program.start_latency_ps != 0 || !program.groups.empty()) return {};
-  const int n = program.ranks;
-  if (n < 2 || static_cast<int>(program.programs.size()) != n) return {};
-  // The ring builder numbers a channel's reduce-scatter and all-gather phases 2c and
-  // 2c + 1 (collective_algorithms.cpp, one piece per segment): one ring, run in turn.
-  int channels = 0;
-  std::int64_t chunk = -1;
-  for (const RankProgram& p : program.programs) {
-    for (const Step& s : p.steps) {
-      if (s.kind == StepKind::kSend) {
-        channels = std::max(channels, s.channel / 2 + 1);
-        const std::int64_t bytes = static_cast<std::int64_t>(s.count) * program.slot_bytes;
-        if (chunk >= 0 && bytes != chunk) return {};
-        chunk = bytes;
-      } else if (s.kind != StepKind::kRecv && s.kind != StepKind::kRecvReduce && s.kind != StepKind::kNop &&
-                 s.kind != StepKind::kCopy && s.kind != StepKind::kReduce) {
-        return {};
-      }
-    }
-  }
-  if (channels == 0 || chunk <= 0) return {};
-  std::vector<Ring> rings(static_cast<std::size_t>(channels));
-  for (int c = 0; c < channels; ++c) {
-    Ring& ring = rings[static_cast<std::size_t>(c)];
-    ring.chunk = chunk;
-    for (int k = 0; k < n; ++k) {
-      int peer = -1;
-      int sends = 0;
-      for (const Step& s : program.programs[static_cast<std::size_t>(k)].steps) {
-        if (s.kind != StepKind::kSend || s.channel / 2 != c) continue;
-        if (peer >= 0 && s.peer != peer) return {};  // not a ring: a second successor
-        peer = s.peer;
-        ++sends;
-      }
-      if (peer < 0 || peer == k) return {};
-      if (ring.steps != 0 && sends != ring.steps) return {};
-      ring.steps = sends;
-      ring.edges.emplace_back(static_cast<HostId>(k), static_cast<HostId>(peer));
-    }
-  }
-  return rings;
-}
-
 std::vector<CoupledRing::Ring> CoupledRing::rings_for(CollectiveOp op, int n, std::int64_t bytes, const AlgorithmParams& params) {
   if (n < 2 || params.chunk_bytes > 0 || params.start_latency_ps != 0) return {};
   if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kAllGather && op != CollectiveOp::kReduceScatter) return {};

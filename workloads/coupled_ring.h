@@ -32,15 +32,12 @@ class CoupledRing final : public EventHandler, public MessageObserver {
     int steps = 0;                                 // sends per edge
     std::int64_t chunk = 0;                        // payload bytes per send
   };
-  // The rings of `program` when it is one: on every channel each rank sends only to one
-  // peer, every send of the same size, no in-network steps. Else empty. Edges name ranks
-  // of the program (a trace's collectives repeat: worked out once per kind);
-  // `on_hosts` puts them on the members' endpoints.
-  static std::vector<Ring> rings_of(const CollectiveProgram& program);
   // The rings the ring algorithm's program for `op` (AllReduce, AllGather, ReduceScatter;
   // one piece per segment) would have, worked out from its ring order without building
   // the program, whose steps grow with ranks squared (39 million for a DP ring of 1,562
-  // ranks on 8 channels).
+  // ranks on 8 channels). Else empty. Edges name the collective's ranks (a trace's
+  // collectives repeat: worked out once per kind); `on_hosts` puts them on the members'
+  // endpoints.
   static std::vector<Ring> rings_for(CollectiveOp op, int ranks, std::int64_t bytes, const AlgorithmParams& params);
   static std::vector<Ring> on_hosts(const std::vector<Ring>& rings, const std::vector<HostId>& hosts);
 

@@ -129,10 +129,10 @@ Time TraceReplay::iteration_time() const {
 void TraceReplay::check_algorithms() const {
   // Every collective's algorithm must do its operation for its group on these endpoints
   // (a group, operation and algorithm checked once, on a small size): a refusal now is
-  // a config error, later it would stop the run halfway.
-  // Programs are built once per (algorithm, operation, size); only those that reduce in
-  // the network depend on where the members are, and are checked per group.
-  std::map<std::tuple<std::string, int, int>, bool> in_network;  // -> uses the switches
+  // a config error, later it would stop the run halfway. Programs are built once per
+  // (algorithm, operation, size); only those that reduce in the network depend on where
+  // the members are, and are kept to check each group against.
+  std::map<std::tuple<std::string, int, int>, std::optional<CollectiveProgram>> in_network;
   std::set<std::tuple<std::string, int, std::vector<int>>> seen;
   for (int r = 0; r < trace_.ranks; ++r) {
     for (const TraceOp& op : trace_.ops[static_cast<std::size_t>(r)]) {
@@ -146,24 +146,22 @@ void TraceReplay::check_algorithms() const {
       const std::vector<int>& group = trace_.group(op);
       const auto where = [&] { return "rank " + std::to_string(r) + " operation " + std::to_string(op.id) + " (" + algorithm + "): "; };
       const int n = static_cast<int>(group.size());
-      AlgorithmParams params = options_.params;
-      params.local_size = std::min<int>(params.local_size, n);
-      if (n % std::max(1, params.local_size) != 0) params.local_size = n;
-      auto [built, fresh] = in_network.try_emplace({algorithm, static_cast<int>(op.op), n}, false);
-      std::optional<CollectiveProgram> program;
+      auto [built, fresh] = in_network.try_emplace({algorithm, static_cast<int>(op.op), n});
       if (fresh) {
+        AlgorithmParams params = options_.params;
+        params.local_size = std::min<int>(params.local_size, n);
+        if (n % std::max(1, params.local_size) != 0) params.local_size = n;
         try {
-          program = build_collective(algorithm, op.op, n, 1 << 20, params);
+          CollectiveProgram program = build_collective(algorithm, op.op, n, 1 << 20, params);
+          if (uses_in_network(program)) built->second = std::move(program);
         } catch (const std::invalid_argument& e) {
           throw std::invalid_argument(where() + e.what());
         }
-        built->second = uses_in_network(*program);
       }
       if (!built->second || !seen.insert({algorithm, static_cast<int>(op.op), group}).second) continue;
-      if (!program) program = build_collective(algorithm, op.op, n, 1 << 20, params);
       std::vector<HostId> hosts;
       for (int member : group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
-      if (auto problem = CollectiveExecutor::in_network_problem(*network_, *program, hosts)) {
+      if (auto problem = CollectiveExecutor::in_network_problem(*network_, *built->second, hosts)) {
         throw std::invalid_argument(where() + *problem);
       }
     }
@@ -385,7 +383,7 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   if (first_key_[op.key] != 0) options.first_order_key = first_key_[op.key];
   const auto one_domain = [&] {
     // Asked of the whole network once per group (a trace's groups repeat thousands of times).
-    const auto [it, fresh] = one_domain_.try_emplace(op.group, false);  // (by the trace's group id)
+    const auto [it, fresh] = one_domain_.try_emplace(op.group, false);
     if (fresh) it->second = network_->can_reduce_in_network(hosts);
     return it->second;
   };
