@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <vector>
 
+#include "app/config/config_error.h"
 #include "app/config/config_loader.h"
 #include "app/commands/timeline_options.h"
 #include "app/mpi/launch.h"
@@ -31,17 +33,8 @@ void add_options(po::options_description& options) {
 }
 
 
-int run_command(const po::variables_map& vm, int argc, char** argv) {
-  // Under mpirun each process runs its share of the partitions; the first one reports and
-  // writes, the others say nothing (FABRICSIM_MPI_VERBOSE=1 lets them).
-  std::unique_ptr<ProcessGroup> processes;
-  try {
-    processes = open_launched_processes(&argc, &argv);
-  } catch (const std::runtime_error& e) {
-    // mpirun started several of us but this build cannot split a run: the user's setup.
-    if (launched_rank() == 0) std::cerr << "fabricsim run: " << e.what() << "\n";
-    return kExitBadInput;
-  }
+// The run in this process; `processes` when mpirun started several.
+int run_here(const po::variables_map& vm, ProcessGroup* processes) {
   const bool writer = processes == nullptr || processes->rank() == 0;
   const int error_fd = processes != nullptr ? dup(STDERR_FILENO) : -1;  // a failure is said whoever has it
   if (!writer && std::getenv("FABRICSIM_MPI_VERBOSE") == nullptr) {
@@ -53,7 +46,7 @@ int run_command(const po::variables_map& vm, int argc, char** argv) {
   if (!apply_seed(vm, config)) return kExitBadInput;
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   if (!apply_threads(vm, config)) return kExitBadInput;
-  config.processes = processes.get();
+  config.processes = processes;
   const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>() : default_out_dir(config);
   ChromeTraceOptions trace;
   if (!timeline_options(vm, trace)) return kExitBadInput;
@@ -104,6 +97,35 @@ int run_command(const po::variables_map& vm, int argc, char** argv) {
   }
   const int code = run.deadlocked() ? kExitDeadlock : run.complete() ? 0 : kExitIncomplete;
   if (processes == nullptr) (void)owned.release();
+  return code;
+}
+
+int run_command(const po::variables_map& vm, int argc, char** argv) {
+  // Under mpirun each process runs its share of the partitions; the first one reports and
+  // writes, the others say nothing (FABRICSIM_MPI_VERBOSE=1 lets them).
+  std::unique_ptr<ProcessGroup> processes;
+  try {
+    processes = open_launched_processes(&argc, &argv);
+  } catch (const std::runtime_error& e) {
+    // mpirun started several of us but this build cannot split a run: the user's setup.
+    if (launched_rank() == 0) std::cerr << "fabricsim run: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (processes == nullptr) return run_here(vm, nullptr);
+  int code = kExitBadInput;
+  try {
+    code = run_here(vm, processes.get());
+  } catch (const ConfigError& e) {
+    std::cerr << e.what() << "\n";  // (the others' stderr is closed)
+  }
+  // Bad input is found alike by every process. All wait until the first has said so:
+  // mpirun stops the rest once one exits with an error, and could stop the first before
+  // it speaks.
+  if (code == kExitBadInput) {
+    std::cerr.flush();
+    std::vector<std::int64_t> none{0};
+    processes->all_sum(none);
+  }
   return code;
 }
 
