@@ -8,32 +8,30 @@
 namespace fabricsim {
 
 EgressPort::EgressPort(Simulator& sim, Bandwidth bandwidth, int traffic_classes, std::int64_t queue_capacity_bytes)
-    : sim_(&sim),
+    : capacity_(queue_capacity_bytes),
+      sim_(&sim),
       bandwidth_(bandwidth),
-      capacity_(queue_capacity_bytes),
       class_count_(static_cast<std::uint8_t>(traffic_classes)),
-      classes_(static_cast<std::size_t>(traffic_classes)),
-      class_counters_(static_cast<std::size_t>(traffic_classes)) {
-  class_queues_ = classes_.data();
-}
+      more_queues_(static_cast<std::size_t>(traffic_classes - 1)),
+      more_counters_(static_cast<std::size_t>(traffic_classes - 1)) {}
 
 void EgressPort::maybe_mark(Packet* p, std::int64_t queued) {
   if (ecn_ != nullptr && p->ecn == kEcnCapable && ecn_->should_mark(queued, *rng_)) {
     p->ecn = kEcnCongested;
-    ++class_counters_[p->traffic_class].ecn_marks;
+    ++counters_of(p->traffic_class).ecn_marks;
   }
 }
 
 void EgressPort::count_drop(Packet* p) {
-  ++class_counters_[p->traffic_class].drops;
+  ++counters_of(p->traffic_class).drops;
   dropped_bytes_ += p->wire_bytes;
   sim_->packets().release(p);
 }
 
 bool EgressPort::enqueue(Packet* p, bool granted) {
   assert(p->traffic_class < class_count_);
-  ClassQueue& q = class_queues_[p->traffic_class];
-  ClassCounters& cc = class_counters_[p->traffic_class];
+  ClassQueue& q = queue(p->traffic_class);
+  ClassCounters& cc = counters_of(p->traffic_class);
   if (q.bytes + p->wire_bytes > capacity_ && !granted) {
     count_drop(p);
     return false;
@@ -58,7 +56,7 @@ void EgressPort::start_next() {
   Packet* p = nullptr;
   if (total_queued_bytes_ > 0) {
     for (int c = class_count_ - 1; c >= 0; --c) {
-      ClassQueue& q = class_queues_[c];
+      ClassQueue& q = queue(c);
       if (q.packets.empty() || paused(static_cast<std::uint8_t>(c))) continue;
       const Queued next = q.packets.front();
       if (credit_based_ && credit_[static_cast<std::size_t>(c)].available < next.wire_bytes) {
@@ -92,7 +90,7 @@ void EgressPort::begin_service(Packet* p, std::int64_t wire_bytes) {
 void EgressPort::on_event() {
   Packet* p = in_service_;
   busy_time_ += service_time_;
-  ClassCounters& cc = class_counters_[p->traffic_class];
+  ClassCounters& cc = counters_of(p->traffic_class);
   cc.bytes_sent += p->wire_bytes;
   ++cc.packets_sent;
   if (telemetry_) stamp(p);
@@ -122,7 +120,7 @@ void EgressPort::set_down() {
 
 void EgressPort::set_paused(std::uint8_t c, bool pause) {
   const std::uint8_t bit = static_cast<std::uint8_t>(1u << c);
-  ClassCounters& cc = class_counters_[c];
+  ClassCounters& cc = counters_of(c);
   if (pause && !(paused_mask_ & bit)) {
     paused_mask_ |= bit;
     paused_since_[c] = sim_->now();
@@ -174,7 +172,7 @@ void EgressPort::note_credit_wait(std::uint8_t c) {
 
 void EgressPort::end_credit_wait(std::uint8_t c) {
   if (credit_[c].wait_since >= 0) {
-    class_counters_[c].credit_wait_time += sim_->now() - credit_[c].wait_since;
+    counters_of(c).credit_wait_time += sim_->now() - credit_[c].wait_since;
     credit_[c].wait_since = -1;
   }
 }
@@ -182,8 +180,8 @@ void EgressPort::end_credit_wait(std::uint8_t c) {
 PortCounters EgressPort::counters() const {
   // Port totals are the sums over classes; only what has no class is kept apart.
   PortCounters c;
-  for (std::size_t k = 0; k < class_counters_.size(); ++k) {
-    const ClassCounters& cc = class_counters_[k];
+  for (std::size_t k = 0; k < class_count_; ++k) {
+    const ClassCounters& cc = counters_of(static_cast<int>(k));
     c.per_class[k] = cc;
     c.bytes_sent += cc.bytes_sent;
     c.packets_sent += cc.packets_sent;
@@ -199,7 +197,7 @@ PortCounters EgressPort::counters() const {
 }
 
 void EgressPort::adopt_counters(const PortCounters& c) {
-  for (std::size_t k = 0; k < class_counters_.size(); ++k) class_counters_[k] = c.per_class[k];
+  for (std::size_t k = 0; k < class_count_; ++k) counters_of(static_cast<int>(k)) = c.per_class[k];
   dropped_bytes_ = c.dropped_bytes;
   max_queue_bytes_ = c.max_queue_bytes;
   busy_time_ = c.busy_time;

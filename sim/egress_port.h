@@ -56,7 +56,12 @@ class PortObserver {
   virtual void on_departure(const Packet& p) = 0;
 };
 
-class EgressPort final : public EventHandler {
+// Aligned to a cache line, with what one packet's enqueue and departure touch in its
+// first four lines (class 0's queue and counters inline), all at fixed offsets from the
+// port: at scale every port is cold, and the loads then go out together instead of one
+// after another through pointers (k=32 fat-tree: enqueue was 29% of the run, three
+// dependent misses).
+class alignas(64) EgressPort final : public EventHandler {
  public:
   static constexpr std::int64_t kUnlimited = INT64_MAX;
 
@@ -92,9 +97,7 @@ class EgressPort final : public EventHandler {
   void send_control(Packet* p);
   // PFC from the far end: stop (or resume) starting packets of `traffic_class`.
   void set_paused(std::uint8_t traffic_class, bool paused);
-  void count_pause_sent(std::uint8_t traffic_class) {
-    ++class_counters_[traffic_class].pauses_sent;
-  }
+  void count_pause_sent(std::uint8_t traffic_class) { ++counters_of(traffic_class).pauses_sent; }
   // Makes the link credit-based: each end grants the other `bytes` of buffer per class,
   // and returns what it frees once `return_batch` bytes are owed (one credit update per
   // batch, not per packet). A batch of at most `bytes` minus the largest packet cannot
@@ -131,7 +134,9 @@ class EgressPort final : public EventHandler {
   void prefetch() const override {
     __builtin_prefetch(in_service_);
     __builtin_prefetch(link_);
-    __builtin_prefetch(class_queues_);
+    __builtin_prefetch(reinterpret_cast<const char*>(this) + 64);
+    __builtin_prefetch(&first_queue_);
+    __builtin_prefetch(&first_counters_);
   }
 
   bool busy() const { return in_service_ != nullptr; }
@@ -139,7 +144,7 @@ class EgressPort final : public EventHandler {
   std::uint8_t paused_mask() const { return paused_mask_; }
   Bandwidth bandwidth() const { return bandwidth_; }
   std::int64_t queued_bytes() const { return total_queued_bytes_; }
-  std::int64_t queued_bytes(int traffic_class) const { return class_queues_[traffic_class].bytes; }
+  std::int64_t queued_bytes(int traffic_class) const { return queue(traffic_class).bytes; }
   int traffic_classes() const { return class_count_; }
   const EcnConfig* ecn() const { return ecn_; }  // null: no marking
   // Counters, with paused time brought up to `now`.
@@ -151,7 +156,7 @@ class EgressPort final : public EventHandler {
   PortCounters counters() const;
   std::uint64_t packets_sent() const {
     std::uint64_t n = 0;
-    for (const ClassCounters& c : class_counters_) n += c.packets_sent;
+    for (int c = 0; c < class_count_; ++c) n += counters_of(c).packets_sent;
     return n;
   }
   const Link* link() const { return link_; }
@@ -165,35 +170,49 @@ class EgressPort final : public EventHandler {
   };
   struct ClassQueue {
     std::int64_t bytes = 0;
-    RingBuffer<Queued, 4> packets;
+    RingBuffer<Queued, 1> packets;  // 56 bytes in all: one line
   };
+  ClassQueue& queue(int c) { return c == 0 ? first_queue_ : more_queues_[static_cast<std::size_t>(c - 1)]; }
+  const ClassQueue& queue(int c) const { return c == 0 ? first_queue_ : more_queues_[static_cast<std::size_t>(c - 1)]; }
+  ClassCounters& counters_of(int c) { return c == 0 ? first_counters_ : more_counters_[static_cast<std::size_t>(c - 1)]; }
+  const ClassCounters& counters_of(int c) const {
+    return c == 0 ? first_counters_ : more_counters_[static_cast<std::size_t>(c - 1)];
+  }
   void start_next();
   void begin_service(Packet* p, std::int64_t wire_bytes);
   void end_credit_wait(std::uint8_t traffic_class);
   void stamp(Packet* p);  // in-band telemetry
   void maybe_mark(Packet* p, std::int64_t queued_before);
 
-  // What every packet touches, first (after the vtable and the handler's queue fields).
+  // Line 0 (after the vtable and the handler's queue fields) and line 1: what every
+  // packet touches.
   Packet* in_service_ = nullptr;
   std::int64_t total_queued_bytes_ = 0;
-  ClassQueue* class_queues_ = nullptr;  // classes_.data()
+  std::int64_t capacity_;
   Link* link_ = nullptr;
+  Time service_time_ = 0;
   PortObserver* observer_ = nullptr;
+  const EcnConfig* ecn_ = nullptr;
   Simulator* sim_;
   Bandwidth bandwidth_;
-  std::int64_t capacity_;
-  Time service_time_ = 0;
-  const EcnConfig* ecn_ = nullptr;
-  PacketSource* source_ = nullptr;
-  Rng* rng_ = nullptr;
-  PortIndex source_port_ = 0;
+  std::int64_t max_queue_bytes_ = 0;
+  Time busy_time_ = 0;
   std::uint8_t paused_mask_ = 0;
   std::uint8_t class_count_ = 0;
   bool credit_based_ = false;  // here, not credit_.empty(): every packet asks, and this line is hot
   bool down_ = false;
   bool telemetry_ = false;
+  PortIndex source_port_ = 0;
+  PacketSource* source_ = nullptr;  // an endpoint's port pulls from it once its queue is empty
+  // Line 2: class 0's queue; line 3: its counters (all but the last, which credit waits
+  // alone touch).
+  alignas(64) ClassQueue first_queue_;
+  alignas(64) ClassCounters first_counters_;
+  // Classes 1 and up.
+  std::vector<ClassQueue> more_queues_;
+  std::vector<ClassCounters> more_counters_;
+  Rng* rng_ = nullptr;
   std::uint64_t tx_bytes_ = 0;  // all classes (for telemetry)
-  std::vector<ClassQueue> classes_;
   std::array<Time, kMaxTrafficClasses> paused_since_{};
   // Per class, empty unless credit-based: what the far end granted and not yet used, and
   // since when a ready packet has waited for more (-1: not waiting); together, so a
@@ -206,11 +225,7 @@ class EgressPort final : public EventHandler {
   std::vector<std::int64_t> owed_;              // per class: freed, not yet returned
   std::int64_t return_batch_ = 0;
   std::int64_t credit_bytes_ = 0;
-  // Counted per packet: per class (the port's totals are their sums), and what has no class.
-  std::vector<ClassCounters> class_counters_;
-  std::int64_t max_queue_bytes_ = 0;
-  Time busy_time_ = 0;
-  std::uint64_t dropped_bytes_ = 0;
+  std::uint64_t dropped_bytes_ = 0;  // (per class counters above; the port's totals are their sums)
 };
 
 }  // namespace fabricsim
