@@ -8,10 +8,10 @@
 namespace fabricsim {
 
 EgressPort::EgressPort(Simulator& sim, Bandwidth bandwidth, int traffic_classes, std::int64_t queue_capacity_bytes)
-    : capacity_(queue_capacity_bytes),
-      sim_(&sim),
+    : sim_(&sim),
       bandwidth_(bandwidth),
       class_count_(static_cast<std::uint8_t>(traffic_classes)),
+      capacity_(queue_capacity_bytes),
       more_queues_(static_cast<std::size_t>(traffic_classes - 1)),
       more_counters_(static_cast<std::size_t>(traffic_classes - 1)) {}
 
@@ -44,6 +44,7 @@ bool EgressPort::enqueue(Packet* p, bool granted) {
     return true;
   }
   q.packets.push_back({p, p->wire_bytes});
+  if (p->traffic_class == 0) note_next_slot();
   q.bytes += p->wire_bytes;
   total_queued_bytes_ += p->wire_bytes;
   if (total_queued_bytes_ > max_queue_bytes_) max_queue_bytes_ = total_queued_bytes_;
@@ -64,6 +65,7 @@ void EgressPort::start_next() {
         continue;
       }
       q.packets.pop_front();
+      if (c == 0) note_next_slot();
       q.bytes -= next.wire_bytes;
       total_queued_bytes_ -= next.wire_bytes;
       if (ecn_ != nullptr && ecn_->mark_on_dequeue) maybe_mark(next.packet, q.bytes);

@@ -137,6 +137,7 @@ class alignas(64) EgressPort final : public EventHandler {
     __builtin_prefetch(reinterpret_cast<const char*>(this) + 64);
     __builtin_prefetch(&first_queue_);
     __builtin_prefetch(&first_counters_);
+    __builtin_prefetch(next_slot_);
   }
 
   bool busy() const { return in_service_ != nullptr; }
@@ -179,6 +180,7 @@ class alignas(64) EgressPort final : public EventHandler {
     return c == 0 ? first_counters_ : more_counters_[static_cast<std::size_t>(c - 1)];
   }
   void start_next();
+  void note_next_slot() { next_slot_ = first_queue_.packets.empty() ? nullptr : &first_queue_.packets.front(); }
   void begin_service(Packet* p, std::int64_t wire_bytes);
   void end_credit_wait(std::uint8_t traffic_class);
   void stamp(Packet* p);  // in-band telemetry
@@ -188,7 +190,9 @@ class alignas(64) EgressPort final : public EventHandler {
   // packet touches.
   Packet* in_service_ = nullptr;
   std::int64_t total_queued_bytes_ = 0;
-  std::int64_t capacity_;
+  // Where class 0's next packet to send sits in its queue (null: empty), for prefetch():
+  // that slot was written long ago, and loading it through the queue is two misses in a row.
+  const Queued* next_slot_ = nullptr;
   Link* link_ = nullptr;
   Time service_time_ = 0;
   PortObserver* observer_ = nullptr;
@@ -207,6 +211,7 @@ class alignas(64) EgressPort final : public EventHandler {
   // Line 2: class 0's queue; line 3: its counters (all but the last, which credit waits
   // alone touch).
   alignas(64) ClassQueue first_queue_;
+  std::int64_t capacity_;
   alignas(64) ClassCounters first_counters_;
   // Classes 1 and up.
   std::vector<ClassQueue> more_queues_;
