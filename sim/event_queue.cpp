@@ -6,53 +6,7 @@
 
 namespace fabricsim {
 
-__attribute__((always_inline)) inline int EventQueue::bucket_of(Time t) const {
-  // The highest hex digit in which t differs from now_, and t's own value of it.
-  const auto diff = static_cast<std::uint64_t>(t ^ now_);
-  const int digit = (63 - std::countl_zero(diff)) / kDigitBits;
-  const int value = static_cast<int>((static_cast<std::uint64_t>(t) >> (digit * kDigitBits)) & (kValues - 1));
-  return digit * kValues + value;
-}
-
-__attribute__((always_inline)) inline void EventQueue::put(const Entry& e) {
-  const int b = bucket_of(e.time);
-  buckets_[static_cast<std::size_t>(b)].push_back(e);
-  occupied_[static_cast<std::size_t>(b >> 6)] |= 1ull << (b & 63);
-}
-
-std::uint32_t EventQueue::next_seq() {
-  const std::uint32_t s = next_seq_++;
-  if (next_seq_ == 0) next_seq_ = 1;  // 0 means "not queued"; wrapping only breaks ties
-  return s;
-}
-
-void EventQueue::insert(const Entry& e) {
-  // Earlier than now only when a caller moved past a stop time by hand: rare, so an O(n)
-  // rebuild is fine.
-  if (e.time < now_) rebase(e.time);
-  if (e.time == now_) {
-    if (running_now_) {
-      next_round_.push_back(e);
-    } else {
-      batch_.push_back(e);  // round 0 of a time not yet begun: sorted before the first pop
-      batch_dirty_ = true;
-    }
-  } else {
-    put(e);
-  }
-  ++size_;
-}
-
-void EventQueue::schedule(EventHandler& h, Time at) {
-  assert(at >= 0);
-  cancel(h);
-  h.time_ = at;
-  h.seq_ = next_seq();
-  insert({at, &h, h.order_, h.seq_});
-}
-
-void EventQueue::cancel(EventHandler& h) {
-  if (h.seq_ == 0) return;
+void EventQueue::forget(EventHandler& h) {
   h.seq_ = 0;  // its entry stays where it is, forgotten, until it reaches the front
   --size_;
   ++forgotten_;
@@ -101,8 +55,7 @@ bool EventQueue::settle(Time limit) {
     }
     assert(i >= 0);
     std::vector<Entry>& b = buckets_[static_cast<std::size_t>(i)];
-    Time earliest = b.front().time;
-    for (const Entry& e : b) earliest = std::min(earliest, e.time);
+    const Time earliest = bucket_min_[static_cast<std::size_t>(i)];
     // Later than the limit: stop here, before now_ moves (the bound may be a forgotten
     // entry's; the live ones are no earlier).
     if (earliest > limit) return false;
@@ -132,9 +85,7 @@ Time EventQueue::lower_bound_time() {
   for (int w = 0; w < kWords; ++w) {
     if (occupied_[static_cast<std::size_t>(w)] != 0) {
       const int i = w * 64 + std::countr_zero(occupied_[static_cast<std::size_t>(w)]);
-      Time earliest = kTimeMax;
-      for (const Entry& e : buckets_[static_cast<std::size_t>(i)]) earliest = std::min(earliest, e.time);
-      return earliest;
+      return bucket_min_[static_cast<std::size_t>(i)];
     }
   }
   return kTimeMax;

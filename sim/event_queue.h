@@ -26,6 +26,9 @@
 // A handler has at most one pending event (htsim's rule): components reschedule
 // themselves rather than piling up events.
 #include <array>
+#include <algorithm>
+#include <bit>
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -73,9 +76,18 @@ class EventQueue {
 
   // Schedules `h` at `at`; if `h` is already pending, moves it. Either way it gets a
   // fresh sequence number, so it runs after events already scheduled for the same time.
-  void schedule(EventHandler& h, Time at);
+  // (Inline, with what it calls: it runs once per event.)
+  void schedule(EventHandler& h, Time at) {
+    assert(at >= 0);
+    cancel(h);
+    h.time_ = at;
+    h.seq_ = next_seq();
+    insert({at, &h, h.order_, h.seq_});
+  }
   // Removes `h`'s pending event, if any. O(1).
-  void cancel(EventHandler& h);
+  void cancel(EventHandler& h) {
+    if (h.seq_ != 0) forget(h);
+  }
   // Removes and returns the earliest event's handler; its time is h->event_time().
   EventHandler* pop();
   // The same, right after due_by() said yes (nothing scheduled since): skips settling.
@@ -91,7 +103,11 @@ class EventQueue {
   // Whether an event is due at or before `until`. When none is, nothing moves: events
   // may still be scheduled anywhere after the last one popped (a partition's inbox is
   // emptied into its queue between windows).
-  bool due_by(Time until) { return settle(until); }
+  bool due_by(Time until) {
+    // Most calls find the batch's head live and sorted: no call into settle().
+    if (!batch_dirty_ && batch_head_ < batch_.size() && live(batch_[batch_head_])) return now_ <= until;
+    return settle(until);
+  }
   // No live event is earlier than this (kTimeMax when empty). Nothing moves.
   Time lower_bound_time();
 
@@ -118,17 +134,51 @@ class EventQueue {
   static constexpr int kBuckets = kDigits * kValues;
   static constexpr int kWords = kBuckets / 64;
 
-  int bucket_of(Time t) const;
-  void insert(const Entry& e);
-  void put(const Entry& e);
   // Makes batch_ hold the next round of events, if their time is at or before `limit`;
   // false (and nothing moved) when the earliest pending event is later.
   bool settle(Time limit = kTimeMax);
-  std::uint32_t next_seq();
+
+  int bucket_of(Time t) const {
+    // The highest hex digit in which t differs from now_, and t's own value of it.
+    const auto diff = static_cast<std::uint64_t>(t ^ now_);
+    const int digit = (63 - std::countl_zero(diff)) / kDigitBits;
+    const int value = static_cast<int>((static_cast<std::uint64_t>(t) >> (digit * kDigitBits)) & (kValues - 1));
+    return digit * kValues + value;
+  }
+  void put(const Entry& e) {
+    const auto b = static_cast<std::size_t>(bucket_of(e.time));
+    std::vector<Entry>& bucket = buckets_[b];
+    bucket_min_[b] = bucket.empty() ? e.time : std::min(bucket_min_[b], e.time);
+    bucket.push_back(e);
+    occupied_[b >> 6] |= 1ull << (b & 63);
+  }
+  void insert(const Entry& e) {
+    // Earlier than now only when a caller moved past a stop time by hand: rare, so an
+    // O(n) rebuild is fine.
+    if (e.time < now_) rebase(e.time);
+    if (e.time == now_) {
+      if (running_now_) {
+        next_round_.push_back(e);
+      } else {
+        batch_.push_back(e);  // round 0 of a time not yet begun: sorted before the first pop
+        batch_dirty_ = true;
+      }
+    } else {
+      put(e);
+    }
+    ++size_;
+  }
+  std::uint32_t next_seq() {
+    const std::uint32_t s = next_seq_++;
+    if (next_seq_ == 0) next_seq_ = 1;  // 0 means "not queued"; wrapping only breaks ties
+    return s;
+  }
+  void forget(EventHandler& h);  // cancel's work when h has an entry
   void rebase(Time new_now);
   bool live(const Entry& e) const { return e.handler->seq_ == e.seq; }
 
   std::array<std::vector<Entry>, kBuckets> buckets_;
+  std::array<Time, kBuckets> bucket_min_{};  // the earliest time in each non-empty bucket
   std::array<std::uint64_t, kWords> occupied_{};  // bit b set: buckets_[b] non-empty
   std::vector<Entry> batch_;                      // entries at time now_ of the round running, in order
   std::size_t batch_head_ = 0;                    // next of batch_ to pop

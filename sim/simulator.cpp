@@ -4,10 +4,7 @@
 
 namespace fabricsim {
 
-void Simulator::schedule_at(EventHandler& h, Time at) {
-  if (at < now_) throw std::logic_error("event scheduled in the past");
-  queue_.schedule(h, at);
-}
+void Simulator::scheduled_in_the_past() { throw std::logic_error("event scheduled in the past"); }
 
 StopReason Simulator::run(Time until, std::uint64_t max_events) {
   std::uint64_t budget = max_events;

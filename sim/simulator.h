@@ -28,7 +28,10 @@ class Simulator {
   std::uint64_t monitor_events() const { return monitor_events_; }  // of events_processed()
   std::uint64_t events_processed() const { return events_; }
 
-  void schedule_at(EventHandler& h, Time at);
+  void schedule_at(EventHandler& h, Time at) {
+    if (at < now_) [[unlikely]] scheduled_in_the_past();
+    queue_.schedule(h, at);
+  }
   void schedule_in(EventHandler& h, Time delay) { schedule_at(h, now_ + delay); }
   void cancel(EventHandler& h) { queue_.cancel(h); }
 
@@ -59,6 +62,7 @@ class Simulator {
   Rng& rng() { return rng_; }
 
  private:
+  [[noreturn]] static void scheduled_in_the_past();
   Time now_ = 0;
   Time last_event_ = -1;
   Time last_work_ = -1;
