@@ -18,6 +18,7 @@ void EventQueue::forget(EventHandler& h) {
       }
     }
     occupied_ = {};
+    occupied_words_ = 0;
     batch_.clear();
     batch_head_ = 0;
     batch_dirty_ = false;
@@ -46,14 +47,8 @@ bool EventQueue::settle(Time limit) {
       if (batch_.size() > 1) std::sort(batch_.begin(), batch_.end(), before);
       continue;
     }
-    int i = -1;
-    for (int w = 0; w < kWords; ++w) {
-      if (occupied_[static_cast<std::size_t>(w)] != 0) {
-        i = w * 64 + std::countr_zero(occupied_[static_cast<std::size_t>(w)]);
-        break;
-      }
-    }
-    assert(i >= 0);
+    assert(occupied_words_ != 0);
+    const int i = first_occupied();
     std::vector<Entry>& b = buckets_[static_cast<std::size_t>(i)];
     const Time earliest = bucket_min_[static_cast<std::size_t>(i)];
     // Later than the limit: stop here, before now_ moves (the bound may be a forgotten
@@ -65,7 +60,9 @@ bool EventQueue::settle(Time limit) {
     // on more leading digits than it did with the old one.
     std::vector<Entry> moving;
     moving.swap(b);
-    occupied_[static_cast<std::size_t>(i >> 6)] &= ~(1ull << (i & 63));
+    std::uint64_t& word = occupied_[static_cast<std::size_t>(i >> 6)];
+    word &= ~(1ull << (i & 63));
+    if (word == 0) occupied_words_ &= ~(1u << (i >> 6));
     for (const Entry& e : moving) {
       if (e.time == now_) {
         batch_.push_back(e);
@@ -82,13 +79,7 @@ bool EventQueue::settle(Time limit) {
 Time EventQueue::lower_bound_time() {
   if (size_ == 0) return kTimeMax;
   if (batch_dirty_ || batch_head_ < batch_.size() || !next_round_.empty()) return now_;
-  for (int w = 0; w < kWords; ++w) {
-    if (occupied_[static_cast<std::size_t>(w)] != 0) {
-      const int i = w * 64 + std::countr_zero(occupied_[static_cast<std::size_t>(w)]);
-      return bucket_min_[static_cast<std::size_t>(i)];
-    }
-  }
-  return kTimeMax;
+  return occupied_words_ == 0 ? kTimeMax : bucket_min_[static_cast<std::size_t>(first_occupied())];
 }
 
 Time EventQueue::next_time() {
@@ -116,6 +107,7 @@ void EventQueue::rebase(Time new_now) {
     b.clear();
   }
   occupied_ = {};
+  occupied_words_ = 0;
   batch_.clear();
   batch_head_ = 0;
   now_ = new_now;
