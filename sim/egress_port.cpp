@@ -37,66 +37,69 @@ bool EgressPort::enqueue(Packet* p, bool granted) {
     return false;
   }
   if (ecn_ != nullptr && !ecn_->mark_on_dequeue) maybe_mark(p, q.bytes);
-  if (in_service_ == nullptr && total_queued_bytes_ == 0 && can_start(p->traffic_class, p->wire_bytes)) {
+  if (in_service_.packet == nullptr && total_queued_bytes_ == 0 && can_start(p->traffic_class, p->wire_bytes)) {
     // Idle and nothing waiting (any pull source is drained too, or we would be busy).
     if (ecn_ != nullptr && ecn_->mark_on_dequeue) maybe_mark(p, 0);
-    begin_service(p, p->wire_bytes);
+    begin_service(queued(p));
     return true;
   }
-  q.packets.push_back({p, p->wire_bytes});
+  q.packets.push_back(queued(p));
   if (p->traffic_class == 0) note_next_slot();
   q.bytes += p->wire_bytes;
   total_queued_bytes_ += p->wire_bytes;
   if (total_queued_bytes_ > max_queue_bytes_) max_queue_bytes_ = total_queued_bytes_;
   if (q.bytes > cc.max_queue_bytes) cc.max_queue_bytes = q.bytes;
-  if (in_service_ == nullptr) start_next();
+  if (in_service_.packet == nullptr) start_next();
   return true;
 }
 
 void EgressPort::start_next() {
-  Packet* p = nullptr;
   if (total_queued_bytes_ > 0) {
     for (int c = class_count_ - 1; c >= 0; --c) {
       ClassQueue& q = queue(c);
       if (q.packets.empty() || paused(static_cast<std::uint8_t>(c))) continue;
       const Queued next = q.packets.front();
-      if (credit_based_ && credit_[static_cast<std::size_t>(c)].available < next.wire_bytes) {
+      const std::int64_t wire_bytes = next.departure.wire_bytes;
+      if (credit_based_ && credit_[static_cast<std::size_t>(c)].available < wire_bytes) {
         note_credit_wait(static_cast<std::uint8_t>(c));
         continue;
       }
       q.packets.pop_front();
       if (c == 0) note_next_slot();
-      q.bytes -= next.wire_bytes;
-      total_queued_bytes_ -= next.wire_bytes;
+      q.bytes -= wire_bytes;
+      total_queued_bytes_ -= wire_bytes;
       if (ecn_ != nullptr && ecn_->mark_on_dequeue) maybe_mark(next.packet, q.bytes);
-      in_service_ = nullptr;
-      begin_service(next.packet, next.wire_bytes);
+      begin_service(next);
       return;
     }
   }
-  if (source_ != nullptr) p = source_->pull(source_port_);
-  in_service_ = nullptr;
-  if (p != nullptr) begin_service(p, p->wire_bytes);
+  // (The port still reads busy while its source makes the packet: nothing re-enters.)
+  Packet* p = has_source_ ? source_->pull(source_port_) : nullptr;
+  in_service_.packet = nullptr;
+  if (p != nullptr) begin_service(queued(p));
 }
 
-void EgressPort::begin_service(Packet* p, std::int64_t wire_bytes) {
+void EgressPort::begin_service(const Queued& q) {
+  const std::uint8_t c = q.departure.traffic_class;
   if (credit_based_) {
-    credit_[p->traffic_class].available -= wire_bytes;
-    end_credit_wait(p->traffic_class);
+    credit_[c].available -= q.departure.wire_bytes;
+    end_credit_wait(c);
   }
-  in_service_ = p;
-  service_time_ = serialization(wire_bytes, bandwidth_);
+  in_service_ = q;
+  service_time_ = serialization(q.departure.wire_bytes, bandwidth_);
   sim_->schedule_in(*this, service_time_);
 }
 
 void EgressPort::on_event() {
-  Packet* p = in_service_;
+  // The packet itself is not read here (see Queued).
+  Packet* p = in_service_.packet;
+  const Departure d = in_service_.departure;
   busy_time_ += service_time_;
-  ClassCounters& cc = counters_of(p->traffic_class);
-  cc.bytes_sent += p->wire_bytes;
+  ClassCounters& cc = counters_of(d.traffic_class);
+  cc.bytes_sent += d.wire_bytes;
   ++cc.packets_sent;
   if (telemetry_) stamp(p);
-  if (observer_ != nullptr) observer_->on_departure(*p);
+  if (observer_ != nullptr) observer_->on_departure(d);
   if (down_) {
     count_drop(p);
   } else {
@@ -117,7 +120,7 @@ void EgressPort::set_down() {
   down_ = true;
   credit_based_ = false;
   paused_mask_ = 0;
-  if (in_service_ == nullptr) start_next();
+  if (in_service_.packet == nullptr) start_next();
 }
 
 void EgressPort::set_paused(std::uint8_t c, bool pause) {
@@ -130,7 +133,7 @@ void EgressPort::set_paused(std::uint8_t c, bool pause) {
   } else if (!pause && (paused_mask_ & bit)) {
     paused_mask_ &= static_cast<std::uint8_t>(~bit);
     cc.paused_time += sim_->now() - paused_since_[c];
-    if (in_service_ == nullptr) start_next();
+    if (in_service_.packet == nullptr) start_next();
   }
 }
 
@@ -153,7 +156,7 @@ void EgressPort::set_credits(std::int64_t bytes, std::int64_t return_batch) {
 
 void EgressPort::credits_returned(std::uint8_t c, std::int64_t bytes) {
   credit_[c].available += bytes;
-  if (in_service_ == nullptr) start_next();
+  if (in_service_.packet == nullptr) start_next();
 }
 
 void EgressPort::owe_credits(std::uint8_t c, std::int64_t bytes) {

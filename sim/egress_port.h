@@ -49,11 +49,20 @@ struct PortCounters {
   std::array<ClassCounters, kMaxTrafficClasses> per_class{};
 };
 
+// What a leaving packet held where it was queued: the port copies it from the packet on
+// arrival, so the departure need not load the packet again (long queued, so cold).
+struct Departure {
+  std::uint32_t wire_bytes;
+  std::uint16_t ingress_port;
+  std::uint8_t ingress_class;
+  std::uint8_t traffic_class;
+};
+
 // Told when a packet leaves, e.g. so a switch frees its buffer.
 class PortObserver {
  public:
   virtual ~PortObserver() = default;
-  virtual void on_departure(const Packet& p) = 0;
+  virtual void on_departure(const Departure& d) = 0;
 };
 
 // Aligned to a cache line, with what one packet's enqueue and departure touch in its
@@ -71,6 +80,7 @@ class alignas(64) EgressPort final : public EventHandler {
   void attach(Link& link) { link_ = &link; }
   void set_source(PacketSource* source, PortIndex index_at_source) {
     source_ = source;
+    has_source_ = source != nullptr;
     source_port_ = index_at_source;
   }
   void set_observer(PortObserver* observer) { observer_ = observer; }
@@ -90,7 +100,7 @@ class alignas(64) EgressPort final : public EventHandler {
   void count_drop(Packet* p);
   // The source has something new: start sending if idle.
   void wake() {
-    if (in_service_ == nullptr) start_next();
+    if (in_service_.packet == nullptr) start_next();
   }
   // Puts a control frame (PFC) on the wire now, ahead of everything: it reaches the far
   // end after the link's latency.
@@ -132,7 +142,6 @@ class alignas(64) EgressPort final : public EventHandler {
 
   void on_event() override;  // transmission of the packet in service has ended
   void prefetch() const override {
-    __builtin_prefetch(in_service_);
     __builtin_prefetch(link_);
     __builtin_prefetch(reinterpret_cast<const char*>(this) + 64);
     __builtin_prefetch(&first_queue_);
@@ -140,7 +149,7 @@ class alignas(64) EgressPort final : public EventHandler {
     __builtin_prefetch(next_slot_);
   }
 
-  bool busy() const { return in_service_ != nullptr; }
+  bool busy() const { return in_service_.packet != nullptr; }
   bool paused(std::uint8_t traffic_class) const { return (paused_mask_ >> traffic_class) & 1u; }
   std::uint8_t paused_mask() const { return paused_mask_; }
   Bandwidth bandwidth() const { return bandwidth_; }
@@ -163,12 +172,16 @@ class alignas(64) EgressPort final : public EventHandler {
   const Link* link() const { return link_; }
 
  private:
-  // A queued packet with its size beside it: taking the next one to send reads the
-  // queue, not the packet (long queued, so likely out of cache).
+  // A queued packet with what its departure needs beside it: taking the next one to
+  // send, and sending it, read the queue, not the packet (long queued, so likely out of
+  // cache; the link hands the pointer on unread).
   struct Queued {
-    Packet* packet;
-    std::int64_t wire_bytes;
+    Packet* packet = nullptr;
+    Departure departure{};
   };
+  static Queued queued(Packet* p) {
+    return {p, {p->wire_bytes, p->ingress_port, p->ingress_class, p->traffic_class}};
+  }
   struct ClassQueue {
     std::int64_t bytes = 0;
     RingBuffer<Queued, 1> packets;  // 56 bytes in all: one line
@@ -181,14 +194,14 @@ class alignas(64) EgressPort final : public EventHandler {
   }
   void start_next();
   void note_next_slot() { next_slot_ = first_queue_.packets.empty() ? nullptr : &first_queue_.packets.front(); }
-  void begin_service(Packet* p, std::int64_t wire_bytes);
+  void begin_service(const Queued& q);
   void end_credit_wait(std::uint8_t traffic_class);
   void stamp(Packet* p);  // in-band telemetry
   void maybe_mark(Packet* p, std::int64_t queued_before);
 
   // Line 0 (after the vtable and the handler's queue fields) and line 1: what every
   // packet touches.
-  Packet* in_service_ = nullptr;
+  Queued in_service_;  // packet null: idle
   std::int64_t total_queued_bytes_ = 0;
   // Where class 0's next packet to send sits in its queue (null: empty), for prefetch():
   // that slot was written long ago, and loading it through the queue is two misses in a row.
@@ -206,13 +219,14 @@ class alignas(64) EgressPort final : public EventHandler {
   bool credit_based_ = false;  // here, not credit_.empty(): every packet asks, and this line is hot
   bool down_ = false;
   bool telemetry_ = false;
-  PortIndex source_port_ = 0;
-  PacketSource* source_ = nullptr;  // an endpoint's port pulls from it once its queue is empty
+  bool has_source_ = false;    // source_ is set (switch ports never read it)
   // Line 2: class 0's queue; line 3: its counters (all but the last, which credit waits
   // alone touch).
   alignas(64) ClassQueue first_queue_;
   std::int64_t capacity_;
   alignas(64) ClassCounters first_counters_;
+  PacketSource* source_ = nullptr;  // an endpoint's port pulls from it once its queue is empty
+  PortIndex source_port_ = 0;
   // Classes 1 and up.
   std::vector<ClassQueue> more_queues_;
   std::vector<ClassCounters> more_counters_;

@@ -207,13 +207,13 @@ void Switch::forward(Packet* p, PortIndex in_port) {
   ports_[out]->enqueue(p);
 }
 
-void Switch::on_departure(const Packet& p) {
-  if (p.ingress_port == kNoPort) return;  // made here: it held no ingress buffer
-  if (credit_port(p.ingress_port)) {
-    ports_[p.ingress_port]->owe_credits(p.ingress_class, p.wire_bytes);
+void Switch::on_departure(const Departure& d) {
+  if (d.ingress_port == kNoPort) return;  // made here: it held no ingress buffer
+  if (credit_port(d.ingress_port)) {
+    ports_[d.ingress_port]->owe_credits(d.ingress_class, d.wire_bytes);
     return;
   }
-  if (mmu_ && mmu_->release(p.ingress_port, p.ingress_class, p.wire_bytes)) send_pfc(p.ingress_port, p.ingress_class, false);
+  if (mmu_ && mmu_->release(d.ingress_port, d.ingress_class, d.wire_bytes)) send_pfc(d.ingress_port, d.ingress_class, false);
 }
 
 }  // namespace fabricsim

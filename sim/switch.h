@@ -69,7 +69,7 @@ class Switch final : public PacketSink, public PortObserver {
   bool has_multicast_group(std::uint16_t id) const { return id < multicast_.size() && !multicast_[id].empty(); }
 
   void receive(Packet* p, PortIndex in_port) override;
-  void on_departure(const Packet& p) override;
+  void on_departure(const Departure& d) override;
 
   // Which of `count` equal-cost candidates ECMP gives a flow of hash `flow_hash` here.
   std::uint32_t ecmp_pick(std::uint32_t flow_hash, std::uint32_t count) const {
