@@ -18,7 +18,6 @@ void EventQueue::forget(EventHandler& h) {
       }
     }
     occupied_ = {};
-    occupied_words_ = 0;
     batch_.clear();
     batch_head_ = 0;
     batch_dirty_ = false;
@@ -47,8 +46,8 @@ bool EventQueue::settle(Time limit) {
       if (batch_.size() > 1) std::sort(batch_.begin(), batch_.end(), before);
       continue;
     }
-    assert(occupied_words_ != 0);
     const int i = first_occupied();
+    assert(i >= 0);
     std::vector<Entry>& b = buckets_[static_cast<std::size_t>(i)];
     const Time earliest = bucket_min_[static_cast<std::size_t>(i)];
     // Later than the limit: stop here, before now_ moves (the bound may be a forgotten
@@ -60,9 +59,7 @@ bool EventQueue::settle(Time limit) {
     // on more leading digits than it did with the old one.
     std::vector<Entry> moving;
     moving.swap(b);
-    std::uint64_t& word = occupied_[static_cast<std::size_t>(i >> 6)];
-    word &= ~(1ull << (i & 63));
-    if (word == 0) occupied_words_ &= ~(1u << (i >> 6));
+    occupied_[static_cast<std::size_t>(i >> 6)] &= ~(1ull << (i & 63));
     for (const Entry& e : moving) {
       if (e.time == now_) {
         batch_.push_back(e);
@@ -79,7 +76,8 @@ bool EventQueue::settle(Time limit) {
 Time EventQueue::lower_bound_time() {
   if (size_ == 0) return kTimeMax;
   if (batch_dirty_ || batch_head_ < batch_.size() || !next_round_.empty()) return now_;
-  return occupied_words_ == 0 ? kTimeMax : bucket_min_[static_cast<std::size_t>(first_occupied())];
+  const int i = first_occupied();
+  return i < 0 ? kTimeMax : bucket_min_[static_cast<std::size_t>(i)];
 }
 
 Time EventQueue::next_time() {
@@ -107,7 +105,6 @@ void EventQueue::rebase(Time new_now) {
     b.clear();
   }
   occupied_ = {};
-  occupied_words_ = 0;
   batch_.clear();
   batch_head_ = 0;
   now_ = new_now;

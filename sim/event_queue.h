@@ -14,8 +14,8 @@
 // which its time differs from the current time and by its own value of that digit; when
 // the lowest bucket is emptied into lower ones, each entry drops at least one digit, so
 // it moves about log16(time spread / event spacing) times in its life: insert O(1), pop
-// amortized O(log16 spread). Each bucket keeps its earliest time, and a word says which
-// occupancy words are not zero, so finding the next time reads no bucket. (8-bit digits
+// amortized O(log16 spread). Each bucket keeps its earliest time, so finding the next
+// time reads no bucket. (8-bit digits
 // took 5% fewer instructions on the k=8 permutation, but each of their 2,048 buckets
 // keeps its largest allocation: peak memory at k=24 rose 26%.)
 // Events at the current time form a batch (a settled
@@ -134,9 +134,9 @@ class EventQueue {
   // One bucket per (hex digit of the time, value of that digit).
   static constexpr int kDigitBits = 4;
   static constexpr int kValues = 1 << kDigitBits;
-  static constexpr int kDigits = (64 + kDigitBits - 1) / kDigitBits;
+  static constexpr int kDigits = 64 / kDigitBits;
   static constexpr int kBuckets = kDigits * kValues;
-  static constexpr int kWords = (kBuckets + 63) / 64;
+  static constexpr int kWords = kBuckets / 64;
 
   // Makes batch_ hold the next round of events, if their time is at or before `limit`;
   // false (and nothing moved) when the earliest pending event is later.
@@ -155,7 +155,6 @@ class EventQueue {
     bucket_min_[b] = bucket.empty() ? e.time : std::min(bucket_min_[b], e.time);
     bucket.push_back(e);
     occupied_[b >> 6] |= 1ull << (b & 63);
-    occupied_words_ |= 1u << (b >> 6);
   }
   void insert(const Entry& e) {
     // Earlier than now only when a caller moved past a stop time by hand: rare, so an
@@ -185,11 +184,11 @@ class EventQueue {
   std::array<std::vector<Entry>, kBuckets> buckets_;
   std::array<Time, kBuckets> bucket_min_{};  // the earliest time in each non-empty bucket
   std::array<std::uint64_t, kWords> occupied_{};  // bit b set: buckets_[b] non-empty
-  std::uint32_t occupied_words_ = 0;               // bit w set: occupied_[w] non-zero
-  static_assert(kWords <= 32);
-  int first_occupied() const {  // the lowest non-empty bucket; the queue holds entries
-    const int w = std::countr_zero(occupied_words_);
-    return w * 64 + std::countr_zero(occupied_[static_cast<std::size_t>(w)]);
+  int first_occupied() const {  // the lowest non-empty bucket; -1 if none (4 words to look at)
+    for (int w = 0; w < kWords; ++w) {
+      if (occupied_[static_cast<std::size_t>(w)] != 0) return w * 64 + std::countr_zero(occupied_[static_cast<std::size_t>(w)]);
+    }
+    return -1;
   }
   std::vector<Entry> batch_;                      // entries at time now_ of the round running, in order
   std::size_t batch_head_ = 0;                    // next of batch_ to pop
