@@ -129,6 +129,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   options.params.nic.header_bytes = static_cast<std::uint32_t>(n.header_bytes);
   options.params.nic.ack_bytes = static_cast<std::uint32_t>(n.ack_bytes);
   options.params.nic.ack_interval = static_cast<std::uint32_t>(n.ack_interval);
+  options.params.nic.fetch_window_bytes = static_cast<std::uint32_t>(n.fetch_window);
   options.params.nic.ack_traffic_class = static_cast<std::uint8_t>(n.ack_traffic_class);
   // A gap means loss only where paths deliver in order: switches pin flows (ECMP) and no
   // endpoint spreads a message over several links (a GPU's NVLink trunks do).
@@ -155,6 +156,9 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   options.params.nic.retransmit_timeout = lossless.retransmit_timeout;
   options.params.nic.nack_interval = lossless.nack_interval;
   options.dateline = lossless.dateline;
+  // A flow-level run has no endpoints' transport to place: its NICs stay links' ends.
+  options.rdma_nics = config_.topology.kind == TopologyConfig::Kind::kCluster && config_.topology.cluster.rdma_nics &&
+                      n.fidelity == NetworkConfig::Fidelity::kPacket;
 
   sim_ = std::make_unique<Simulator>(config_.seed);
   const int processes = config_.processes != nullptr ? config_.processes->size() : 1;
@@ -802,7 +806,9 @@ void ScenarioRun::gather_processes() {
     if (owner(NodeRef::host(h)) == me) put(mine, net.nic(h).counters());
   }
   for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
-    if (owner(NodeRef::sw(s)) == me) put(mine, net.switch_at(s).counters());
+    if (owner(NodeRef::sw(s)) != me) continue;
+    put(mine, net.switch_at(s).counters());
+    if (net.is_rdma_nic(s)) put(mine, net.rdma_nic(s).counters());
   }
   // The messages made before the run (the same table in every process); those made
   // during it (a collective's, a trace's) are counted, each at its sender's process.
@@ -830,7 +836,9 @@ void ScenarioRun::gather_processes() {
       if (owner(NodeRef::host(h)) == r) net.nic(h).adopt_counters(in.get<NicCounters>());
     }
     for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
-      if (owner(NodeRef::sw(s)) == r) net.switch_at(s).adopt_counters(in.get<SwitchCounters>());
+      if (owner(NodeRef::sw(s)) != r) continue;
+      net.switch_at(s).adopt_counters(in.get<SwitchCounters>());
+      if (net.is_rdma_nic(s)) net.rdma_nic(s).adopt_counters(in.get<NicCounters>());
     }
     for (MessageId id = 0; id < kept; ++id) {
       Message& m = messages[id];

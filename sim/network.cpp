@@ -66,13 +66,30 @@ std::uint32_t Network::add_switch() {
   return id;
 }
 
+void Network::make_rdma_nic(std::uint32_t s) {
+  if (s >= switches_.size() || switches_[s].port_count() != 0) throw std::logic_error("an RDMA NIC replaces a switch before its links");
+  if (rdma_nic_index_.size() <= s) rdma_nic_index_.resize(switches_.size(), kNoNic);
+  if (rdma_nic_index_[s] != kNoNic) return;
+  rdma_nic_index_[s] = static_cast<std::uint32_t>(rdma_nics_.size());
+  rdma_nic_switch_.push_back(s);
+  // It sends as the GPUs behind it (their names and groups), never as itself; the
+  // network's dispatcher hears nothing from it: its GPUs are told by completions.
+  Nic& nic = rdma_nics_.emplace_back(sim_of(NodeRef::nic(s)), UINT32_MAX, params_.nic, nullptr);
+  nic.set_rdma_nic();
+  nic.set_receive_locking(partitions_.size() > 1);  // senders elsewhere open its receives
+  nic.set_order_keys(next_order_key_);
+  next_order_key_ += Nic::kOrderKeys;
+}
+
 PacketSink& Network::sink(NodeRef n) {
   if (n.kind == NodeRef::Kind::kHost) return nics_.at(n.index);
+  if (n.kind == NodeRef::Kind::kNic) return rdma_nic(n.index);
   return switches_.at(n.index);
 }
 
 PortIndex Network::add_port(NodeRef n, EgressPort& port) {
   if (n.kind == NodeRef::Kind::kSwitch) return switches_.at(n.index).add_port(port);
+  if (n.kind == NodeRef::Kind::kNic) return rdma_nic(n.index).add_port(port);
   return nics_.at(n.index).add_port(port);
 }
 
@@ -82,7 +99,7 @@ std::pair<std::size_t, std::size_t> Network::connect(NodeRef a, NodeRef b, Bandw
   if (bandwidth.bits_per_second <= 0) throw std::invalid_argument("link bandwidth must be positive");
   if (latency < 0) throw std::invalid_argument("link latency must not be negative");
   const auto capacity_at = [&](NodeRef n) {
-    return n.kind == NodeRef::Kind::kHost ? EgressPort::kUnlimited : queue_capacity_bytes;
+    return n.kind != NodeRef::Kind::kSwitch ? EgressPort::kUnlimited : queue_capacity_bytes;
   };
   EgressPort& ab = ports_.emplace_back(sim_of(a), bandwidth, params_.traffic_classes, capacity_at(a));
   EgressPort& ba = ports_.emplace_back(sim_of(b), bandwidth, params_.traffic_classes, capacity_at(b));
@@ -115,6 +132,16 @@ std::pair<std::size_t, std::size_t> Network::connect(NodeRef a, NodeRef b, Bandw
     ba.set_credits(credit_bytes, batch);
     if (a.kind == NodeRef::Kind::kHost) nics_[a.index].note_credit_port(pa);
     if (b.kind == NodeRef::Kind::kHost) nics_[b.index].note_credit_port(pb);
+    if (a.kind == NodeRef::Kind::kNic) rdma_nic(a.index).note_credit_port(pa);
+    if (b.kind == NodeRef::Kind::kNic) rdma_nic(b.index).note_credit_port(pb);
+  }
+  for (const auto& [gpu, gpu_port, nic] : {std::tuple{a, pa, b}, std::tuple{b, pb, a}}) {
+    if (gpu.kind != NodeRef::Kind::kHost || nic.kind != NodeRef::Kind::kNic) continue;
+    // A GPU's link to its RDMA NIC: what it sends that way, it posts to the NIC.
+    if (host_rdma_nic_.size() < nics_.size()) host_rdma_nic_.resize(nics_.size(), kNoNic);
+    if (host_rdma_nic_[gpu.index] != kNoNic) throw std::invalid_argument("a GPU links to one RDMA NIC at most");
+    host_rdma_nic_[gpu.index] = rdma_nic_index_[nic.index];
+    nics_[gpu.index].note_nic_port(gpu_port);
   }
   directions_.push_back({a, pa, b, pb, &ab, &lab});
   directions_.push_back({b, pb, a, pa, &ba, &lba});
@@ -161,7 +188,9 @@ MessageId Network::add_message(HostId src, HostId dst, std::int64_t bytes, std::
   // receiver posts its buffer): the packets name the slot. Another process's endpoint
   // opens it from post()'s notice.
   if (flow_model_ == nullptr) {
-    m.recv_slot = !by_notice_ || local_host(dst) ? nics_[dst].open_receive(id, src, m.sequence, m.packets) : kRemoteSlot;
+    m.recv_slot = !by_notice_ || local_partition(receiver_partition(src, dst))
+                      ? receiver_of(src, dst).open_receive(id, src, m.sequence, m.packets)
+                      : kRemoteSlot;
   }
   return id;
 }
@@ -205,14 +234,18 @@ void Network::open_remote(const RemoteOpen& r) {
     if (it == observers_.end()) throw std::logic_error("no receiver " + std::to_string(r.receiver_key) + " for a remote message");
     m.receiver_observer = it->second;
   }
-  m.recv_slot = nics_[r.dst].open_receive(id, r.src, r.sequence, r.packets);
+  m.recv_slot = receiver_of(r.src, r.dst).open_receive(id, r.src, r.sequence, r.packets);
   const std::lock_guard<std::mutex> lock(remote_mutex_);
   remote_slots_[(std::uint64_t{r.src} << 32) | r.sequence] = m.recv_slot;
 }
 
 void Network::resolve_remote_slot(Packet& p) {
   // Only where its destination runs (it may pass through another process's switches).
-  if (p.kind != PacketKind::kData || p.recv_slot != kRemoteSlot || !local_host(p.dst)) return;
+  // A work request names the slot too: its RDMA NIC may run in the receiver's process.
+  if ((p.kind != PacketKind::kData && p.kind != PacketKind::kWorkRequest) || p.recv_slot != kRemoteSlot ||
+      !local_partition(receiver_partition(p.src, p.dst))) {
+    return;
+  }
   const std::lock_guard<std::mutex> lock(remote_mutex_);
   const auto it = remote_slots_.find((std::uint64_t{p.src} << 32) | p.sequence);
   p.recv_slot = it != remote_slots_.end() ? it->second : kNoSlot;  // kNoSlot: received whole already

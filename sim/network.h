@@ -27,12 +27,15 @@ namespace fabricsim {
 class FlowRouter;
 
 struct NodeRef {
-  enum class Kind : std::uint8_t { kHost, kSwitch };
+  // kNic: an RDMA NIC (Nic::set_rdma_nic) built in place of switch `index` of the
+  // topology, which stays a switch number with no ports (numbers do not move).
+  enum class Kind : std::uint8_t { kHost, kSwitch, kNic };
   Kind kind;
   std::uint32_t index;
 
   static NodeRef host(std::uint32_t i) { return {Kind::kHost, i}; }
   static NodeRef sw(std::uint32_t i) { return {Kind::kSwitch, i}; }
+  static NodeRef nic(std::uint32_t i) { return {Kind::kNic, i}; }
   bool operator==(const NodeRef&) const = default;
 };
 
@@ -125,6 +128,13 @@ class Network {
 
   HostId add_host();
   std::uint32_t add_switch();
+  // Switch `s` (added, no links yet) is an RDMA NIC instead: connect it as NodeRef::nic(s).
+  // Its GPUs (the hosts it links to) post their messages to it. Not in split runs.
+  void make_rdma_nic(std::uint32_t s);
+  bool is_rdma_nic(std::uint32_t s) const { return s < rdma_nic_index_.size() && rdma_nic_index_[s] != kNoNic; }
+  Nic& rdma_nic(std::uint32_t s) { return rdma_nics_[rdma_nic_index_.at(s)]; }
+  const Nic& rdma_nic(std::uint32_t s) const { return rdma_nics_[rdma_nic_index_.at(s)]; }
+  std::size_t rdma_nic_count() const { return rdma_nics_.size(); }
   // A full-duplex cable between two nodes; returns the directions (a->b, b->a).
   // `queue_capacity_bytes` bounds each class queue on switch ports; endpoint ports
   // never drop (their data waits in the endpoint until the wire is free).
@@ -202,7 +212,7 @@ class Network {
   std::uint32_t received_packets(MessageId id) const {
     const Message& m = messages_[id];
     if (flow_model_ != nullptr) return m.delivered >= 0 ? m.packets : 0;
-    return nics_[m.dst].received_packets(m.recv_slot, id, m.packets);
+    return receiver_of(m.src, m.dst).received_packets(m.recv_slot, id, m.packets);
   }
 
   // A fresh order key (EventHandler::order) for a handler of the workload's: keys follow
@@ -236,6 +246,19 @@ class Network {
   void post_flow(MessageId id, const Message& m);
   void post_remote(MessageId id, const Message& m);
   PacketSink& sink(NodeRef n);
+  // Where message `m`'s receive is kept: its destination, or the destination's RDMA NIC.
+  Nic& receiver_of(HostId src, HostId dst) {
+    return nics_[src].posts_to_nic(dst) ? rdma_nics_[host_rdma_nic_.at(dst)] : nics_[dst];
+  }
+  const Nic& receiver_of(HostId src, HostId dst) const {
+    return nics_[src].posts_to_nic(dst) ? rdma_nics_[host_rdma_nic_.at(dst)] : nics_[dst];
+  }
+ public:
+  // The partition that keeps the receive of a message from `src` to `dst`.
+  std::uint32_t receiver_partition(HostId src, HostId dst) const {
+    return nics_[src].posts_to_nic(dst) ? switch_partition(rdma_nic_switch_[host_rdma_nic_.at(dst)]) : host_partition(dst);
+  }
+ private:
   Simulator& sim_of(NodeRef n) {
     return partition(n.kind == NodeRef::Kind::kHost ? host_partition(n.index) : switch_partition(n.index));
   }
@@ -260,6 +283,11 @@ class Network {
   Time lookahead_ = kTimeMax;
   std::deque<Nic> nics_;
   std::deque<Switch> switches_;
+  static constexpr std::uint32_t kNoNic = UINT32_MAX;
+  std::deque<Nic> rdma_nics_;
+  std::vector<std::uint32_t> rdma_nic_index_;  // by switch number: its RDMA NIC, or kNoNic
+  std::vector<std::uint32_t> host_rdma_nic_;   // by host: the RDMA NIC it links to, or kNoNic
+  std::vector<std::uint32_t> rdma_nic_switch_; // by RDMA NIC: its switch number
   std::deque<EgressPort> ports_;
   std::deque<Link> links_;
   std::vector<LinkDirection> directions_;

@@ -35,6 +35,8 @@ Nic::Nic(Simulator& sim, HostId host, const NicConfig& config, MessageObserver* 
     telemetry_ = cc_->wants_telemetry();
     if (telemetry_) sim.packets().enable_telemetry();
   }
+  fetch_window_packets_ = std::max<std::uint32_t>(1, config.fetch_window_bytes / std::max<std::uint32_t>(1, config.mtu));
+  fetch_batch_packets_ = std::max<std::uint32_t>(1, fetch_window_packets_ / 4);
   retransmit_timer_.nic = rate_timer_.nic = pacer_.nic = sent_notifier_.nic = waker_.nic = this;
   waker_.fire = &Nic::on_waker;
   sent_notifier_.fire = &Nic::on_sent_notifier;
@@ -87,7 +89,7 @@ void Nic::enter_rotation(std::uint32_t slot) {
   SendState& m = sends_[slot];
   if (m.sending) return;
   m.sending = true;
-  const std::uint64_t ports = ports_toward(m.via);
+  const std::uint64_t ports = m.kind == SendKind::kReadResponse ? std::uint64_t{1} << m.home_port : ports_toward(m.via);
   sending_.push_back({slot, ports});
   for (std::uint64_t rest = ports; rest != 0; rest &= rest - 1) ports_[static_cast<std::size_t>(std::countr_zero(rest))]->wake();
 }
@@ -150,6 +152,17 @@ void Nic::wake_later(PortIndex port) {
 }
 
 void Nic::on_waker() {
+  if (!fetch_due_.empty()) {
+    // Reads an RDMA NIC's ports made room for (issued here, not inside their pull).
+    std::vector<std::uint32_t> due;
+    due.swap(fetch_due_);
+    for (std::uint32_t slot : due) {
+      SendState& m = sends_[slot];
+      if (!m.active || m.kind != SendKind::kForGpu) continue;
+      m.fetch_due = false;
+      fetch(slot);
+    }
+  }
   const std::uint64_t mask = wake_mask_;
   wake_mask_ = 0;
   for (std::uint64_t rest = mask; rest != 0; rest &= rest - 1) ports_[static_cast<std::size_t>(std::countr_zero(rest))]->wake();
@@ -160,9 +173,15 @@ void Nic::post(MessageId id, const Message& d) {
   const Time now = sim_->now();
   const std::uint64_t ports = ports_toward(d.via);
   if (ports == 0) throw std::logic_error("message posted toward an unreachable host");
+  if ((ports & nic_ports_) != 0) {
+    if (d.in_network != InNetwork::kNone) throw std::logic_error("an in-network transfer through an RDMA NIC");
+    post_to_nic(id, d, static_cast<PortIndex>(std::countr_zero(ports & nic_ports_)));
+    return;
+  }
   const std::uint32_t slot = sends_.allocate();
   SendState& m = sends_[slot];
   m.id = id;
+  m.src = host_;
   m.dst = d.dst;
   m.via = d.via;
   m.sequence = d.sequence;
@@ -207,6 +226,7 @@ Packet* Nic::pull(PortIndex port) {
     if (((sending_[k].ports >> port) & 1u) == 0) continue;
     const SendState& m = sends_[sending_[k].slot];
     if (m.in_network != InNetwork::kNone && stripe_port(m, m.next_seq) != port) continue;
+    if (m.kind == SendKind::kForGpu && m.next_seq >= m.fetched) continue;  // its read wakes the port
     if (out.paused(m.traffic_class)) continue;
     if (out.credit_based() && !out.can_start(m.traffic_class, wire_bytes_of(m, m.next_seq))) {
       // The far end has no room for it yet; its credit update wakes the port.
@@ -217,7 +237,7 @@ Packet* Nic::pull(PortIndex port) {
       earliest_paced = std::min(earliest_paced, m.next_send);
       continue;
     }
-    if (cc_ != nullptr && m.in_network == InNetwork::kNone && m.cc.window_bytes != INT64_MAX && m.next_seq > m.acked &&
+    if (cc_ != nullptr && m.in_network == InNetwork::kNone && m.kind != SendKind::kReadResponse && m.cc.window_bytes != INT64_MAX && m.next_seq > m.acked &&
         static_cast<std::int64_t>(m.next_seq - m.acked) * (config_.mtu + config_.header_bytes) >= m.cc.window_bytes) {
       continue;  // its window is full: an ack wakes the port
     }
@@ -232,19 +252,20 @@ Packet* Nic::pull(PortIndex port) {
   }
   const std::uint32_t slot = sending_[pick].slot;
   SendState& m = sends_[slot];
+  if (m.kind == SendKind::kReadResponse) return pull_read_response(pick);
 
   Packet* p = sim_->packets().allocate();
   const std::uint32_t payload = wire_bytes_of(m, m.next_seq) - config_.header_bytes;
   p->sent_at = now;
   p->message = slot;
   p->recv_slot = m.recv_slot;
-  p->src = host_;
+  p->src = m.src;
   p->dst = m.dst;
   p->seq = m.next_seq;
   p->payload = payload;
   p->wire_bytes = payload + config_.header_bytes;
   p->sequence = m.sequence;
-  p->src_group = group_of(host_);
+  p->src_group = group_of(m.src);
   p->dst_group = group_of(m.dst);
   p->kind = PacketKind::kData;
   p->traffic_class = m.traffic_class;
@@ -262,10 +283,12 @@ Packet* Nic::pull(PortIndex port) {
     }
   }
   if (m.next_seq + 1 == m.packets && m.sent_max < m.packets) {
-    just_sent_.push_back({m.id, m.in_network != InNetwork::kNone ? slot : UINT32_MAX});
+    just_sent_.push_back({m.id, m.in_network != InNetwork::kNone ? slot : UINT32_MAX,
+                          m.kind == SendKind::kForGpu ? m.home_port : UINT32_MAX, m.traffic_class});
     if (!sent_notifier_.scheduled()) sim_->schedule_at(sent_notifier_, now);
   }
   m.sent_max = std::max(m.sent_max, m.next_seq + 1);
+  if (m.kind == SendKind::kForGpu) fetch_later(slot);  // room to read more, perhaps
   if (++m.next_seq == m.packets) {
     // All sent (for now): leave the rotation; keep the order of the others.
     m.sending = false;
@@ -286,7 +309,7 @@ Packet* Nic::control_packet(PacketKind kind, const Packet& about, std::uint32_t 
   Packet* c = sim_->packets().allocate();
   c->sent_at = about.sent_at;  // the sender's RTT sample
   c->message = about.message;
-  c->src = host_;
+  c->src = about.dst;  // this endpoint, or the GPU an RDMA NIC receives for
   c->dst = about.src;
   c->seq = seq;
   c->wire_bytes = config_.ack_bytes;
@@ -325,6 +348,13 @@ void Nic::receive(Packet* p, PortIndex in_port) {
     // An endpoint takes what arrives at once (into memory): its buffer is free again.
     ports_[in_port]->owe_credits(p->traffic_class, p->wire_bytes);
   }
+  switch (p->kind) {
+    case PacketKind::kWorkRequest: on_work_request(p, in_port); return;
+    case PacketKind::kReadRequest: on_read_request(p, in_port); return;
+    case PacketKind::kDmaWrite: on_dma_write(p); return;
+    case PacketKind::kCompletion: on_completion(p); return;
+    default: break;
+  }
   if (p->kind == PacketKind::kData && p->in_network != InNetwork::kNone) {
     on_in_network_data(p);
     return;
@@ -354,8 +384,13 @@ void Nic::receive(Packet* p, PortIndex in_port) {
     case PacketKind::kAck: on_ack(p); break;
     case PacketKind::kNack: on_nack(p); break;
     case PacketKind::kCnp: on_cnp(p); break;
+    case PacketKind::kReadResponse: on_read_response(p); break;
     case PacketKind::kPause:
-    case PacketKind::kCredit: break;  // handled above
+    case PacketKind::kCredit:
+    case PacketKind::kWorkRequest:
+    case PacketKind::kReadRequest:
+    case PacketKind::kDmaWrite:
+    case PacketKind::kCompletion: break;  // handled above
   }
 }
 
@@ -377,10 +412,12 @@ void Nic::on_data(Packet* p) {
     send_control(control_packet(PacketKind::kCnp, *p, s));
   }
   bool ack_now = false;
+  bool fresh = false;
   if (s < m.expected || bit(m.out_of_order, s)) {
     ++counters_.duplicate_packets_received;
     ack_now = true;  // tell the sender where we are
   } else {
+    fresh = true;
     ++m.received;
     ++m.unacked;
     ++counters_.data_packets_received;
@@ -410,12 +447,32 @@ void Nic::on_data(Packet* p) {
     if (telemetry_) sim_->packets().telemetry(ack) = sim_->packets().telemetry(p);  // echo the path's INT
     send_control(ack);
   }
-  sim_->packets().release(p);
+  PortIndex gpu_port = 0;
+  const std::uint8_t traffic_class = p->traffic_class;
+  if (rdma_nic_) {
+    // Into the GPU's memory, over PCIe: each packet once, in the order it came.
+    gpu_port = static_cast<PortIndex>(std::countr_zero(ports_toward(p->dst)));
+    if (fresh) {
+      p->kind = PacketKind::kDmaWrite;
+      p->message = id;
+      p->wire_bytes = p->payload + config_.header_bytes;
+      p->ecn = 0;
+      ++counters_.dma_writes;
+      ports_[gpu_port]->enqueue(p);
+      p = nullptr;
+    }
+  }
+  if (p != nullptr) sim_->packets().release(p);
   if (just_delivered) {
     // All here: the receive slot is let go (a late copy is answered without it), and
-    // last, the owner told (it may open new receives here).
+    // last, the owner told (it may open new receives here). An RDMA NIC's GPU hears it
+    // from a completion behind the message's last write.
     recvs_.release(slot, /*clear=*/true);
-    if (observer_ != nullptr) observer_->on_message_delivered(id, now);
+    if (rdma_nic_) {
+      complete(id, CompletionKind::kDelivered, gpu_port, traffic_class);
+    } else if (observer_ != nullptr) {
+      observer_->on_message_delivered(id, now);
+    }
   }
 }
 
@@ -468,6 +525,12 @@ void Nic::on_ack(Packet* p) {
     for (std::uint64_t rest = ports_toward(m.dst); rest != 0; rest &= rest - 1) ports_[static_cast<std::size_t>(std::countr_zero(rest))]->wake();
   }
   if (m.next_seq < m.acked) m.next_seq = m.acked;
+  if (m.kind == SendKind::kForGpu && m.fetched < m.next_seq) {
+    // Acknowledged past what a rewind had read again: those reads are not needed.
+    m.fetched = m.next_seq;
+    m.fetch_next = std::max(m.fetch_next, m.fetched);
+    fetch(slot);
+  }
   if (m.sending && m.next_seq == m.packets) {
     // A rewind was overtaken by acknowledgements: nothing left to resend.
     m.sending = false;
@@ -478,8 +541,11 @@ void Nic::on_ack(Packet* p) {
   }
   if (m.acked == m.packets) {
     const MessageId id = m.id;
+    const bool for_gpu = m.kind == SendKind::kForGpu;
+    const PortIndex gpu_port = m.home_port;
+    const std::uint8_t traffic_class = m.traffic_class;
     sends_.release(slot);
-    ++counters_.messages_finished;
+    if (!for_gpu) ++counters_.messages_finished;
     std::erase(unfinished_, slot);
     if (unfinished_.empty()) {
       // Nothing outstanding: no timer should outlive the traffic (it would stretch the run).
@@ -487,7 +553,11 @@ void Nic::on_ack(Packet* p) {
       sim_->cancel(rate_timer_);
       sim_->cancel(pacer_);
     }
-    if (observer_ != nullptr) observer_->on_message_finished(id, sim_->now());
+    if (for_gpu) {
+      complete(id, CompletionKind::kFinished, gpu_port, traffic_class);
+    } else if (observer_ != nullptr) {
+      observer_->on_message_finished(id, sim_->now());
+    }
   }
 }
 
@@ -502,6 +572,7 @@ void Nic::on_nack(Packet* p) {
   m.acked = from;
   m.last_progress = sim_->now();
   m.next_seq = from;
+  if (m.kind == SendKind::kForGpu) rewound(m, slot);
   enter_rotation(slot);
 }
 
@@ -539,6 +610,7 @@ void Nic::on_retransmit_timer() {
       if (m.timeouts < kMaxBackoff) ++m.timeouts;
       m.next_seq = m.acked;
       m.last_progress = now;
+      if (m.kind == SendKind::kForGpu) rewound(m, slot);
       enter_rotation(slot);
     }
     next = std::min(next, m.last_progress + timeout_of(m));
@@ -570,12 +642,233 @@ void Nic::on_sent_notifier() {
   std::vector<JustSent> sent;
   sent.swap(just_sent_);
   for (const JustSent& s : sent) {
+    if (s.gpu_port != UINT32_MAX) {
+      complete(s.id, CompletionKind::kSent, static_cast<PortIndex>(s.gpu_port), s.traffic_class);
+      continue;
+    }
     if (observer_ != nullptr) observer_->on_message_sent(s.id, sim_->now());
     if (s.slot == UINT32_MAX) continue;
     // In-network: nothing will answer it, so having left is being done.
     sends_.release(s.slot);
     ++counters_.messages_finished;
     if (observer_ != nullptr) observer_->on_message_finished(s.id, sim_->now());
+  }
+}
+
+// ---- RDMA NIC and the GPUs behind it ----
+
+void Nic::post_to_nic(MessageId id, const Message& d, PortIndex port) {
+  // The work request (WQE) names everything the NIC's queue pair needs; the payload
+  // stays in the GPU's memory until the NIC reads it.
+  Packet* w = sim_->packets().allocate();
+  w->sent_at = d.bytes;
+  w->message = id;
+  w->src = host_;
+  w->dst = d.dst;
+  w->seq = d.packets;
+  w->payload = 0;
+  w->wire_bytes = config_.ack_bytes;
+  w->recv_slot = d.recv_slot;
+  w->sequence = d.sequence;
+  w->src_group = group_of(host_);
+  w->dst_group = group_of(d.dst);
+  w->kind = PacketKind::kWorkRequest;
+  w->traffic_class = d.traffic_class;
+  w->torus_dim = 0xff;
+  ports_[port]->enqueue(w);
+}
+
+void Nic::on_work_request(Packet* p, PortIndex in_port) {
+  const Time now = sim_->now();
+  const std::uint32_t slot = sends_.allocate();
+  SendState& m = sends_[slot];
+  m.id = p->message;
+  m.src = p->src;
+  m.dst = p->dst;
+  m.via = p->dst;
+  m.sequence = p->sequence;
+  m.recv_slot = p->recv_slot;
+  m.packets = p->seq;
+  m.bytes = p->sent_at;
+  m.traffic_class = p->traffic_class;
+  m.kind = SendKind::kForGpu;
+  m.home_port = in_port;
+  m.active = true;
+  m.last_progress = now;
+  sim_->packets().release(p);
+  ++counters_.work_requests;
+  unfinished_.push_back(slot);
+  if (cc_ != nullptr) {
+    cc_->start(m.cc, line_rate(ports_toward(m.dst)), config_.network_rtt, now);
+    arm_rate_timer();
+  }
+  arm_retransmit_timer();
+  fetch(slot);
+  enter_rotation(slot);  // its ports find nothing to send until the first read is in
+}
+
+void Nic::fetch(std::uint32_t slot) {
+  SendState& m = sends_[slot];
+  m.fetch_next = std::max(m.fetch_next, m.fetched);
+  const std::uint32_t limit = std::min(m.packets, m.next_seq + fetch_window_packets_);
+  if (m.fetch_next >= limit) return;
+  // One read per batch of the window (a whole batch, or what is left of the message).
+  if (limit - m.fetch_next < fetch_batch_packets_ && limit < m.packets) return;
+  const std::int64_t from = static_cast<std::int64_t>(m.fetch_next) * config_.mtu;
+  const std::int64_t to = std::min<std::int64_t>(m.bytes, static_cast<std::int64_t>(limit) * config_.mtu);
+  Packet* r = sim_->packets().allocate();
+  r->sent_at = std::max<std::int64_t>(0, to - from);
+  r->message = slot;
+  r->src = m.src;
+  r->dst = m.src;
+  r->seq = m.fetch_next;
+  r->payload = limit - m.fetch_next;
+  r->wire_bytes = config_.ack_bytes;
+  r->sequence = m.sequence;
+  r->kind = PacketKind::kReadRequest;
+  r->traffic_class = m.traffic_class;
+  r->torus_dim = 0xff;
+  m.fetch_next = limit;
+  ++counters_.read_requests;
+  ports_[m.home_port]->enqueue(r);
+}
+
+void Nic::fetch_later(std::uint32_t slot) {
+  // Called as packet next_seq leaves: once it has, is there a whole read's room?
+  SendState& m = sends_[slot];
+  if (m.fetch_due) return;
+  const std::uint32_t limit = std::min(m.packets, m.next_seq + 1 + fetch_window_packets_);
+  const std::uint32_t next = std::max(m.fetch_next, m.fetched);
+  if (next >= limit || (limit - next < fetch_batch_packets_ && limit < m.packets)) return;
+  m.fetch_due = true;
+  fetch_due_.push_back(slot);
+  if (!waker_.scheduled()) sim_->schedule_at(waker_, sim_->now());
+}
+
+void Nic::rewound(SendState& m, std::uint32_t slot) {
+  // Go-back-N: what was sent after `next_seq` is read again (the NIC keeps no copy);
+  // reads still on their way are dropped as they come, unless they are the next needed.
+  m.fetched = m.next_seq;
+  m.fetch_next = m.next_seq;
+  fetch(slot);
+}
+
+void Nic::on_read_request(Packet* p, PortIndex in_port) {
+  // The GPU's memory answers with the payload, packet by packet, as PCIe credits allow,
+  // in the order the NIC asked: a read that continues one still being answered extends
+  // it, and one that starts elsewhere (the NIC went back) replaces it.
+  for (const Sending& e : sending_) {
+    SendState& r = sends_[e.slot];
+    if (r.kind != SendKind::kReadResponse || r.home_port != in_port || r.recv_slot != p->message || r.sequence != p->sequence) continue;
+    if (r.first_seq + r.packets == p->seq) {
+      r.packets += std::max<std::uint32_t>(1, p->payload);
+      r.bytes += p->sent_at;
+    } else {
+      r.first_seq = p->seq;
+      r.next_seq = 0;
+      r.packets = std::max<std::uint32_t>(1, p->payload);
+      r.bytes = p->sent_at;
+    }
+    sim_->packets().release(p);
+    return;
+  }
+  const std::uint32_t slot = sends_.allocate();
+  SendState& m = sends_[slot];
+  m.src = host_;
+  m.dst = p->src;
+  m.via = p->src;
+  m.sequence = p->sequence;
+  m.recv_slot = p->message;  // the NIC's send slot, named in every response
+  m.packets = std::max<std::uint32_t>(1, p->payload);
+  m.bytes = p->sent_at;
+  m.traffic_class = p->traffic_class;
+  m.kind = SendKind::kReadResponse;
+  m.home_port = in_port;
+  m.first_seq = p->seq;
+  m.active = true;
+  sim_->packets().release(p);
+  enter_rotation(slot);
+}
+
+Packet* Nic::pull_read_response(std::size_t pick) {
+  const std::uint32_t slot = sending_[pick].slot;
+  SendState& m = sends_[slot];
+  Packet* p = sim_->packets().allocate();
+  const std::uint32_t payload = wire_bytes_of(m, m.next_seq) - config_.header_bytes;
+  p->sent_at = sim_->now();
+  p->message = m.recv_slot;
+  p->src = host_;
+  p->dst = m.dst;
+  p->seq = m.first_seq + m.next_seq;
+  p->payload = payload;
+  p->wire_bytes = payload + config_.header_bytes;
+  p->sequence = m.sequence;
+  p->kind = PacketKind::kReadResponse;
+  p->traffic_class = m.traffic_class;
+  p->torus_dim = 0xff;
+  if (++m.next_seq == m.packets) {
+    sending_.erase(sending_.begin() + static_cast<std::ptrdiff_t>(pick));
+    next_ = pick;
+    sends_.release(slot);
+  } else {
+    next_ = pick + 1;
+  }
+  return p;
+}
+
+void Nic::on_read_response(Packet* p) {
+  const std::uint32_t slot = p->message;
+  SendState& m = sends_[slot];
+  const std::uint32_t seq = p->seq;
+  sim_->packets().release(p);
+  if (m.kind != SendKind::kForGpu || seq != m.fetched) {
+    ++counters_.stale_read_packets;  // read before a rewind, or already acknowledged
+    return;
+  }
+  ++counters_.read_packets;
+  const bool was_waiting = m.next_seq == m.fetched;
+  ++m.fetched;
+  m.fetch_next = std::max(m.fetch_next, m.fetched);
+  if (was_waiting && m.sending) {
+    for (std::uint64_t rest = ports_toward(m.dst); rest != 0; rest &= rest - 1) {
+      ports_[static_cast<std::size_t>(std::countr_zero(rest))]->wake();
+    }
+  }
+}
+
+void Nic::complete(MessageId id, CompletionKind kind, PortIndex port, std::uint8_t traffic_class) {
+  Packet* c = sim_->packets().allocate();
+  c->sent_at = sim_->now();
+  c->message = id;
+  c->src = host_;
+  c->dst = host_;
+  c->seq = static_cast<std::uint32_t>(kind);
+  c->wire_bytes = config_.ack_bytes;
+  c->kind = PacketKind::kCompletion;
+  c->traffic_class = traffic_class;
+  c->torus_dim = 0xff;
+  ++counters_.completions;
+  ports_[port]->enqueue(c);
+}
+
+void Nic::on_dma_write(Packet* p) {
+  // Counted by the NIC that received it (the transport endpoint); memory just takes it.
+  sim_->packets().release(p);
+}
+
+void Nic::on_completion(Packet* p) {
+  const MessageId id = p->message;
+  const auto kind = static_cast<CompletionKind>(p->seq);
+  sim_->packets().release(p);
+  if (observer_ == nullptr) return;
+  const Time now = sim_->now();
+  switch (kind) {
+    case CompletionKind::kSent: observer_->on_message_sent(id, now); break;
+    case CompletionKind::kFinished:
+      ++counters_.messages_finished;  // the message's owner counts it, as for its own sends
+      observer_->on_message_finished(id, now);
+      break;
+    case CompletionKind::kDelivered: observer_->on_message_delivered(id, now); break;
   }
 }
 

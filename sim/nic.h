@@ -2,6 +2,16 @@
 // An endpoint's transport: a host NIC, or a GPU with several links (NVLink to each
 // NVSwitch chip, PCIe to its NIC). Endpoints never forward.
 //
+// On a cluster with `nic_model: rdma` the NIC is an endpoint too, the RDMA endpoint of the
+// GPUs behind it (set_rdma_nic, note_nic_port): a GPU posts a message bound for another
+// node as a work request over PCIe; the NIC's send slot (its queue pair) reads the
+// payload out of the GPU's memory in DMA reads a window ahead of what it sends, and runs
+// go-back-N and congestion control on the wire; the receiving NIC keeps the receive side,
+// writes each new packet into its GPU's memory and tells it of delivery with a completion
+// behind the last write; the sending GPU hears of its message's last packet leaving and
+// of its acknowledgement by completions too. A GPU answers reads without any transport
+// state: PCIe is lossless, and its answers follow the order the NIC asked in.
+//
 // Sending: messages posted to it share its ports packet by packet in round-robin (like
 // queue pairs on an RDMA NIC); each port, when free, pulls the next packet of a message
 // routed over it whose class is not paused (PFC) or out of credits, and whose congestion
@@ -46,6 +56,10 @@ struct NicConfig {
   // rate-less, as RoCE with PFC alone.
   std::shared_ptr<const CongestionControl> congestion_control;
   Time network_rtt = 0;  // the fabric's largest base round trip, for congestion control
+  // An RDMA NIC reads a GPU's payload ahead of sending it by at most this much per queue
+  // pair (its outstanding DMA reads and what they brought in, not yet sent), in reads of
+  // a quarter of it.
+  std::uint32_t fetch_window_bytes = 256 * 1024;
 };
 
 // Packets needed for a message of `bytes`: ceil(bytes / mtu), and one for an empty one.
@@ -66,6 +80,13 @@ struct NicCounters {
   std::uint64_t payload_bytes_received = 0;  // distinct packets' payload: each byte once
   std::uint64_t acks_sent = 0;
   std::uint64_t messages_finished = 0;
+  // An RDMA NIC's work for the GPUs behind it (zero elsewhere):
+  std::uint64_t work_requests = 0;        // sends posted to it
+  std::uint64_t read_requests = 0;        // DMA reads it asked of its GPUs
+  std::uint64_t read_packets = 0;         // payload packets those reads brought in
+  std::uint64_t stale_read_packets = 0;   // read again after a rewind, or no longer needed
+  std::uint64_t dma_writes = 0;           // received packets written into a GPU's memory
+  std::uint64_t completions = 0;          // completions (CQEs) it gave its GPUs
 };
 
 class Nic final : public PacketSink, public PacketSource {
@@ -79,6 +100,18 @@ class Nic final : public PacketSink, public PacketSource {
   PortIndex add_port(EgressPort& port);
   // Port `i`'s link is credit-based: what arrives on it is answered with credit updates.
   void note_credit_port(PortIndex i) { credit_ports_ |= std::uint64_t{1} << i; }
+  // RDMA NICs (a cluster's, as the hardware has them): the NIC is the transport endpoint
+  // of the GPUs behind it. A GPU posts a message whose route leaves by port `i` (its PCIe
+  // link to the NIC) as a work request; the NIC reads the payload from the GPU's memory
+  // as its queue pair may send it, keeps the send side (go-back-N, congestion control)
+  // and the receive side, writes what arrives into the GPU's memory, and tells the GPU of
+  // each message's progress with completions over the same link.
+  void note_nic_port(PortIndex i) { nic_ports_ |= std::uint64_t{1} << i; }
+  void set_rdma_nic() { rdma_nic_ = true; }
+  bool rdma_nic() const { return rdma_nic_; }
+  // Whether a message to `dst` goes through this GPU's RDMA NIC (its receive is then the
+  // destination NIC's).
+  bool posts_to_nic(HostId dst) const { return nic_ports_ != 0 && (ports_toward(dst) & nic_ports_) != 0; }
   std::size_t port_count() const { return ports_.size(); }
   EgressPort& port(PortIndex i) { return *ports_[i]; }
   const EgressPort& port(PortIndex i) const { return *ports_[i]; }
@@ -159,6 +192,18 @@ class Nic final : public PacketSink, public PacketSource {
   void on_rate_timer();
   void on_pacer();
   void on_sent_notifier();
+  // RDMA NIC and GPU (see note_nic_port):
+  void post_to_nic(MessageId id, const Message& d, PortIndex port);
+  void on_work_request(Packet* p, PortIndex in_port);
+  void fetch(std::uint32_t slot);
+  void fetch_later(std::uint32_t slot);
+  void on_read_request(Packet* p, PortIndex in_port);
+  void on_read_response(Packet* p);
+  void rewound(SendState& m, std::uint32_t slot);
+  void complete(MessageId id, CompletionKind kind, PortIndex port, std::uint8_t traffic_class);
+  void on_dma_write(Packet* p);
+  void on_completion(Packet* p);
+  Packet* pull_read_response(std::size_t pick);
   void arm_retransmit_timer();
   void arm_rate_timer();
   void wake_ports();
@@ -193,6 +238,8 @@ class Nic final : public PacketSink, public PacketSource {
   struct JustSent {
     MessageId id;
     std::uint32_t slot;  // in-network: the send slot, done with once its owner is told
+    std::uint32_t gpu_port = UINT32_MAX;  // an RDMA NIC's: the GPU's port, told by a completion
+    std::uint8_t traffic_class = 0;
   };
   std::vector<JustSent> just_sent_;
   // In-network striping: per port set, packet n goes to pattern[n % size].
@@ -202,6 +249,11 @@ class Nic final : public PacketSink, public PacketSource {
   // Ports to wake from an event of their own (not from inside another port's pull).
   Timer waker_;
   std::uint64_t wake_mask_ = 0;
+  bool rdma_nic_ = false;
+  std::uint64_t nic_ports_ = 0;              // a GPU's: bit p: port p leads to its RDMA NIC
+  std::uint32_t fetch_window_packets_ = 1;   // an RDMA NIC's read-ahead per queue pair
+  std::uint32_t fetch_batch_packets_ = 1;    // and the size of one read
+  std::vector<std::uint32_t> fetch_due_;     // send slots to read more for (from the waker)
   NicCounters counters_;
 };
 

@@ -21,6 +21,13 @@ enum class PacketKind : std::uint8_t {
   kPause,  // PFC for `traffic_class`: payload 1 = XOFF, 0 = XON; hop by hop, never forwarded
   kCredit,  // link-level flow control: the far end freed `payload` bytes of `traffic_class`'s
             // buffer (an InfiniBand/PCIe/NVLink credit update); hop by hop, never forwarded
+  // Between a GPU and its RDMA NIC over PCIe (never on the fabric):
+  kWorkRequest,   // a posted send (WQE): message `message`, `seq` packets, `sent_at` bytes
+  kReadRequest,   // the NIC's DMA read of packets seq .. seq + payload - 1 (`sent_at`
+                  // bytes) of its send slot `message`
+  kReadResponse,  // one packet's payload for send slot `message`, packet number `seq`
+  kDmaWrite,      // a received packet's payload written into the GPU's memory
+  kCompletion,    // a completion (CQE) for message `message`: `seq` is a CompletionKind
 };
 
 // In-network collectives (NVLink SHARP on NVSwitch, SHARP on InfiniBand switches): what a
@@ -41,6 +48,9 @@ enum class InNetwork : std::uint8_t {
 // The name a SHARP sum's copies carry as their source (no endpoint has it): with the
 // sum's number as sequence, the members find the receive slot they opened for it.
 inline constexpr std::uint32_t kSumSource = 0xffffffffu;
+
+// What a kCompletion reports (its `seq`).
+enum class CompletionKind : std::uint32_t { kSent, kFinished, kDelivered };
 
 // ECN codepoint bits as carried in the IP header.
 inline constexpr std::uint8_t kEcnCapable = 1;

@@ -99,7 +99,7 @@ void ParallelEngine::swap_packets() {
   for (std::uint32_t from = 0; from < p; ++from) {
     if (!owns(from)) continue;
     for (const Network::RemoteOpen& r : network_->remote_opens(from)) {
-      notices[static_cast<std::size_t>(owner_[network_->host_partition(r.dst)])].push_back(&r);
+      notices[static_cast<std::size_t>(owner_[network_->receiver_partition(r.src, r.dst)])].push_back(&r);
     }
   }
   for (std::size_t k = 0; k < out.size(); ++k) {
@@ -214,7 +214,11 @@ void ParallelEngine::between_windows() {
       control_->run(monitor);
       continue;
     }
-    const Time lookahead = network_->lookahead();
+    Time lookahead = network_->lookahead();
+    // One partition cuts no link, but what runs between windows (a sweep's next size, a
+    // trace's launches) starts a notice (the longest link) after what it heard: no
+    // window may be longer than that.
+    if (lookahead == kTimeMax) lookahead = std::max<Time>(1, network_->longest_latency());
     Time end = lookahead == kTimeMax || earliest > kTimeMax - lookahead ? kTimeMax : earliest + lookahead;
     end = std::min(end, monitor);
     if (until_ < kTimeMax) end = std::min(end, until_ + 1);

@@ -14,8 +14,14 @@
 
 namespace fabricsim {
 
+// What a send slot is for. An endpoint sends its own messages; an RDMA NIC sends for
+// the GPUs behind it, from payload it reads out of the GPU's memory over PCIe; a GPU
+// answers such a read with a stream of its payload, unacknowledged (PCIe is lossless).
+enum class SendKind : std::uint8_t { kMessage, kForGpu, kReadResponse };
+
 struct SendState {
   MessageId id = 0;            // the message's record: what its owner is told about
+  HostId src = 0;              // whose message: this endpoint, or a GPU behind this NIC
   HostId dst = 0;
   HostId via = 0;              // whose ports it leaves by: dst, or for an in-network
                                // transfer to or through itself, another member's
@@ -38,6 +44,14 @@ struct SendState {
   Time last_progress = 0;      // last acknowledgement progress (for the retransmission timer)
   Time next_send = 0;          // pacing by the congestion control's rate
   CcFlow cc;                   // the congestion control's state for this flow
+  SendKind kind = SendKind::kMessage;
+  std::uint16_t home_port = 0;  // kForGpu: the PCIe port to its GPU; kReadResponse: the
+                                // port to the NIC that asked
+  std::uint32_t fetched = 0;    // kForGpu: packets read into NIC memory (next_seq .. fetched
+                                // - 1 wait there to be sent)
+  std::uint32_t fetch_next = 0; // kForGpu: the next packet to ask the GPU for
+  bool fetch_due = false;       // kForGpu: waits for the NIC's next read round
+  std::uint32_t first_seq = 0;  // kReadResponse: the packet number of its first packet
 };
 
 struct RecvState {

@@ -541,3 +541,33 @@ TEST_CASE("a split run streams the same messages.jsonl as the serial run, by fin
     CHECK(records(p) == serial);
   }
 }
+
+TEST_CASE("RDMA NICs split: the same results on threads and over processes, losses and a collective included") {
+  // A NIC and its GPUs may land in different partitions (PCIe is as long as the fabric's
+  // links here): the sender opens the receive at the destination NIC, in another
+  // partition or (by notice) another process, and work requests cross cut links.
+  const std::string fabric = R"(
+topology:
+  kind: cluster
+  nodes: 3
+  node: {preset: dgx_h100}
+  nics_per_node: 8
+  nic_model: rdma
+  pcie: {bandwidth: 64GBps, latency: 500ns}
+  nic: {bandwidth: 400Gbps, latency: 500ns}
+  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 400Gbps, latency: 500ns}}
+network: {mtu: 4KiB, queue_capacity: 64KiB}
+)";
+  const std::string incast = fabric + R"(messages:
+  - {src: n0.gpu0, dst: n2.gpu0, bytes: 2MiB}
+  - {src: n1.gpu0, dst: n2.gpu0, bytes: 2MiB}
+  - {src: n0.gpu3, dst: n1.gpu5, bytes: 1MiB, start: 3us}
+)";
+  check_same_for_every_split(incast);
+  check_same_over_processes(incast, {{2, 1}, {3, 1}});
+  const std::string ring = fabric + R"(workload: {kind: collective, op: all_reduce, algorithm: ring, channels: 2,
+           sizes: {from: 1MiB, to: 2MiB}, check_data: false}
+)";
+  check_same_for_every_split(ring);
+  check_same_over_processes(ring, {{2, 1}});
+}

@@ -26,6 +26,9 @@ struct ClusterSpec {
   LinkSpec pcie{Bandwidth::gBps(64), ns(500)};  // PCIe Gen5 x16, about 64 GB/s per direction
   LinkSpec nic_link{Bandwidth::gbps(400), ns(500)};
   ScaleOutSpec fabric = RailOptimizedSpec{};
+  // `nic_model: rdma`: each NIC is its GPUs' RDMA endpoint (queue pairs, DMA over PCIe)
+  // instead of a relay between PCIe and the wire (topologies/compile.h).
+  bool rdma_nics = false;
 };
 
 // A GPU-to-NIC PCIe hop costs this much in routing, so that GPUs sharing a NIC still talk

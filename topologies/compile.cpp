@@ -52,9 +52,15 @@ std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, cons
   }
   for (std::size_t h = 0; h < t.host_count(); ++h) net->add_host();
   for (std::size_t s = 0; s < t.switch_count(); ++s) net->add_switch();
+  if (options.rdma_nics) {
+    for (std::uint32_t s = 0; s < t.switch_count(); ++s) {
+      if (t.node(t.switch_node(s)).role == "nic") net->make_rdma_nic(s);
+    }
+  }
   const auto ref = [&](std::uint32_t node) {
     const TopologyNode& n = t.node(node);
-    return n.kind == NodeKind::kHost ? NodeRef::host(n.kind_index) : NodeRef::sw(n.kind_index);
+    if (n.kind == NodeKind::kHost) return NodeRef::host(n.kind_index);
+    return net->is_rdma_nic(n.kind_index) ? NodeRef::nic(n.kind_index) : NodeRef::sw(n.kind_index);
   };
   // With a shared buffer the switch admits at ingress; its egress queues never tail-drop.
   const std::int64_t capacity =
@@ -84,7 +90,13 @@ std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, cons
   net->finish_switches();
   net->set_host_groups(std::move(routes.host_group));
   for (std::uint32_t h = 0; h < t.host_count(); ++h) net->nic(h).set_routes(std::move(routes.tables[t.host_node(h)]), &net->host_groups());
-  for (std::uint32_t s = 0; s < t.switch_count(); ++s) net->switch_at(s).set_routes(std::move(routes.tables[t.switch_node(s)]));
+  for (std::uint32_t s = 0; s < t.switch_count(); ++s) {
+    if (net->is_rdma_nic(s)) {
+      net->rdma_nic(s).set_routes(std::move(routes.tables[t.switch_node(s)]), &net->host_groups());
+    } else {
+      net->switch_at(s).set_routes(std::move(routes.tables[t.switch_node(s)]));
+    }
+  }
   return net;
 }
 

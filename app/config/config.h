@@ -52,6 +52,7 @@ struct TopologyConfig {
   ClusterSpec cluster;
   CustomTopologyConfig custom;
   SourceRef source;
+  SourceRef nic_model_source;  // cluster.nic_model, where given
 };
 
 // Synthetic traffic for fabric studies (workloads/synthetic_traffic.h).
@@ -151,6 +152,7 @@ struct NetworkConfig {
   std::int64_t header_bytes = 64;
   std::int64_t ack_bytes = 64;
   std::int64_t ack_interval = 1;
+  std::int64_t fetch_window = 256 * 1024;  // an RDMA NIC's read-ahead per queue pair
   int traffic_classes = 1;
   int ack_traffic_class = 0;
   std::int64_t queue_capacity = 16 * 1024 * 1024;

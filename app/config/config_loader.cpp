@@ -97,6 +97,11 @@ NetworkConfig read_network(MapReader m) {
   n.header_bytes = m.bytes("header_bytes", 0, 4096, n.header_bytes);
   n.ack_bytes = m.bytes("ack_bytes", 1, 4096, n.ack_bytes);
   n.ack_interval = m.integer("ack_interval", 1, 1 << 20, n.ack_interval);
+  n.fetch_window = m.bytes("fetch_window", 1, INT64_C(1) << 30, n.fetch_window);
+  if (n.fetch_window < n.mtu) {
+    m.context().fail(m.node()["fetch_window"], m.child_path("fetch_window"),
+                     "expected at least one packet's payload (mtu = " + std::to_string(n.mtu) + " B)");
+  }
   n.traffic_classes = static_cast<int>(m.integer("traffic_classes", 1, 8, n.traffic_classes));
   n.ack_traffic_class =
       static_cast<int>(m.integer("ack_traffic_class", 0, n.traffic_classes - 1, n.traffic_classes - 1));

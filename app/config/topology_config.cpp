@@ -279,6 +279,7 @@ void read_cluster(MapReader& m, ClusterSpec& c) {
   if (profile && profile->nvls && !node.has("profile") && !node.has("nvls")) apply_nvls_profile(c.node, *profile->nvls);
   node.finish();
   c.nics_per_node = static_cast<int>(m.integer("nics_per_node", 1, c.node.gpus, c.node.gpus));
+  c.rdma_nics = m.choice<bool>("nic_model", {{"relay", false}, {"rdma", true}}, false);
   if (profile && profile->pcie) c.pcie = *profile->pcie;
   c.pcie = read_link(m.map("pcie", false), c.pcie.bandwidth, c.pcie.latency, /*pcie=*/true);
   if (profile && profile->nic) {
@@ -356,6 +357,7 @@ TopologyConfig read_topology(MapReader m) {
       break;
     case K::kCluster:
       read_cluster(m, t.cluster);
+      if (m.has("nic_model")) t.nic_model_source = m.context().source(m.node()["nic_model"], m.child_path("nic_model"));
       break;
     case K::kCustom:
       read_custom(m, t.custom);

@@ -177,8 +177,24 @@ std::string results_json(const ScenarioRun& run) {
     j.end_array();
   }
   NicCounters totals;
-  for (HostId h = 0; h < net.host_count(); ++h) {
-    const NicCounters& c = net.nic(h).counters();
+  NicCounters rdma;  // the RDMA NICs' (transport endpoints for their GPUs)
+  for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
+    if (!net.is_rdma_nic(s)) continue;
+    const NicCounters& c = net.rdma_nic(s).counters();
+    rdma.data_packets_sent += c.data_packets_sent;
+    rdma.retransmitted_packets += c.retransmitted_packets;
+    rdma.work_requests += c.work_requests;
+    rdma.read_requests += c.read_requests;
+    rdma.read_packets += c.read_packets;
+    rdma.stale_read_packets += c.stale_read_packets;
+    rdma.dma_writes += c.dma_writes;
+    rdma.completions += c.completions;
+  }
+  for (std::size_t i = 0; i < net.host_count() + net.switch_count(); ++i) {
+    const bool host = i < net.host_count();
+    const auto s = static_cast<std::uint32_t>(i - net.host_count());
+    if (!host && !net.is_rdma_nic(s)) continue;
+    const NicCounters& c = host ? net.nic(static_cast<HostId>(i)).counters() : net.rdma_nic(s).counters();
     totals.retransmitted_packets += c.retransmitted_packets;
     totals.timeouts += c.timeouts;
     totals.nacks_sent += c.nacks_sent;
@@ -194,6 +210,19 @@ std::string results_json(const ScenarioRun& run) {
   j.key("cnps_sent").value(totals.cnps_sent);
   j.key("duplicate_packets_received").value(totals.duplicate_packets_received);
   j.end_object();
+  if (net.rdma_nic_count() > 0) {
+    j.key("rdma_nics").begin_object();
+    j.key("count").value(static_cast<std::uint64_t>(net.rdma_nic_count()));
+    j.key("work_requests").value(rdma.work_requests);
+    j.key("data_packets_sent").value(rdma.data_packets_sent);
+    j.key("retransmitted_packets").value(rdma.retransmitted_packets);
+    j.key("read_requests").value(rdma.read_requests);
+    j.key("read_packets").value(rdma.read_packets);
+    j.key("stale_read_packets").value(rdma.stale_read_packets);
+    j.key("dma_writes").value(rdma.dma_writes);
+    j.key("completions").value(rdma.completions);
+    j.end_object();
+  }
 
 
   if (run.job_count() > 0) {
@@ -285,6 +314,7 @@ std::string results_json(const ScenarioRun& run) {
     // Per switch (the top-level `switches` is their count).
     j.key("switch_buffers").begin_array();
     for (std::uint32_t i = 0; i < net.switch_count(); ++i) {
+      if (net.is_rdma_nic(i)) continue;  // an endpoint, with no shared buffer
       const SwitchCounters& c = net.switch_at(i).counters();
       j.begin_object();
       j.key("name").value(node_name(topo, NodeRef::sw(i)));
@@ -444,6 +474,9 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
         << util << ", max queue " << busiest_counters.max_queue_bytes << " B\n";
   }
   for (HostId h = 0; h < net.host_count(); ++h) retransmits += net.nic(h).counters().retransmitted_packets;
+  for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
+    if (net.is_rdma_nic(s)) retransmits += net.rdma_nic(s).counters().retransmitted_packets;
+  }
   out << "  drops     " << drops << ", retransmitted " << retransmits << " packets";
   if (run.config().network.lossless.pfc_classes_mask != 0) out << ", PFC pauses " << pauses;
   if (run.config().network.lossless.ecn.enabled) out << ", ECN marks " << marks;

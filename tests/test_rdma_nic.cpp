@@ -1,0 +1,146 @@
+// A cluster's NICs as RDMA endpoints (`nic_model: rdma`): the GPU posts work requests,
+// the NIC reads the payload over PCIe, keeps the queue pair's state, writes what arrives
+// into the receiving GPU's memory and reports with completions. Values against hand counts.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "app/collective_sweep.h"
+#include "app/config/config_error.h"
+#include "app/config/config_loader.h"
+#include "app/scenario.h"
+#include "test_support.h"
+
+using namespace fabricsim;
+
+namespace {
+
+std::string cluster(const std::string& nic_link, int nodes, const std::string& rest) {
+  return R"(
+topology:
+  kind: cluster
+  nodes: )" + std::to_string(nodes) + R"(
+  node: {preset: dgx_h100}
+  nics_per_node: 8
+  nic_model: rdma
+  pcie: {bandwidth: 64GBps, latency: 500ns}
+  nic: )" + nic_link + R"(
+  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 400Gbps, latency: 500ns}}
+)" + rest;
+}
+
+NicCounters rdma_totals(const Network& net) {
+  NicCounters t;
+  for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
+    if (!net.is_rdma_nic(s)) continue;
+    const NicCounters& c = net.rdma_nic(s).counters();
+    t.data_packets_sent += c.data_packets_sent;
+    t.retransmitted_packets += c.retransmitted_packets;
+    t.work_requests += c.work_requests;
+    t.read_packets += c.read_packets;
+    t.dma_writes += c.dma_writes;
+    t.completions += c.completions;
+    t.data_packets_received += c.data_packets_received;
+  }
+  return t;
+}
+
+std::uint64_t drops(const Network& net, bool pcie_only) {
+  std::uint64_t n = 0;
+  for (const LinkDirection& d : net.directions()) {
+    const bool pcie = (d.from.kind == NodeRef::Kind::kHost && d.to.kind == NodeRef::Kind::kNic) ||
+                      (d.from.kind == NodeRef::Kind::kNic && d.to.kind == NodeRef::Kind::kHost);
+    if (!pcie_only || pcie) n += d.port->counters().drops;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("an RDMA NIC's message: work request, DMA reads, the wire, DMA writes and completions, by hand") {
+  ScenarioRun run(load_config_text(cluster("{bandwidth: 400Gbps, latency: 500ns, kind: infiniband}", 2,
+                                           "network: {mtu: 4KiB, header_bytes: 64, ack_bytes: 64}\n"
+                                           "messages:\n  - {src: n0.gpu0, dst: n1.gpu0, bytes: 1MiB}\n"),
+                                   "rdma-one"));
+  run.run();
+  REQUIRE(run.complete());
+  // Serializations: 64 B on PCIe (512 Gb/s) 1 ns, on the wire (400 Gb/s) 1.28 ns; a
+  // 4160 B packet 65 ns on PCIe, 83.2 ns on the wire. Every link 500 ns.
+  const double wqe_at_nic = 1 + 500;                   // the GPU's work request
+  const double read_at_gpu = wqe_at_nic + 1 + 500;     // the NIC's first read (64 packets)
+  const double first_in = read_at_gpu + 65 + 500;      // its first packet in NIC memory
+  // PCIe brings packets faster than the wire takes them, and the reads keep 64 packets
+  // ahead: the 256 packets leave back to back from the first one's arrival.
+  const double last_out = first_in + 256 * 83.2;
+  const double last_at_nic1 = last_out + 500 + 83.2 + 500;  // through rail0, store and forward
+  // The last packet's DMA write (65 ns), then the completion behind it (1 ns).
+  const double delivered = last_at_nic1 + 65 + 1 + 500;
+  // The ack back through rail0 to n0.nic0, then its completion to n0.gpu0.
+  const double finished = last_at_nic1 + 2 * (1.28 + 500) + 1 + 500;
+  const Message& m = run.network().messages()[0];
+  CHECK(static_cast<double>(m.delivered) / 1000 == within(delivered, 1e-9));
+  CHECK(static_cast<double>(m.finished) / 1000 == within(finished, 1e-9));
+  // The NIC did the transport, and the GPUs none of it.
+  const NicCounters nic = rdma_totals(run.network());
+  CHECK(nic.work_requests == 1);
+  CHECK(nic.data_packets_sent == 256);
+  CHECK(nic.read_packets == 256);
+  CHECK(nic.data_packets_received == 256);
+  CHECK(nic.dma_writes == 256);
+  CHECK(nic.completions == 3);  // sent and finished to n0.gpu0, delivered to n1.gpu0
+  for (HostId h = 0; h < run.network().host_count(); ++h) {
+    CHECK(run.network().nic(h).counters().data_packets_sent == 0);
+    CHECK(run.network().nic(h).counters().acks_sent == 0);
+  }
+}
+
+TEST_CASE("loss on the wire is recovered by the sending NIC, which reads the GPU's memory again") {
+  // Two senders of different nodes on one rail into n2.gpu0, over Ethernet with 64 KiB
+  // queues: the rail leaf's port to n2.nic0 drops. Go-back-N runs at the NICs.
+  ScenarioRun run(load_config_text(cluster("{bandwidth: 400Gbps, latency: 500ns}", 3,
+                                           "network: {mtu: 4KiB, header_bytes: 64, queue_capacity: 64KiB}\n"
+                                           "messages:\n"
+                                           "  - {src: n0.gpu0, dst: n2.gpu0, bytes: 4MiB}\n"
+                                           "  - {src: n1.gpu0, dst: n2.gpu0, bytes: 4MiB}\n"),
+                                   "rdma-loss"));
+  run.run();
+  REQUIRE(run.complete());
+  const NicCounters nic = rdma_totals(run.network());
+  CHECK(drops(run.network(), false) > 0);
+  CHECK(drops(run.network(), true) == 0);  // PCIe never drops
+  CHECK(nic.retransmitted_packets > 0);
+  // Each of the 2 x 1024 packets is written into n2.gpu0's memory exactly once.
+  CHECK(nic.data_packets_received == 2048);
+  CHECK(nic.dma_writes == 2048);
+  CHECK(run.network().nic(0).counters().retransmitted_packets == 0);
+  // Every packet on the wire was read from the GPU first (a resend is read again).
+  CHECK(nic.read_packets >= nic.data_packets_sent);
+  CHECK(nic.data_packets_sent == 2048 + nic.retransmitted_packets);
+  for (const Message& m : run.network().messages().all()) CHECK(m.finished > 0);
+}
+
+TEST_CASE("a one-channel ring AllReduce through RDMA NICs: no drops, busbw at the NIC's payload rate") {
+  // nccl-tests' busbw of a ring is bounded by one NIC per node per channel: 50 GB/s of
+  // wire, 4096 of each 4160 bytes payload = 49.23 GB/s.
+  ScenarioRun run(load_config_text(cluster("{bandwidth: 400Gbps, latency: 500ns, kind: infiniband}", 2,
+                                           "network: {mtu: 4KiB, header_bytes: 64}\n"
+                                           "workload: {kind: collective, op: all_reduce, algorithm: ring, channels: 1,\n"
+                                           "           sizes: {from: 256MiB, to: 256MiB}, check_data: false}\n"),
+                                   "rdma-ring"));
+  run.run();
+  REQUIRE(run.complete());
+  const CollectiveRow& row = run.collective()->rows()[0];
+  const double bound = 50.0 * 4096 / 4160;
+  MESSAGE("1 channel, 256 MiB: busbw " << row.busbw_GBps << " GB/s against " << bound);
+  CHECK(row.busbw_GBps <= bound);
+  CHECK(row.busbw_GBps == within(bound, 0.03));
+  CHECK(drops(run.network(), false) == 0);
+  CHECK(rdma_totals(run.network()).retransmitted_packets == 0);
+}
+
+TEST_CASE("nic_model: rdma refuses collnet, whose SHARP contributions it does not carry, with the key located") {
+  ScenarioConfig collnet = load_config_text(cluster("{bandwidth: 400Gbps, latency: 500ns}", 2,
+                                                    "workload: {kind: collective, op: all_reduce, algorithm: collnet, sizes: {from: 1MiB, to: 1MiB}}\n"),
+                                            "rdma-collnet");
+  CHECK_THROWS_WITH_AS(ScenarioRun(std::move(collnet)), doctest::Contains("rdma-collnet:7:14: error: topology.nic_model: collnet"), ConfigError);
+}
