@@ -66,11 +66,6 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   // Check every size's program now, so a bad algorithm fails before any event.
   const bool split = network.partition_count() > 1;
   for (std::int64_t bytes : config_.sizes) {
-    if (network.rdma_nic_count() > 0 && choice_for(bytes).algorithm == "collnet") {
-      throw ConfigError(config.topology.nic_model_source.where, config.topology.nic_model_source.path,
-                        "collnet's SHARP contributions go through relaying NICs, and the algorithm at " + std::to_string(bytes) +
-                            " B is collnet: expected nic_model: relay, or another algorithm");
-    }
     if (split && choice_for(bytes).algorithm == "collnet") {
       throw ConfigError(where, "workload.algorithm",
                         "collnet's SHARP sums are opened by whichever member contributes first, which a split run "

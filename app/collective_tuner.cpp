@@ -33,8 +33,7 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
     f.intra_step_us = 2 * us_of(c.node.latency);
     f.inter_step_us = 2 * us_of(c.pcie.latency) + 2 * us_of(c.nic_link.latency);
     f.nics_per_node = c.nics_per_node;
-    // SHARP through RDMA NICs is not built (docs/architecture.md): `auto` does not offer it.
-    if (const auto* rail = std::get_if<RailOptimizedSpec>(&c.fabric)) f.sharp = rail->sharp_bandwidth.bits_per_second > 0 && !c.rdma_nics;
+    if (const auto* rail = std::get_if<RailOptimizedSpec>(&c.fabric)) f.sharp = rail->sharp_bandwidth.bits_per_second > 0;
   } else {
     // Host fabrics: one endpoint per "node"; the ring is the only candidate.
     f.gpus_per_node = 1;

@@ -286,9 +286,11 @@ const Network::SwitchAdjacency& Network::adjacency() const {
     a.neighbours.resize(switches_.size());
     a.attached.resize(switches_.size());
     a.host_switches.resize(nics_.size());
+    // An RDMA NIC sits where its relaying switch would (by its switch number): SHARP's
+    // traffic passes through it (Nic::relay).
     for (const LinkDirection& d : directions_) {
-      if (d.from.kind != NodeRef::Kind::kSwitch) continue;
-      if (d.to.kind == NodeRef::Kind::kSwitch) a.neighbours[d.from.index].push_back(d.to.index);
+      if (d.from.kind == NodeRef::Kind::kHost) continue;
+      if (d.to.kind != NodeRef::Kind::kHost) a.neighbours[d.from.index].push_back(d.to.index);
       if (d.to.kind == NodeRef::Kind::kHost) {
         a.attached[d.from.index].push_back(d.to.index);
         a.host_switches[d.to.index].push_back(d.from.index);

@@ -50,6 +50,7 @@ PortIndex Nic::add_port(EgressPort& port) {
   const auto index = static_cast<PortIndex>(ports_.size());
   ports_.push_back(&port);
   port.set_source(this, index);
+  if (rdma_nic_) port.set_observer(this);
   return index;
 }
 
@@ -173,8 +174,8 @@ void Nic::post(MessageId id, const Message& d) {
   const Time now = sim_->now();
   const std::uint64_t ports = ports_toward(d.via);
   if (ports == 0) throw std::logic_error("message posted toward an unreachable host");
-  if ((ports & nic_ports_) != 0) {
-    if (d.in_network != InNetwork::kNone) throw std::logic_error("an in-network transfer through an RDMA NIC");
+  if ((ports & nic_ports_) != 0 && d.in_network == InNetwork::kNone) {
+    // In-network transfers (SHARP contributions) pass through the NIC as they are.
     post_to_nic(id, d, static_cast<PortIndex>(std::countr_zero(ports & nic_ports_)));
     return;
   }
@@ -344,6 +345,10 @@ void Nic::receive(Packet* p, PortIndex in_port) {
     sim_->packets().release(p);
     return;
   }
+  if (rdma_nic_ && p->kind == PacketKind::kData && p->in_network != InNetwork::kNone) {
+    relay(p, in_port);
+    return;
+  }
   if ((credit_ports_ >> in_port) & 1u) {
     // An endpoint takes what arrives at once (into memory): its buffer is free again.
     ports_[in_port]->owe_credits(p->traffic_class, p->wire_bytes);
@@ -455,6 +460,7 @@ void Nic::on_data(Packet* p) {
     if (fresh) {
       p->kind = PacketKind::kDmaWrite;
       p->message = id;
+      p->ingress_port = 0;  // made here (not relayed)
       p->wire_bytes = p->payload + config_.header_bytes;
       p->ecn = 0;
       ++counters_.dma_writes;
@@ -870,6 +876,24 @@ void Nic::on_completion(Packet* p) {
       break;
     case CompletionKind::kDelivered: observer_->on_message_delivered(id, now); break;
   }
+}
+
+void Nic::relay(Packet* p, PortIndex in_port) {
+  // SHARP's in-network traffic is not the queue pairs' (sim/nic.h): the NIC passes it
+  // between its GPU and the wire as the relay it was, its buffer held until it leaves.
+  p->ingress_port = static_cast<std::uint16_t>(kRelayedMark | in_port);
+  p->ingress_class = p->traffic_class;
+  const std::uint64_t ports = ports_toward(p->dst);
+  if (ports == 0) throw std::logic_error("an in-network packet an RDMA NIC has no route for");
+  std::uint64_t rest = ports;
+  for (int k = static_cast<int>(flow_hash(*p) % static_cast<std::uint32_t>(std::popcount(ports))); k > 0; --k) rest &= rest - 1;
+  ports_[static_cast<std::size_t>(std::countr_zero(rest))]->enqueue(p, /*granted=*/true);
+}
+
+void Nic::on_departure(const Departure& d) {
+  if ((d.ingress_port & kMarkBits) != kRelayedMark) return;
+  const auto in = static_cast<PortIndex>(d.ingress_port & ~kMarkBits);
+  if ((credit_ports_ >> in) & 1u) ports_[in]->owe_credits(d.ingress_class, d.wire_bytes);
 }
 
 }  // namespace fabricsim

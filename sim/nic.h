@@ -89,7 +89,7 @@ struct NicCounters {
   std::uint64_t completions = 0;          // completions (CQEs) it gave its GPUs
 };
 
-class Nic final : public PacketSink, public PacketSource {
+class Nic final : public PacketSink, public PacketSource, public PortObserver {
  public:
   static constexpr std::size_t kMaxPorts = 64;
 
@@ -150,6 +150,8 @@ class Nic final : public PacketSink, public PacketSource {
 
   void receive(Packet* p, PortIndex in_port) override;
   Packet* pull(PortIndex port) override;
+  // An RDMA NIC's ports: a relayed packet's buffer is free once it has left.
+  void on_departure(const Departure& d) override;
 
   HostId host() const { return host_; }
   // Gives the NIC's timers order keys first .. first + kOrderKeys - 1 (EventHandler::order).
@@ -204,6 +206,11 @@ class Nic final : public PacketSink, public PacketSource {
   void on_dma_write(Packet* p);
   void on_completion(Packet* p);
   Packet* pull_read_response(std::size_t pick);
+  void relay(Packet* p, PortIndex in_port);
+  // A relayed packet's ingress_port: the port it came in by, marked (a packet this NIC
+  // made has 0 there, one it received the last switch's port or kNoPort).
+  static constexpr std::uint16_t kRelayedMark = 0x4000;
+  static constexpr std::uint16_t kMarkBits = 0xc000;
   void arm_retransmit_timer();
   void arm_rate_timer();
   void wake_ports();

@@ -79,15 +79,20 @@ TEST_CASE("incast 16 to 1 over InfiniBand: no drops, no PAUSE frames, finished a
 
 TEST_CASE("PCIe and NVLink never drop: 8 GiB from a GPU through a NIC faster in than out, and over NVLink") {
   // PCIe (64 GB/s) feeds a 400 Gb/s (50 GB/s) Ethernet NIC whose wire queue holds only
-  // 1 MiB. Without PCIe credits the NIC overflowed at this size. With them, the wire
-  // queue never holds more than the PCIe link's credits: 2 x 64 GB/s x 500 ns + 4
-  // packets = 64000 + 33280 = 97280 B. The message runs at the wire's rate.
-  ScenarioRun run(load_config_text(R"(
+  // 1 MiB. Without PCIe credits the relaying NIC overflowed at this size. With them, its
+  // wire queue never holds more than the PCIe link's credits: 2 x 64 GB/s x 500 ns + 4
+  // packets = 64000 + 33280 = 97280 B. An RDMA NIC sends only what its queue pair pulls
+  // (its wire queue holds acks at most), and writes into the GPU at PCIe's faster rate.
+  // Either way the message runs at the wire's rate.
+  for (const std::string model : {"relay", "rdma"}) {
+    CAPTURE(model);
+    ScenarioRun run(load_config_text(R"(
 topology:
   kind: cluster
   nodes: 2
   node: {preset: dgx_h100}
   nics_per_node: 8
+  nic_model: )" + model + R"(
   pcie: {bandwidth: 64GBps, latency: 500ns}
   nic: {bandwidth: 400Gbps, latency: 500ns}
   fabric: {kind: rail_optimized, spines: 1, fabric_link: {bandwidth: 400Gbps, latency: 500ns}}
@@ -96,22 +101,29 @@ messages:
   - {src: n0.gpu0, dst: n1.gpu0, bytes: 8GiB}
   - {src: n0.gpu1, dst: n0.gpu2, bytes: 8GiB}
 )",
-                                   "pcie-8g"));
-  run.run();
-  REQUIRE(run.complete());
-  const Totals t = totals(run);
-  CHECK(t.drops == 0);
-  CHECK(t.retransmits == 0);
-  std::int64_t nic_wire_queue = 0;
-  for (const LinkDirection& d : run.network().directions()) {
-    if (d.from.kind == NodeRef::Kind::kSwitch && d.port->bandwidth() == Bandwidth::gbps(400) && !d.port->credit_based()) {
-      nic_wire_queue = std::max(nic_wire_queue, d.port->counters().max_queue_bytes);
+                                     "pcie-8g"));
+    run.run();
+    REQUIRE(run.complete());
+    const Totals t = totals(run);
+    CHECK(t.drops == 0);
+    CHECK(t.retransmits == 0);
+    std::int64_t nic_wire_queue = 0, nic_queue = 0;
+    for (const LinkDirection& d : run.network().directions()) {
+      if (d.from.kind == NodeRef::Kind::kSwitch && d.port->bandwidth() == Bandwidth::gbps(400) && !d.port->credit_based()) {
+        nic_wire_queue = std::max(nic_wire_queue, d.port->counters().max_queue_bytes);
+      }
+      if (d.from.kind == NodeRef::Kind::kNic) nic_queue = std::max(nic_queue, d.port->counters().max_queue_bytes);
     }
+    if (model == "relay") {
+      CHECK(nic_wire_queue <= 97'280);
+    } else {
+      CHECK(run.network().rdma_nic_count() == 16);
+      CHECK(nic_queue <= 2 * 4160);  // a DMA write behind another, or an ack
+    }
+    // The inter-node message at the wire's rate: 2^21 packets of 4160 B at 50 GB/s.
+    const double wire_s = 2097152.0 * 4160 / 50e9;
+    CHECK(to_seconds(run.network().messages()[0].finished) == within(wire_s, 0.005));
   }
-  CHECK(nic_wire_queue <= 97'280);
-  // The inter-node message at the wire's rate: 2^21 packets of 4160 B at 50 GB/s.
-  const double wire_s = 2097152.0 * 4160 / 50e9;
-  CHECK(to_seconds(run.network().messages()[0].finished) == within(wire_s, 0.005));
 }
 
 namespace {

@@ -279,7 +279,7 @@ void read_cluster(MapReader& m, ClusterSpec& c) {
   if (profile && profile->nvls && !node.has("profile") && !node.has("nvls")) apply_nvls_profile(c.node, *profile->nvls);
   node.finish();
   c.nics_per_node = static_cast<int>(m.integer("nics_per_node", 1, c.node.gpus, c.node.gpus));
-  c.rdma_nics = m.choice<bool>("nic_model", {{"relay", false}, {"rdma", true}}, false);
+  c.rdma_nics = m.choice<bool>("nic_model", {{"relay", false}, {"rdma", true}}, true);
   if (profile && profile->pcie) c.pcie = *profile->pcie;
   c.pcie = read_link(m.map("pcie", false), c.pcie.bandwidth, c.pcie.latency, /*pcie=*/true);
   if (profile && profile->nic) {

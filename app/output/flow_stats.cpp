@@ -16,7 +16,9 @@ IdleFctModel::IdleFctModel(const ScenarioRun& run)
 std::span<const PortIndex> IdleFctModel::next_hops(std::uint32_t u, HostId dst) const {
   const Network& net = run_->network();
   const TopologyNode& n = run_->topology().node(u);
-  const RouteTable& table = n.kind == NodeKind::kHost ? net.nic(n.kind_index).routes() : net.switch_at(n.kind_index).routes();
+  const RouteTable& table = n.kind == NodeKind::kHost         ? net.nic(n.kind_index).routes()
+                            : net.is_rdma_nic(n.kind_index) ? net.rdma_nic(n.kind_index).routes()
+                                                            : net.switch_at(n.kind_index).routes();
   return table.to(dst, net.host_groups()[dst]);
 }
 
@@ -37,10 +39,24 @@ IdleFctModel::Estimate IdleFctModel::estimate(HostId src, HostId dst, std::int64
     const auto ports = next_hops(u, dst);
     if (ports.empty()) return {-1, 0};
     const TopologyLink& link = t.links()[adj[u][ports[0]].link];
-    first_packet += serialization(first_wire, link.bandwidth);
-    propagation += link.latency;
-    ack += serialization(nic.ack_bytes, link.bandwidth) + link.latency;
-    u = adj[u][ports[0]].node;
+    const std::uint32_t v = adj[u][ports[0]].node;
+    const auto rdma_nic = [&](std::uint32_t n) {
+      return t.node(n).kind == NodeKind::kSwitch && run_->network().is_rdma_nic(t.node(n).kind_index);
+    };
+    if (t.node(u).kind == NodeKind::kHost && rdma_nic(v)) {
+      // Before the first packet: the GPU's work request and the NIC's read, each a
+      // control packet's trip over PCIe (the read's answer is the first packet's hop).
+      first_packet += 2 * (serialization(nic.ack_bytes, link.bandwidth) + link.latency);
+    }
+    if (!(rdma_nic(u) && t.node(v).kind == NodeKind::kHost)) {
+      // An RDMA NIC acknowledges what reaches it: its DMA write into the GPU is past the
+      // finish, and the ack's trip starts there (the sender's completion is the ack's
+      // hop into the sending GPU).
+      first_packet += serialization(first_wire, link.bandwidth);
+      propagation += link.latency;
+      ack += serialization(nic.ack_bytes, link.bandwidth) + link.latency;
+    }
+    u = v;
   }
   // The rate the flow can reach alone: over the routed DAG, a node that spreads packets
   // (an endpoint always, a switch under spray or adaptive) adds up its next hops, a node
