@@ -31,7 +31,9 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
     f.node_nic_GBps = GBps(c.nic_link.bandwidth) * c.nics_per_node;
     f.hop_latency_us = us_of(c.nic_link.latency);
     f.intra_step_us = 2 * us_of(c.node.latency);
-    f.inter_step_us = 2 * us_of(c.pcie.latency) + 2 * us_of(c.nic_link.latency);
+    // A step between nodes crosses PCIe twice through relaying NICs; through RDMA NICs
+    // four times (the work request, the NIC's read and its answer, the DMA write).
+    f.inter_step_us = (c.rdma_nics ? 4 : 2) * us_of(c.pcie.latency) + 2 * us_of(c.nic_link.latency);
     f.nics_per_node = c.nics_per_node;
     if (const auto* rail = std::get_if<RailOptimizedSpec>(&c.fabric)) f.sharp = rail->sharp_bandwidth.bits_per_second > 0;
   } else {
