@@ -199,6 +199,16 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
     // The compiled network still routes (its tables say where each flow goes); its ports
     // and NICs stay idle.
     flow_router_ = std::make_unique<FlowRouter>(*network_);
+    if (config_.topology.kind == TopologyConfig::Kind::kCluster && config_.topology.cluster.rdma_nics) {
+      std::vector<int> port(network_->host_count(), -1);
+      for (const LinkDirection& d : network_->directions()) {
+        if (d.from.kind == NodeRef::Kind::kHost && d.to.kind == NodeRef::Kind::kSwitch &&
+            topology_.node(topology_.switch_node(d.to.index)).role == "nic") {
+          port[d.from.index] = d.from_port;
+        }
+      }
+      flow_router_->set_rdma_nic_ports(std::move(port));
+    }
     flow_model_ = std::make_unique<FlowModel>(*sim_, flow_router_->capacities(), &network_->dispatcher());
     flow_model_->set_order(network_->next_order_key());
     flow_model_->set_rate_interval(n.flow_rate_interval);

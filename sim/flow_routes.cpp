@@ -144,6 +144,16 @@ FlowModel::Route FlowRouter::route(const Message& m) const {
   // Acks: ack_bytes per ack_interval data packets, back the way ECMP sends them.
   const double ack_share = static_cast<double>(nic.ack_bytes) / (static_cast<double>(nic.ack_interval) * static_cast<double>(packet));
   route.ack_delay = walk(NodeRef::host(m.dst), m.src, message_hash(m.src, m.sequence, /*answer=*/true), nic.ack_bytes, ack_share, hops).delay;
+  if (!rdma_port_.empty() && rdma_port_[m.src] >= 0 && rdma_port_[m.dst] >= 0 &&
+      ((net_->nic(m.src).ports_toward(m.via) >> rdma_port_[m.src]) & 1u)) {
+    const LinkDirection& up = net_->directions()[direction(NodeRef::host(m.src), static_cast<PortIndex>(rdma_port_[m.src]))];
+    const LinkDirection& down = net_->directions()[direction(NodeRef::host(m.dst), static_cast<PortIndex>(rdma_port_[m.dst]))];
+    const Time request = serialization(nic.ack_bytes, up.port->bandwidth()) + up.link->latency();
+    const Time completion = serialization(nic.ack_bytes, down.port->bandwidth());
+    route.deliver_delay += 2 * request + completion;
+    route.ack_delay = std::max<Time>(0, route.ack_delay - 2 * (completion + down.link->latency()) -
+                                            serialization(packet, down.port->bandwidth()));
+  }
   merge_hops(hops, route);
   set_window(m.src, route);
   if (full && !hashed_ && cache_.size() < kMaxCachedRoutes) cache_.emplace(pair, route);

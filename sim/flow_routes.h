@@ -29,6 +29,11 @@ class FlowRouter {
   // bytes of message `m` from that sender would be: every edge's links (a link that
   // several edges cross, once with their weights summed), the slowest edge's delays.
   FlowModel::Route ring_route(const Message& m, const std::vector<std::pair<HostId, HostId>>& edges, std::int64_t chunk) const;
+  // RDMA NICs (nic_model: rdma), whose network the flow model routes as relays: per
+  // host, its port to its NIC (-1: none). A message leaving by it is delivered later by
+  // the work request's and the read's PCIe trips and the completion behind the last
+  // write, and finished from the destination NIC's ack (docs/model.md).
+  void set_rdma_nic_ports(std::vector<int> port_of_host) { rdma_port_ = std::move(port_of_host); }
 
  private:
   struct Reach {  // part of the flow at a node, one hop count from the source
@@ -58,6 +63,7 @@ class FlowRouter {
   }
 
   const Network* net_;
+  std::vector<int> rdma_port_;
   // Scratch of route() and walk(), kept between calls; routes no hash chose, by
   // (src, dst), for full-size messages.
   static constexpr std::size_t kMaxCachedRoutes = 1 << 20;

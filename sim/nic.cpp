@@ -227,7 +227,12 @@ Packet* Nic::pull(PortIndex port) {
     if (((sending_[k].ports >> port) & 1u) == 0) continue;
     const SendState& m = sends_[sending_[k].slot];
     if (m.in_network != InNetwork::kNone && stripe_port(m, m.next_seq) != port) continue;
-    if (m.kind == SendKind::kForGpu && m.next_seq >= m.fetched) continue;  // its read wakes the port
+    if (m.kind == SendKind::kForGpu) {
+      if (m.next_seq >= m.fetched) continue;  // its read wakes the port
+      // One queue pair per GPU pair: its work requests go in the order posted (a ring
+      // channel's steps to its peer), not shared round-robin as separate flows.
+      if (queued_behind(k)) continue;
+    }
     if (out.paused(m.traffic_class)) continue;
     if (out.credit_based() && !out.can_start(m.traffic_class, wire_bytes_of(m, m.next_seq))) {
       // The far end has no room for it yet; its credit update wakes the port.
@@ -283,9 +288,8 @@ Packet* Nic::pull(PortIndex port) {
       m.next_send = now + static_cast<Time>(static_cast<double>(p->wire_bytes) * 8e12 / m.cc.rate_bps);
     }
   }
-  if (m.next_seq + 1 == m.packets && m.sent_max < m.packets) {
-    just_sent_.push_back({m.id, m.in_network != InNetwork::kNone ? slot : UINT32_MAX,
-                          m.kind == SendKind::kForGpu ? m.home_port : UINT32_MAX, m.traffic_class});
+  if (m.next_seq + 1 == m.packets && m.sent_max < m.packets && m.kind != SendKind::kForGpu) {
+    just_sent_.push_back({m.id, m.in_network != InNetwork::kNone ? slot : UINT32_MAX});
     if (!sent_notifier_.scheduled()) sim_->schedule_at(sent_notifier_, now);
   }
   m.sent_max = std::max(m.sent_max, m.next_seq + 1);
@@ -648,10 +652,6 @@ void Nic::on_sent_notifier() {
   std::vector<JustSent> sent;
   sent.swap(just_sent_);
   for (const JustSent& s : sent) {
-    if (s.gpu_port != UINT32_MAX) {
-      complete(s.id, CompletionKind::kSent, static_cast<PortIndex>(s.gpu_port), s.traffic_class);
-      continue;
-    }
     if (observer_ != nullptr) observer_->on_message_sent(s.id, sim_->now());
     if (s.slot == UINT32_MAX) continue;
     // In-network: nothing will answer it, so having left is being done.
@@ -682,6 +682,10 @@ void Nic::post_to_nic(MessageId id, const Message& d, PortIndex port) {
   w->traffic_class = d.traffic_class;
   w->torus_dim = 0xff;
   ports_[port]->enqueue(w);
+  // Posted is sent, for the GPU's program: as NCCL's kernel leaves its data in its FIFO
+  // for the proxy's RDMA write and goes on (its owner is told from an event of its own).
+  just_sent_.push_back({id, UINT32_MAX});
+  if (!sent_notifier_.scheduled()) sim_->schedule_at(sent_notifier_, sim_->now());
 }
 
 void Nic::on_work_request(Packet* p, PortIndex in_port) {
@@ -737,6 +741,15 @@ void Nic::fetch(std::uint32_t slot) {
   m.fetch_next = limit;
   ++counters_.read_requests;
   ports_[m.home_port]->enqueue(r);
+}
+
+bool Nic::queued_behind(std::size_t k) const {
+  const SendState& m = sends_[sending_[k].slot];
+  for (std::size_t i = 0; i < k; ++i) {
+    const SendState& e = sends_[sending_[i].slot];
+    if (e.kind == SendKind::kForGpu && e.src == m.src && e.dst == m.dst) return true;
+  }
+  return false;
 }
 
 void Nic::fetch_later(std::uint32_t slot) {
@@ -869,7 +882,6 @@ void Nic::on_completion(Packet* p) {
   if (observer_ == nullptr) return;
   const Time now = sim_->now();
   switch (kind) {
-    case CompletionKind::kSent: observer_->on_message_sent(id, now); break;
     case CompletionKind::kFinished:
       ++counters_.messages_finished;  // the message's owner counts it, as for its own sends
       observer_->on_message_finished(id, now);

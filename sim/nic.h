@@ -8,8 +8,9 @@
 // payload out of the GPU's memory in DMA reads a window ahead of what it sends, and runs
 // go-back-N and congestion control on the wire; the receiving NIC keeps the receive side,
 // writes each new packet into its GPU's memory and tells it of delivery with a completion
-// behind the last write; the sending GPU hears of its message's last packet leaving and
-// of its acknowledgement by completions too. A GPU answers reads without any transport
+// behind the last write; the sending GPU's program goes on once it has posted (as NCCL's
+// kernel does, leaving the data to the proxy's RDMA write), and the message finishes
+// when the NIC's completion for its acknowledgement arrives. A GPU answers reads without any transport
 // state: PCIe is lossless, and its answers follow the order the NIC asked in.
 //
 // Sending: messages posted to it share its ports packet by packet in round-robin (like
@@ -199,6 +200,7 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   void on_work_request(Packet* p, PortIndex in_port);
   void fetch(std::uint32_t slot);
   void fetch_later(std::uint32_t slot);
+  bool queued_behind(std::size_t k) const;  // an earlier work request of its queue pair still sends
   void on_read_request(Packet* p, PortIndex in_port);
   void on_read_response(Packet* p);
   void rewound(SendState& m, std::uint32_t slot);
@@ -245,8 +247,6 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   struct JustSent {
     MessageId id;
     std::uint32_t slot;  // in-network: the send slot, done with once its owner is told
-    std::uint32_t gpu_port = UINT32_MAX;  // an RDMA NIC's: the GPU's port, told by a completion
-    std::uint8_t traffic_class = 0;
   };
   std::vector<JustSent> just_sent_;
   // In-network striping: per port set, packet n goes to pattern[n % size].

@@ -50,7 +50,7 @@ enum class InNetwork : std::uint8_t {
 inline constexpr std::uint32_t kSumSource = 0xffffffffu;
 
 // What a kCompletion reports (its `seq`).
-enum class CompletionKind : std::uint32_t { kSent, kFinished, kDelivered };
+enum class CompletionKind : std::uint32_t { kFinished, kDelivered };
 
 // ECN codepoint bits as carried in the IP header.
 inline constexpr std::uint8_t kEcnCapable = 1;
