@@ -622,6 +622,11 @@ void Nic::on_retransmit_timer() {
       m.last_progress = now;
       if (m.kind == SendKind::kForGpu) rewound(m, slot);
       enter_rotation(slot);
+    } else if (m.next_seq <= m.acked) {
+      // Nothing outstanding (waiting its turn, its read, its window or a pause): nothing
+      // can time out, so its clock starts over. Else the timer would come back every
+      // picosecond, and time the first packet out the moment it left.
+      m.last_progress = now;
     }
     next = std::min(next, m.last_progress + timeout_of(m));
   }

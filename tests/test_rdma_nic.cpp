@@ -168,3 +168,30 @@ messages:
   const double delivered = last_out + 500 + 83.2 + 500 + 65 + 500;
   CHECK(static_cast<double>(run.network().messages()[0].delivered) / 1000 == within(delivered, 1e-9));
 }
+
+TEST_CASE("a work request waiting its turn longer than the retransmission timeout neither spins nor times out") {
+  // Two messages on one queue pair (n0.gpu0 -> n1.gpu0): the second waits behind the
+  // first (16 MiB, 4096 packets at 83.2 ns = 341 us) ten times the 30 us timer. Nothing
+  // is outstanding while it waits, so no timer may fire for it, nor may its first packet
+  // be taken for lost; and the run takes its usual handful of events per packet.
+  ScenarioRun run(load_config_text(cluster("{bandwidth: 400Gbps, latency: 500ns, kind: infiniband}", 2,
+                                           "network: {mtu: 4KiB, header_bytes: 64, retransmit_timeout: 30us}\n"
+                                           "messages:\n"
+                                           "  - {src: n0.gpu0, dst: n1.gpu0, bytes: 16MiB}\n"
+                                           "  - {src: n0.gpu0, dst: n1.gpu0, bytes: 1MiB}\n"),
+                                   "rdma-wait"));
+  run.run();
+  REQUIRE(run.complete());
+  NicCounters all;
+  for (std::uint32_t s = 0; s < run.network().switch_count(); ++s) {
+    if (run.network().is_rdma_nic(s)) all.timeouts += run.network().rdma_nic(s).counters().timeouts;
+  }
+  CHECK(all.timeouts == 0);
+  CHECK(rdma_totals(run.network()).retransmitted_packets == 0);
+  CHECK(run.events() < 40u * (4096 + 256));
+  // In order: the second starts on the wire when the first's last packet has left.
+  const Message& first = run.network().messages()[0];
+  const Message& second = run.network().messages()[1];
+  CHECK(second.delivered > first.delivered);
+  CHECK(to_us(second.delivered - first.delivered) == within(256 * 0.0832, 0.01));
+}
