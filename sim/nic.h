@@ -109,7 +109,6 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   // each message's progress with completions over the same link.
   void note_nic_port(PortIndex i) { nic_ports_ |= std::uint64_t{1} << i; }
   void set_rdma_nic() { rdma_nic_ = true; }
-  bool rdma_nic() const { return rdma_nic_; }
   // Whether a message to `dst` goes through this GPU's RDMA NIC (its receive is then the
   // destination NIC's).
   bool posts_to_nic(HostId dst) const { return nic_ports_ != 0 && (ports_toward(dst) & nic_ports_) != 0; }
