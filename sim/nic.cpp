@@ -155,14 +155,14 @@ void Nic::wake_later(PortIndex port) {
 void Nic::on_waker() {
   if (!fetch_due_.empty()) {
     // Reads an RDMA NIC's ports made room for (issued here, not inside their pull).
-    std::vector<std::uint32_t> due;
-    due.swap(fetch_due_);
-    for (std::uint32_t slot : due) {
+    fetch_round_.swap(fetch_due_);  // both keep their capacity: no allocation per round
+    for (std::uint32_t slot : fetch_round_) {
       SendState& m = sends_[slot];
       if (!m.active || m.kind != SendKind::kForGpu) continue;
       m.fetch_due = false;
       fetch(slot);
     }
+    fetch_round_.clear();
   }
   const std::uint64_t mask = wake_mask_;
   wake_mask_ = 0;
@@ -725,7 +725,7 @@ void Nic::on_work_request(Packet* p, PortIndex in_port) {
 void Nic::fetch(std::uint32_t slot) {
   SendState& m = sends_[slot];
   m.fetch_next = std::max(m.fetch_next, m.fetched);
-  const std::uint32_t limit = std::min(m.packets, m.next_seq + fetch_window_packets_);
+  const std::uint32_t limit = fetch_limit(m, m.next_seq);
   if (m.fetch_next >= limit) return;
   // One read per batch of the window (a whole batch, or what is left of the message).
   if (limit - m.fetch_next < fetch_batch_packets_ && limit < m.packets) return;
@@ -748,22 +748,61 @@ void Nic::fetch(std::uint32_t slot) {
   ports_[m.home_port]->enqueue(r);
 }
 
+bool Nic::same_queue_pair(const SendState& a, const SendState& b) {
+  return a.kind == SendKind::kForGpu && b.kind == SendKind::kForGpu && a.src == b.src && a.dst == b.dst;
+}
+
 bool Nic::queued_behind(std::size_t k) const {
+  // Posted earlier is the smaller sequence (the GPU numbers its messages in order), also
+  // for one that went back and entered the rotation again.
   const SendState& m = sends_[sending_[k].slot];
-  for (std::size_t i = 0; i < k; ++i) {
-    const SendState& e = sends_[sending_[i].slot];
-    if (e.kind == SendKind::kForGpu && e.src == m.src && e.dst == m.dst) return true;
+  for (const Sending& e : sending_) {
+    const SendState& o = sends_[e.slot];
+    if (same_queue_pair(o, m) && o.sequence < m.sequence) return true;
   }
   return false;
+}
+
+std::uint32_t Nic::fetch_limit(const SendState& m, std::uint32_t next_seq) const {
+  // The read-ahead window belongs to the queue pair: a work request queued behind others
+  // reads once they have asked for all of theirs, into the room their unsent packets leave
+  // (else the GPU would share PCIe between the head's reads and reads not yet needed).
+  std::uint32_t window = fetch_window_packets_;
+  for (const Sending& e : sending_) {
+    const SendState& o = sends_[e.slot];
+    if (!same_queue_pair(o, m) || o.sequence >= m.sequence) continue;
+    if (o.fetch_next < o.packets) return next_seq;
+    const std::uint32_t held = std::max(o.fetch_next, o.fetched) - o.next_seq;
+    window = held >= window ? 0 : window - held;
+  }
+  return std::min(m.packets, next_seq + window);
 }
 
 void Nic::fetch_later(std::uint32_t slot) {
   // Called as packet next_seq leaves: once it has, is there a whole read's room?
   SendState& m = sends_[slot];
+  if (m.fetch_next >= m.packets) {
+    // All asked for: the queue pair's next work request may read into the room this
+    // packet leaves (checked by fetch() once it has left).
+    std::size_t next_in_pair = sending_.size();
+    for (std::size_t i = 0; i < sending_.size(); ++i) {
+      const SendState& o = sends_[sending_[i].slot];
+      if (!same_queue_pair(o, m) || o.sequence <= m.sequence) continue;
+      if (next_in_pair == sending_.size() || o.sequence < sends_[sending_[next_in_pair].slot].sequence) next_in_pair = i;
+    }
+    if (next_in_pair != sending_.size()) due_for_fetch(sending_[next_in_pair].slot);
+    return;
+  }
   if (m.fetch_due) return;
-  const std::uint32_t limit = std::min(m.packets, m.next_seq + 1 + fetch_window_packets_);
+  const std::uint32_t limit = fetch_limit(m, m.next_seq + 1);
   const std::uint32_t next = std::max(m.fetch_next, m.fetched);
   if (next >= limit || (limit - next < fetch_batch_packets_ && limit < m.packets)) return;
+  due_for_fetch(slot);
+}
+
+void Nic::due_for_fetch(std::uint32_t slot) {
+  SendState& m = sends_[slot];
+  if (m.fetch_due) return;
   m.fetch_due = true;
   fetch_due_.push_back(slot);
   if (!waker_.scheduled()) sim_->schedule_at(waker_, sim_->now());

@@ -199,6 +199,9 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   void on_work_request(Packet* p, PortIndex in_port);
   void fetch(std::uint32_t slot);
   void fetch_later(std::uint32_t slot);
+  void due_for_fetch(std::uint32_t slot);
+  std::uint32_t fetch_limit(const SendState& m, std::uint32_t next_seq) const;
+  static bool same_queue_pair(const SendState& a, const SendState& b);
   bool queued_behind(std::size_t k) const;  // an earlier work request of its queue pair still sends
   void on_read_request(Packet* p, PortIndex in_port);
   void on_read_response(Packet* p);
@@ -260,6 +263,7 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   std::uint32_t fetch_window_packets_ = 1;   // an RDMA NIC's read-ahead per queue pair
   std::uint32_t fetch_batch_packets_ = 1;    // and the size of one read
   std::vector<std::uint32_t> fetch_due_;     // send slots to read more for (from the waker)
+  std::vector<std::uint32_t> fetch_round_;   // the waker's round of them
   NicCounters counters_;
 };
 
