@@ -36,7 +36,8 @@ FlowModel::FlowModel(Simulator& sim, std::vector<double> capacity, MessageObserv
 
 void FlowModel::start(MessageId id, std::int64_t wire_bytes, std::int64_t payload, const Route& route) {
   if (route.hops.empty()) throw std::logic_error("a flow with no links");
-  if (route.in_turn != UINT32_MAX) {
+  if (route.posted) note(sim_->now(), id, 0, 0);
+  if (route.in_turn != kNoTurn) {
     if (wire_bytes > route.turn_bytes) {
       body_routes_[id] = route;
       start_now(id, wire_bytes - route.turn_bytes, payload, route, true);
@@ -101,6 +102,7 @@ void FlowModel::start_now(MessageId id, std::int64_t wire_bytes, std::int64_t pa
   s.sent = route.window <= 0;
   s.body = body;
   s.in_turn = route.in_turn;
+  s.posted = route.posted;
   s.tail_wire = route.turn_bytes;
   s.tail_payload = payload;
   s.deliver.assign(route.deliver.begin(), route.deliver.end());
@@ -176,8 +178,8 @@ void FlowModel::complete_due(Time now) {
         tails_due_.push_back({sending.id, sending.tail_wire, sending.tail_payload, body_routes_.at(sending.id)});
         body_routes_.erase(sending.id);
       } else {
-        note(now, sending.id, 0, 0);
-        if (sending.in_turn != UINT32_MAX) turn_over_.push_back(sending.in_turn);
+        if (!sending.posted) note(now, sending.id, 0, 0);
+        if (sending.in_turn != kNoTurn && !queue_pair_turn(sending.in_turn)) turn_over_.push_back(sending.in_turn);
       }
       sending.finish = sending.last + drain_time(sending.remaining, sending.rate);
       if (sending.finish < now) sending.finish = now;
@@ -197,9 +199,11 @@ void FlowModel::complete_due(Time now) {
     }
     const Time delivered = now + s.deliver_delay;
     if (s.window <= 0) {
-      note(now, s.id, 0, 0);
-      if (s.in_turn != UINT32_MAX) turn_over_.push_back(s.in_turn);
+      if (!s.posted) note(now, s.id, 0, 0);
+      if (s.in_turn != kNoTurn && !queue_pair_turn(s.in_turn)) turn_over_.push_back(s.in_turn);
     }
+    // A queue pair's next message streams on behind this one's last byte.
+    if (queue_pair_turn(s.in_turn)) turn_over_.push_back(s.in_turn);
     if (s.acknowledged) {
       note(delivered, s.id, 1, s.payload);
       note(delivered + s.ack_delay, s.id, 2, 0);

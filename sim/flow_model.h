@@ -36,6 +36,10 @@ class FlowModel final : public EventHandler {
     double weight;       // the fraction of the flow's bytes that cross it, in (0, 1]
   };
   static constexpr std::uint32_t kNoSum = UINT32_MAX;
+  static constexpr std::uint64_t kNoTurn = UINT64_MAX;
+  // Turns of an RDMA queue pair (one per GPU pair) rather than of a sender's links: bit 63.
+  static constexpr std::uint64_t kQueuePairTurn = std::uint64_t{1} << 63;
+  static constexpr bool queue_pair_turn(std::uint64_t t) { return t != kNoTurn && (t & kQueuePairTurn) != 0; }
   struct Route {
     std::vector<Hop> hops;  // each link once
     Time deliver_delay = 0;  // last byte through the bottleneck -> last byte at the destination
@@ -54,8 +58,11 @@ class FlowModel final : public EventHandler {
     // links, and its NIC takes turns over them: a round-robin whose quantum is one packet
     // per link. A flow's body shares fairly; its last quantum (`turn_bytes`) waits its turn
     // among the sender's (`in_turn`) and goes in posting order.
-    std::uint32_t in_turn = UINT32_MAX;
+    std::uint64_t in_turn = kNoTurn;
     std::int64_t turn_bytes = 0;
+    // The sender's program is told the message is sent as it starts (a GPU posting to its
+    // RDMA NIC goes on; the NIC sends).
+    bool posted = false;
     // It stands for this many equal flows on the same links (max-min gives each the same
     // share; together they load each link `shares` times as much).
     std::uint32_t shares = 1;
@@ -118,7 +125,8 @@ class FlowModel final : public EventHandler {
     bool sent = false;  // the sender's last byte has left (told)
     bool body = false;  // a flow's body: silent; once sent, its last quantum takes its turn
     double shares = 1;  // equal flows it stands for
-    std::uint32_t in_turn = UINT32_MAX;
+    bool posted = false;  // its sending was told as it started
+    std::uint64_t in_turn = kNoTurn;
     std::int64_t tail_wire = 0;
     std::int64_t tail_payload = 0;
     std::vector<MessageId> deliver;
@@ -207,8 +215,8 @@ class FlowModel final : public EventHandler {
     bool busy = false;
     std::deque<Waiting> waiting;
   };
-  std::unordered_map<std::uint32_t, Turns> turns_;  // by Route::in_turn
-  std::vector<std::uint32_t> turn_over_;            // senders whose turn just ended
+  std::unordered_map<std::uint64_t, Turns> turns_;  // by Route::in_turn
+  std::vector<std::uint64_t> turn_over_;            // senders whose turn just ended
   std::vector<Waiting> tails_due_;                  // last quanta whose bodies were just sent
   std::unordered_map<MessageId, Route> body_routes_;  // bodies' routes, for their tails
   void start_now(MessageId id, std::int64_t wire_bytes, std::int64_t payload, const Route& route, bool body);
