@@ -771,8 +771,9 @@ std::uint32_t Nic::fetch_limit(const SendState& m, std::uint32_t next_seq) const
   for (const Sending& e : sending_) {
     const SendState& o = sends_[e.slot];
     if (!same_queue_pair(o, m) || o.sequence >= m.sequence) continue;
-    if (o.fetch_next < o.packets) return next_seq;
-    const std::uint32_t held = std::max(o.fetch_next, o.fetched) - o.next_seq;
+    const std::uint32_t asked = std::max(o.fetch_next, o.fetched);
+    if (asked < o.packets) return next_seq;
+    const std::uint32_t held = asked - o.next_seq;
     window = held >= window ? 0 : window - held;
   }
   return std::min(m.packets, next_seq + window);
@@ -781,7 +782,7 @@ std::uint32_t Nic::fetch_limit(const SendState& m, std::uint32_t next_seq) const
 void Nic::fetch_later(std::uint32_t slot) {
   // Called as packet next_seq leaves: once it has, is there a whole read's room?
   SendState& m = sends_[slot];
-  if (m.fetch_next >= m.packets) {
+  if (std::max(m.fetch_next, m.fetched) >= m.packets) {
     // All asked for: the queue pair's next work request may read into the room this
     // packet leaves (checked by fetch() once it has left).
     std::size_t next_in_pair = sending_.size();
