@@ -92,6 +92,7 @@ void Nic::enter_rotation(std::uint32_t slot) {
   m.sending = true;
   const std::uint64_t ports = m.kind == SendKind::kReadResponse ? std::uint64_t{1} << m.home_port : ports_toward(m.via);
   sending_.push_back({slot, ports});
+  if (m.kind == SendKind::kForGpu) queue_pair_enter(slot);
   for (std::uint64_t rest = ports; rest != 0; rest &= rest - 1) ports_[static_cast<std::size_t>(std::countr_zero(rest))]->wake();
 }
 
@@ -298,6 +299,7 @@ Packet* Nic::pull(PortIndex port) {
     // All sent (for now): leave the rotation; keep the order of the others.
     m.sending = false;
     sending_.erase(sending_.begin() + static_cast<std::ptrdiff_t>(pick));
+    if (m.kind == SendKind::kForGpu) queue_pair_leave(slot);
     next_ = pick;
   } else {
     next_ = pick + 1;
@@ -548,6 +550,7 @@ void Nic::on_ack(Packet* p) {
     const auto k = static_cast<std::size_t>(it - sending_.begin());
     sending_.erase(it);
     if (next_ > k) --next_;
+    if (m.kind == SendKind::kForGpu) queue_pair_leave(slot);
   }
   if (m.acked == m.packets) {
     const MessageId id = m.id;
@@ -708,6 +711,7 @@ void Nic::on_work_request(Packet* p, PortIndex in_port) {
   m.traffic_class = p->traffic_class;
   m.kind = SendKind::kForGpu;
   m.home_port = in_port;
+  m.queue_pair = queue_pair_of(m.src, m.dst);
   m.active = true;
   m.last_progress = now;
   sim_->packets().release(p);
@@ -725,7 +729,7 @@ void Nic::on_work_request(Packet* p, PortIndex in_port) {
 void Nic::fetch(std::uint32_t slot) {
   SendState& m = sends_[slot];
   m.fetch_next = std::max(m.fetch_next, m.fetched);
-  const std::uint32_t limit = fetch_limit(m, m.next_seq);
+  const std::uint32_t limit = fetch_limit(slot, m.next_seq);
   if (m.fetch_next >= limit) return;
   // One read per batch of the window (a whole batch, or what is left of the message).
   if (limit - m.fetch_next < fetch_batch_packets_ && limit < m.packets) return;
@@ -748,29 +752,42 @@ void Nic::fetch(std::uint32_t slot) {
   ports_[m.home_port]->enqueue(r);
 }
 
-bool Nic::same_queue_pair(const SendState& a, const SendState& b) {
-  return a.kind == SendKind::kForGpu && b.kind == SendKind::kForGpu && a.src == b.src && a.dst == b.dst;
+std::uint32_t Nic::queue_pair_of(HostId src, HostId dst) {
+  const std::uint64_t key = (std::uint64_t{src} << 32) | dst;
+  const auto [it, made] = queue_pair_index_.try_emplace(key, static_cast<std::uint32_t>(queue_pairs_.size()));
+  if (made) queue_pairs_.emplace_back();
+  return it->second;
+}
+
+void Nic::queue_pair_enter(std::uint32_t slot) {
+  // Posted later is the larger sequence (the GPU numbers its messages in order); one that
+  // went back and enters again goes before those posted after it.
+  std::vector<std::uint32_t>& q = queue_pairs_[sends_[slot].queue_pair].in_rotation;
+  const std::uint32_t sequence = sends_[slot].sequence;
+  auto at = q.end();
+  while (at != q.begin() && sends_[*(at - 1)].sequence > sequence) --at;
+  q.insert(at, slot);
+}
+
+void Nic::queue_pair_leave(std::uint32_t slot) {
+  std::vector<std::uint32_t>& q = queue_pairs_[sends_[slot].queue_pair].in_rotation;
+  q.erase(std::find(q.begin(), q.end(), slot));  // mostly the first
 }
 
 bool Nic::queued_behind(std::size_t k) const {
-  // Posted earlier is the smaller sequence (the GPU numbers its messages in order), also
-  // for one that went back and entered the rotation again.
-  const SendState& m = sends_[sending_[k].slot];
-  for (const Sending& e : sending_) {
-    const SendState& o = sends_[e.slot];
-    if (same_queue_pair(o, m) && o.sequence < m.sequence) return true;
-  }
-  return false;
+  const std::uint32_t slot = sending_[k].slot;
+  return queue_pairs_[sends_[slot].queue_pair].in_rotation.front() != slot;
 }
 
-std::uint32_t Nic::fetch_limit(const SendState& m, std::uint32_t next_seq) const {
+std::uint32_t Nic::fetch_limit(std::uint32_t slot, std::uint32_t next_seq) const {
   // The read-ahead window belongs to the queue pair: a work request queued behind others
   // reads once they have asked for all of theirs, into the room their unsent packets leave
   // (else the GPU would share PCIe between the head's reads and reads not yet needed).
+  const SendState& m = sends_[slot];
   std::uint32_t window = fetch_window_packets_;
-  for (const Sending& e : sending_) {
-    const SendState& o = sends_[e.slot];
-    if (!same_queue_pair(o, m) || o.sequence >= m.sequence) continue;
+  for (const std::uint32_t earlier : queue_pairs_[m.queue_pair].in_rotation) {
+    const SendState& o = sends_[earlier];
+    if (o.sequence >= m.sequence) break;  // in sequence order: the rest came later
     const std::uint32_t asked = std::max(o.fetch_next, o.fetched);
     if (asked < o.packets) return next_seq;
     const std::uint32_t held = asked - o.next_seq;
@@ -785,17 +802,13 @@ void Nic::fetch_later(std::uint32_t slot) {
   if (std::max(m.fetch_next, m.fetched) >= m.packets) {
     // All asked for: the queue pair's next work request may read into the room this
     // packet leaves (checked by fetch() once it has left).
-    std::size_t next_in_pair = sending_.size();
-    for (std::size_t i = 0; i < sending_.size(); ++i) {
-      const SendState& o = sends_[sending_[i].slot];
-      if (!same_queue_pair(o, m) || o.sequence <= m.sequence) continue;
-      if (next_in_pair == sending_.size() || o.sequence < sends_[sending_[next_in_pair].slot].sequence) next_in_pair = i;
-    }
-    if (next_in_pair != sending_.size()) due_for_fetch(sending_[next_in_pair].slot);
+    const std::vector<std::uint32_t>& q = queue_pairs_[m.queue_pair].in_rotation;
+    const auto at = std::find(q.begin(), q.end(), slot);
+    if (at != q.end() && at + 1 != q.end()) due_for_fetch(*(at + 1));
     return;
   }
   if (m.fetch_due) return;
-  const std::uint32_t limit = fetch_limit(m, m.next_seq + 1);
+  const std::uint32_t limit = fetch_limit(slot, m.next_seq + 1);
   const std::uint32_t next = std::max(m.fetch_next, m.fetched);
   if (next >= limit || (limit - next < fetch_batch_packets_ && limit < m.packets)) return;
   due_for_fetch(slot);

@@ -27,6 +27,7 @@
 // ECN-marked packets produce at most one CNP per message per interval, when the
 // congestion control asks for CNPs; acks echo the path's INT when it asks for that.
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include <memory>
@@ -200,9 +201,11 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   void fetch(std::uint32_t slot);
   void fetch_later(std::uint32_t slot);
   void due_for_fetch(std::uint32_t slot);
-  std::uint32_t fetch_limit(const SendState& m, std::uint32_t next_seq) const;
-  static bool same_queue_pair(const SendState& a, const SendState& b);
+  std::uint32_t fetch_limit(std::uint32_t slot, std::uint32_t next_seq) const;
   bool queued_behind(std::size_t k) const;  // an earlier work request of its queue pair still sends
+  std::uint32_t queue_pair_of(HostId src, HostId dst);
+  void queue_pair_enter(std::uint32_t slot);
+  void queue_pair_leave(std::uint32_t slot);
   void on_read_request(Packet* p, PortIndex in_port);
   void on_read_response(Packet* p);
   void rewound(SendState& m, std::uint32_t slot);
@@ -264,6 +267,14 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   std::uint32_t fetch_batch_packets_ = 1;    // and the size of one read
   std::vector<std::uint32_t> fetch_due_;     // send slots to read more for (from the waker)
   std::vector<std::uint32_t> fetch_round_;   // the waker's round of them
+  // An RDMA NIC's queue pairs, one per GPU pair: the send slots of each in the rotation,
+  // in posting (sequence) order, so a work request's place in its queue pair is found
+  // without scanning the rotation (an AllToAll keeps a queue pair per peer).
+  struct QueuePair {
+    std::vector<std::uint32_t> in_rotation;
+  };
+  std::vector<QueuePair> queue_pairs_;
+  std::unordered_map<std::uint64_t, std::uint32_t> queue_pair_index_;  // (GPU, peer) -> queue pair, at post
   NicCounters counters_;
 };
 

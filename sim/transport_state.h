@@ -51,6 +51,7 @@ struct SendState {
                                 // - 1 wait there to be sent)
   std::uint32_t fetch_next = 0; // kForGpu: the next packet to ask the GPU for
   bool fetch_due = false;       // kForGpu: waits for the NIC's next read round
+  std::uint32_t queue_pair = UINT32_MAX;  // kForGpu: its queue pair at the NIC
   std::uint32_t first_seq = 0;  // kReadResponse: the packet number of its first packet
 };
 
