@@ -232,7 +232,7 @@ Packet* Nic::pull(PortIndex port) {
       if (m.next_seq >= m.fetched) continue;  // its read wakes the port
       // One queue pair per GPU pair: its work requests go in the order posted (a ring
       // channel's steps to its peer), not shared round-robin as separate flows.
-      if (queued_behind(k)) continue;
+      if (!m.queue_pair_head) continue;
     }
     if (out.paused(m.traffic_class)) continue;
     if (out.credit_based() && !out.can_start(m.traffic_class, wire_bytes_of(m, m.next_seq))) {
@@ -766,17 +766,17 @@ void Nic::queue_pair_enter(std::uint32_t slot) {
   const std::uint32_t sequence = sends_[slot].sequence;
   auto at = q.end();
   while (at != q.begin() && sends_[*(at - 1)].sequence > sequence) --at;
+  const bool first = at == q.begin();
+  if (first && !q.empty()) sends_[q.front()].queue_pair_head = false;
   q.insert(at, slot);
+  sends_[slot].queue_pair_head = first;
 }
 
 void Nic::queue_pair_leave(std::uint32_t slot) {
   std::vector<std::uint32_t>& q = queue_pairs_[sends_[slot].queue_pair].in_rotation;
   q.erase(std::find(q.begin(), q.end(), slot));  // mostly the first
-}
-
-bool Nic::queued_behind(std::size_t k) const {
-  const std::uint32_t slot = sending_[k].slot;
-  return queue_pairs_[sends_[slot].queue_pair].in_rotation.front() != slot;
+  sends_[slot].queue_pair_head = false;
+  if (!q.empty()) sends_[q.front()].queue_pair_head = true;
 }
 
 std::uint32_t Nic::fetch_limit(std::uint32_t slot, std::uint32_t next_seq) const {

@@ -202,7 +202,6 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   void fetch_later(std::uint32_t slot);
   void due_for_fetch(std::uint32_t slot);
   std::uint32_t fetch_limit(std::uint32_t slot, std::uint32_t next_seq) const;
-  bool queued_behind(std::size_t k) const;  // an earlier work request of its queue pair still sends
   std::uint32_t queue_pair_of(HostId src, HostId dst);
   void queue_pair_enter(std::uint32_t slot);
   void queue_pair_leave(std::uint32_t slot);

@@ -52,6 +52,7 @@ struct SendState {
   std::uint32_t fetch_next = 0; // kForGpu: the next packet to ask the GPU for
   bool fetch_due = false;       // kForGpu: waits for the NIC's next read round
   std::uint32_t queue_pair = UINT32_MAX;  // kForGpu: its queue pair at the NIC
+  bool queue_pair_head = false;           // kForGpu: the first of its queue pair's sends
   std::uint32_t first_seq = 0;  // kReadResponse: the packet number of its first packet
 };
 
