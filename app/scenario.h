@@ -67,6 +67,8 @@ class ScenarioRun {
   const Topology& topology() const { return topology_; }
   const std::vector<AppliedFault>& applied_faults() const { return applied_faults_; }
   const Network& network() const { return *network_; }
+  // Before run(): what a workload would set on the messages made from the config.
+  Network& network() { return *network_; }
   const Simulator& sim() const { return *sim_; }
   // Events run, and the simulated time reached (a split run's, over its partitions).
   std::uint64_t events() const;

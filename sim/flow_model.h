@@ -37,7 +37,7 @@ class FlowModel final : public EventHandler {
   };
   static constexpr std::uint32_t kNoSum = UINT32_MAX;
   static constexpr std::uint64_t kNoTurn = UINT64_MAX;
-  // Turns of an RDMA queue pair (one per GPU pair) rather than of a sender's links: bit 63.
+  // Turns of an RDMA queue pair (GPU pair and connection) rather than of a sender's links: bit 63.
   static constexpr std::uint64_t kQueuePairTurn = std::uint64_t{1} << 63;
   static constexpr bool queue_pair_turn(std::uint64_t t) { return t != kNoTurn && (t & kQueuePairTurn) != 0; }
   struct Route {

@@ -154,9 +154,11 @@ FlowModel::Route FlowRouter::route(const Message& m) const {
     route.ack_delay = std::max<Time>(0, route.ack_delay - 2 * (completion + down.link->latency()) -
                                             serialization(packet, down.port->bandwidth()));
     // As the packet model's queue pairs: the GPU goes on once it has posted; one queue
-    // pair per GPU pair sends its messages in turn, each once the one before has left.
+    // pair (GPU pair and connection) sends its messages in turn, each once the one before
+    // has left.
     route.posted = true;
-    route.in_turn = FlowModel::kQueuePairTurn | (std::uint64_t{m.src} << 32) | m.dst;
+    route.in_turn = FlowModel::kQueuePairTurn | (std::uint64_t{m.src & 0xffffffu} << 39) |
+                    (std::uint64_t{m.dst & 0xffffffu} << 15) | (m.connection & 0x7fffu);
     route.turn_bytes = INT64_MAX;
   }
   merge_hops(hops, route);

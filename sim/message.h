@@ -47,6 +47,9 @@ struct Message {
   // Flow fidelity only: it stands for this many equal messages on the same path at once
   // (the channels of a collective inside one NVSwitch domain), each of bytes / shares.
   std::uint16_t shares = 1;
+  // The NCCL connection it travels on (a collective's channel, 0 for point-to-point): an
+  // RDMA NIC keeps a queue pair per GPU pair and connection.
+  std::uint16_t connection = 0;
   bool has_sender = true;       // a sender will report it sent and finished
   bool awaits_delivery = true;  // a receiver will report it delivered
   // The record, written as the NICs report (by the network's dispatcher).

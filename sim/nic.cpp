@@ -230,7 +230,7 @@ Packet* Nic::pull(PortIndex port) {
     if (m.in_network != InNetwork::kNone && stripe_port(m, m.next_seq) != port) continue;
     if (m.kind == SendKind::kForGpu) {
       if (m.next_seq >= m.fetched) continue;  // its read wakes the port
-      // One queue pair per GPU pair: its work requests go in the order posted (a ring
+      // One queue pair per GPU pair and connection: its work requests go in the order posted (a ring
       // channel's steps to its peer), not shared round-robin as separate flows.
       if (!m.queue_pair_head) continue;
     }
@@ -689,6 +689,7 @@ void Nic::post_to_nic(MessageId id, const Message& d, PortIndex port) {
   w->kind = PacketKind::kWorkRequest;
   w->traffic_class = d.traffic_class;
   w->torus_dim = 0xff;
+  w->group = d.connection;  // which of the GPU pair's queue pairs
   ports_[port]->enqueue(w);
   // Posted is sent, for the GPU's program: as NCCL's kernel leaves its data in its FIFO
   // for the proxy's RDMA write and goes on (its owner is told from an event of its own).
@@ -711,7 +712,7 @@ void Nic::on_work_request(Packet* p, PortIndex in_port) {
   m.traffic_class = p->traffic_class;
   m.kind = SendKind::kForGpu;
   m.home_port = in_port;
-  m.queue_pair = queue_pair_of(m.src, m.dst);
+  m.queue_pair = queue_pair_of(m.src, m.dst, p->group);
   m.active = true;
   m.last_progress = now;
   sim_->packets().release(p);
@@ -752,8 +753,9 @@ void Nic::fetch(std::uint32_t slot) {
   ports_[m.home_port]->enqueue(r);
 }
 
-std::uint32_t Nic::queue_pair_of(HostId src, HostId dst) {
-  const std::uint64_t key = (std::uint64_t{src} << 32) | dst;
+std::uint32_t Nic::queue_pair_of(HostId src, HostId dst, std::uint16_t connection) {
+  // The GPU behind this NIC, its peer and the connection (host numbers below 2^24).
+  const std::uint64_t key = (std::uint64_t{src & 0xffffffu} << 40) | (std::uint64_t{dst & 0xffffffu} << 16) | connection;
   const auto [it, made] = queue_pair_index_.try_emplace(key, static_cast<std::uint32_t>(queue_pairs_.size()));
   if (made) queue_pairs_.emplace_back();
   return it->second;

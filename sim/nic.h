@@ -202,7 +202,7 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   void fetch_later(std::uint32_t slot);
   void due_for_fetch(std::uint32_t slot);
   std::uint32_t fetch_limit(std::uint32_t slot, std::uint32_t next_seq) const;
-  std::uint32_t queue_pair_of(HostId src, HostId dst);
+  std::uint32_t queue_pair_of(HostId src, HostId dst, std::uint16_t connection);
   void queue_pair_enter(std::uint32_t slot);
   void queue_pair_leave(std::uint32_t slot);
   void on_read_request(Packet* p, PortIndex in_port);
@@ -266,14 +266,14 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   std::uint32_t fetch_batch_packets_ = 1;    // and the size of one read
   std::vector<std::uint32_t> fetch_due_;     // send slots to read more for (from the waker)
   std::vector<std::uint32_t> fetch_round_;   // the waker's round of them
-  // An RDMA NIC's queue pairs, one per GPU pair: the send slots of each in the rotation,
+  // An RDMA NIC's queue pairs, one per GPU pair and connection: the send slots of each in the rotation,
   // in posting (sequence) order, so a work request's place in its queue pair is found
   // without scanning the rotation (an AllToAll keeps a queue pair per peer).
   struct QueuePair {
     std::vector<std::uint32_t> in_rotation;
   };
   std::vector<QueuePair> queue_pairs_;
-  std::unordered_map<std::uint64_t, std::uint32_t> queue_pair_index_;  // (GPU, peer) -> queue pair, at post
+  std::unordered_map<std::uint64_t, std::uint32_t> queue_pair_index_;  // (GPU, peer, connection) -> queue pair
   NicCounters counters_;
 };
 

@@ -96,6 +96,10 @@ struct CollectiveProgram {
   std::int64_t start_latency_ps = 0;
   // Wire bytes per payload byte (an NCCL protocol's flags: LL 2, LL128 128/120).
   double wire_factor = 1.0;
+  // Consecutive step channels that form one NCCL channel (a ring's pieces and phases), whose
+  // sends share that channel's connection, and so an RDMA NIC's queue pair; 0: the whole
+  // program is one connection.
+  int streams_per_connection = 0;
   // Groups of ranks for in-network steps (e.g. each node's GPUs on their NVSwitch).
   std::vector<std::vector<int>> groups;
   std::vector<RankProgram> programs;

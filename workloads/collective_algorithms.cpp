@@ -147,6 +147,7 @@ CollectiveProgram ring(CollectiveOp op, int n, std::int64_t bytes, const Algorit
       const std::int64_t segment = bytes / n / c;
       const int k = pieces(segment, a.chunk_bytes);
       CollectiveProgram p = empty_program("ring", op, n, n * c * k, bytes);
+      p.streams_per_connection = 2 * k;  // channel ch: its reduce-scatter's k and all-gather's k
       Builder b{p};
       // Each channel is its own ring. Across nodes (node-major ranks, local_size per
       // node) channel ch leaves and enters nodes through local GPU ch or ch+1, so the

@@ -219,6 +219,9 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
         id = x.network_->add_message(host, peer.host, bytes, x.options_.traffic_class);
         x.network_->messages()[id].tag = static_cast<std::uint32_t>(to[0].step);  // the receive it feeds
         x.network_->messages()[id].shares = x.options_.flow_shares;
+        // Its NCCL connection (0 is point-to-point's).
+        const int per = x.program_.streams_per_connection;
+        x.network_->messages()[id].connection = static_cast<std::uint16_t>(1 + (per > 0 ? s.channel / per : 0));
         x.network_->dispatcher().assign(id, this, &peer);
       } else if (s.kind == StepKind::kSwitchReduce && s.peer == kAllMembers) {
         // SHARP: the first contribution opens the sum at every member (its receives).
