@@ -123,8 +123,8 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
       // The step programs, held by the check and by the executor, and the check's
       // send/receive matching (a queue per sender, receiver and channel).
       // Every rank sends straight to every other in an AllToAll, whatever `algorithm` says.
-      const bool all_to_all = w.collective.op == CollectiveOp::kAllToAll;
-      const std::string& a = all_to_all ? std::string("direct") : w.collective.algorithm;
+      static const std::string kDirect = "direct";
+      const std::string& a = w.collective.op == CollectiveOp::kAllToAll ? kDirect : w.collective.algorithm;
       std::uint64_t log2 = 1;
       while ((1ull << log2) < ranks) ++log2;
       std::uint64_t steps = a == "halving_doubling" || a == "recursive_doubling" ? 4 * log2

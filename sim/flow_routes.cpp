@@ -123,6 +123,12 @@ FlowRouter::Walk FlowRouter::walk(NodeRef from, HostId to, std::uint32_t hash, s
   return result;
 }
 
+std::uint64_t FlowRouter::queue_pair_turn(const Message& m) {
+  // GPU pair and connection (host numbers below 2^24, connections below 2^15).
+  return FlowModel::kQueuePairTurn | (std::uint64_t{m.src & 0xffffffu} << 39) | (std::uint64_t{m.dst & 0xffffffu} << 15) |
+         (m.connection & 0x7fffu);
+}
+
 FlowModel::Route FlowRouter::route(const Message& m) const {
   const NicConfig& nic = net_->params().nic;
   const std::int64_t packet = std::min<std::int64_t>(nic.mtu, std::max<std::int64_t>(0, m.bytes)) + nic.header_bytes;
@@ -132,7 +138,12 @@ FlowModel::Route FlowRouter::route(const Message& m) const {
   const bool full = m.bytes >= nic.mtu;
   const std::uint64_t pair = (std::uint64_t{m.src} << 32) | m.dst;
   if (full) {
-    if (auto it = cache_.find(pair); it != cache_.end()) return it->second;
+    if (auto it = cache_.find(pair); it != cache_.end()) {
+      // The pair's route, on this message's own queue pair (its connection).
+      FlowModel::Route cached = it->second;
+      if (cached.posted) cached.in_turn = queue_pair_turn(m);
+      return cached;
+    }
   }
   hashed_ = false;
   std::vector<FlowModel::Hop>& hops = hops_;
@@ -157,8 +168,7 @@ FlowModel::Route FlowRouter::route(const Message& m) const {
     // pair (GPU pair and connection) sends its messages in turn, each once the one before
     // has left.
     route.posted = true;
-    route.in_turn = FlowModel::kQueuePairTurn | (std::uint64_t{m.src & 0xffffffu} << 39) |
-                    (std::uint64_t{m.dst & 0xffffffu} << 15) | (m.connection & 0x7fffu);
+    route.in_turn = queue_pair_turn(m);
     route.turn_bytes = INT64_MAX;
   }
   merge_hops(hops, route);

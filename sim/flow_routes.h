@@ -54,6 +54,8 @@ class FlowRouter {
   // switches those reach copy it to every member (kMulticast) or take it into a sum
   // that their reduction engine sends on to its owner (kReduce).
   FlowModel::Route in_network_route(const Message& m, std::int64_t packet) const;
+  // The flow model's turn key for the RDMA queue pair `m` travels on.
+  static std::uint64_t queue_pair_turn(const Message& m);
   // Sorts `hops` by link into the route, each link once (weights summed).
   // The route's credit window: its sender's widest first link, where that is credit-based.
   void set_window(HostId src, FlowModel::Route& route) const;
