@@ -29,6 +29,13 @@ class ChunkedSlots {
   }
   // Slots ever made (live or free).
   std::uint32_t size() const { return size_.load(std::memory_order_acquire); }
+  // Prefetch stages for slot i (i may be stale: checked): the index entry, then the slot.
+  void prefetch_index(std::uint32_t i) const {
+    if (i < size()) __builtin_prefetch(&index_.load(std::memory_order_relaxed)[i >> kChunkBits]);
+  }
+  void prefetch(std::uint32_t i) const {
+    if (i < size()) __builtin_prefetch(&(*this)[i]);
+  }
 
   // Whether allocate() and release() lock: only a run split over threads needs it (a
   // serial run saves the lock, twice per message).

@@ -63,6 +63,8 @@ class PortObserver {
  public:
   virtual ~PortObserver() = default;
   virtual void on_departure(const Departure& d) = 0;
+  // Prefetch stages for the departure `d` (see PacketSink::prefetch_arrival).
+  virtual void prefetch_departure(const Departure& d) const { (void)d; }
 };
 
 // Aligned to a cache line, with what one packet's enqueue and departure touch in its
@@ -141,12 +143,26 @@ class alignas(64) EgressPort final : public EventHandler {
   bool down() const { return down_; }
 
   void on_event() override;  // transmission of the packet in service has ended
+  // The loop asked for the port's four lines two stages before (see EventHandler).
   void prefetch() const override {
     __builtin_prefetch(link_);
-    __builtin_prefetch(reinterpret_cast<const char*>(this) + 64);
+    __builtin_prefetch(reinterpret_cast<const char*>(link_) + 64);  // its wire's ends
+    __builtin_prefetch(next_slot_);
+    if (observer_ != nullptr) {
+      const char* o = reinterpret_cast<const char*>(observer_);
+      __builtin_prefetch(o);
+      __builtin_prefetch(o + 64);
+    }
+  }
+  // What enqueue() touches first (for the stage that knows a packet will come here).
+  void prefetch_enqueue() const {
+    __builtin_prefetch(this);
     __builtin_prefetch(&first_queue_);
     __builtin_prefetch(&first_counters_);
-    __builtin_prefetch(next_slot_);
+  }
+  void prefetch_next() const override {
+    if (link_ != nullptr) link_->prefetch_transmit();
+    if (observer_ != nullptr && in_service_.packet != nullptr) observer_->prefetch_departure(in_service_.departure);
   }
 
   bool busy() const { return in_service_.packet != nullptr; }

@@ -51,6 +51,11 @@ class EventHandler {
   // Asks the processor to load what on_event() will touch first (the packet it will
   // hand on): called an event or two ahead, so memory latency overlaps other work.
   virtual void prefetch() const {}
+  // Later stages of the same pipeline, each an event or more after the one before, so
+  // each reads only lines the stage before asked for: what they point to (a link's
+  // arriving packet's route and egress port at the far end).
+  virtual void prefetch_next() const {}
+  virtual void prefetch_last() const {}
 
   bool scheduled() const { return seq_ != 0; }
   Time event_time() const { return time_; }

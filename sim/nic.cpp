@@ -29,7 +29,7 @@ void Nic::set_order_keys(std::uint32_t first) {
 }
 
 Nic::Nic(Simulator& sim, HostId host, const NicConfig& config, MessageObserver* observer)
-    : sim_(&sim), host_(host), config_(config), observer_(observer), cc_(config.congestion_control.get()) {
+    : sim_(&sim), host_(host), observer_(observer), cc_(config.congestion_control.get()), config_(config) {
   if (cc_ != nullptr) {
     cnp_interval_ = cc_->cnp_interval();
     telemetry_ = cc_->wants_telemetry();
@@ -338,6 +338,26 @@ void Nic::send_control(Packet* c) {
     if (best == nullptr || candidate->queued_bytes() < best->queued_bytes()) best = candidate;
   }
   best->enqueue(c);
+}
+
+// Prefetch stages for an arriving packet (see PacketSink::prefetch_arrival): a data
+// packet's receive slot (through the slots' index), an answer's send slot.
+void Nic::prefetch_arrival(const Packet& p, PortIndex /*in_port*/) const {
+  if (p.kind == PacketKind::kData) {
+    recvs_.prefetch_index(p.recv_slot);
+  } else if (p.kind == PacketKind::kAck && p.message < sends_.size()) {
+    __builtin_prefetch(&sends_[p.message]);
+  }
+}
+
+void Nic::prefetch_arrival_more(const Packet& p, PortIndex /*in_port*/) const {
+  if (p.kind == PacketKind::kData) {
+    recvs_.prefetch(p.recv_slot);
+  } else if (p.kind == PacketKind::kAck && p.message < sends_.size()) {
+    const char* s = reinterpret_cast<const char*>(&sends_[p.message]);
+    __builtin_prefetch(s + 64);
+    __builtin_prefetch(s + 128);
+  }
 }
 
 void Nic::receive(Packet* p, PortIndex in_port) {

@@ -150,6 +150,8 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   }
 
   void receive(Packet* p, PortIndex in_port) override;
+  void prefetch_arrival(const Packet& p, PortIndex in_port) const override;
+  void prefetch_arrival_more(const Packet& p, PortIndex in_port) const override;
   Packet* pull(PortIndex port) override;
   // An RDMA NIC's ports: a relayed packet's buffer is free once it has left.
   void on_departure(const Departure& d) override;
@@ -223,7 +225,7 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
 
   Simulator* sim_;
   HostId host_;
-  NicConfig config_;
+  bool rdma_nic_ = false;
   MessageObserver* observer_;
   SlotTable<SendState> sends_;
   // Opened by whoever makes a message to this host (in a split run, another partition's
@@ -233,6 +235,7 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   Time cnp_interval_ = 0;        // 0: no CNPs
   std::uint64_t credit_ports_ = 0;  // bit p: port p is credit-based
   bool telemetry_ = false;       // acks echo INT
+  NicConfig config_;             // (after what every packet reads: see prefetch_arrival)
   std::vector<EgressPort*> ports_;
   RouteTable routes_;
   bool have_routes_ = false;
@@ -260,7 +263,6 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   // Ports to wake from an event of their own (not from inside another port's pull).
   Timer waker_;
   std::uint64_t wake_mask_ = 0;
-  bool rdma_nic_ = false;
   std::uint64_t nic_ports_ = 0;              // a GPU's: bit p: port p leads to its RDMA NIC
   std::uint32_t fetch_window_packets_ = 1;   // an RDMA NIC's read-ahead per queue pair
   std::uint32_t fetch_batch_packets_ = 1;    // and the size of one read

@@ -12,6 +12,17 @@ class PacketSink {
  public:
   virtual ~PacketSink() = default;
   virtual void receive(Packet* p, PortIndex in_port) = 0;
+  // Prefetch stages for `p`, about to arrive on `in_port` (EventHandler::prefetch_next
+  // and prefetch_last of the link bringing it): the first may read the sink's own first
+  // lines, the second what the first asked for. `p` may be stale (a prefetch only).
+  virtual void prefetch_arrival(const Packet& p, PortIndex in_port) const {
+    (void)p;
+    (void)in_port;
+  }
+  virtual void prefetch_arrival_more(const Packet& p, PortIndex in_port) const {
+    (void)p;
+    (void)in_port;
+  }
 };
 
 // Where an egress port pulls its next packet from when its own queues are empty: a

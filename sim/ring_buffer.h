@@ -40,6 +40,8 @@ class RingBuffer {
     if (size() == mask_ + 1) grow();
     data()[tail_++ & mask_] = v;
   }
+  // Where the next push_back() writes, while there is room (for prefetching).
+  const T& back_slot() const { return data()[tail_ & mask_]; }
   void pop_front() {
     assert(!empty());
     ++head_;

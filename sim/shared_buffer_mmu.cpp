@@ -7,13 +7,13 @@ namespace fabricsim {
 SharedBufferMmu::SharedBufferMmu(const BufferConfig& config, std::size_t ports, int classes,
                                  std::uint8_t pfc_classes_mask, std::vector<std::int64_t> headroom_per_port,
                                  std::int64_t reserve, std::int64_t xon_offset)
-    : groups_(ports * static_cast<std::size_t>(classes)),
+    : classes_(classes),
+      pfc_mask_(pfc_classes_mask),
+      groups_(ports * static_cast<std::size_t>(classes)),
       headroom_(std::move(headroom_per_port)),
       reserve_(reserve),
       xon_offset_(xon_offset),
-      alpha_(config.alpha),
-      classes_(classes),
-      pfc_mask_(pfc_classes_mask) {
+      alpha_(config.alpha) {
   // Reserves and headroom are carved out of the memory; the rest is shared.
   std::int64_t carved = reserve_ * static_cast<std::int64_t>(groups_.size());
   for (std::size_t p = 0; p < ports; ++p) {

@@ -38,7 +38,13 @@ class SharedBufferMmu {
   bool paused(std::uint16_t port, std::uint8_t traffic_class) const { return group(port, traffic_class).xoff; }
   std::int64_t shared_used() const { return shared_used_; }
   std::int64_t used() const { return used_; }
-  std::int64_t threshold() const;  // current dynamic threshold of a group's shared use
+  std::int64_t threshold() const;
+  // Asks for the lines admit() and release() of (port, class) will touch.
+  void prefetch_group(std::uint16_t port, std::uint8_t traffic_class) const {
+    const std::size_t i = static_cast<std::size_t>(port) * static_cast<std::size_t>(classes_) + traffic_class;
+    if (i < groups_.size()) __builtin_prefetch(&groups_[i]);
+    if (port < headroom_.size()) __builtin_prefetch(&headroom_[port]);
+  }  // current dynamic threshold of a group's shared use
 
  private:
   struct Group {
@@ -50,6 +56,9 @@ class SharedBufferMmu {
   Group& group(std::uint16_t port, std::uint8_t c) { return groups_[port * classes_ + c]; }
   const Group& group(std::uint16_t port, std::uint8_t c) const { return groups_[port * classes_ + c]; }
 
+  // (classes_ and groups_ first: prefetch_group reads them.)
+  int classes_;
+  std::uint8_t pfc_mask_;
   std::vector<Group> groups_;
   std::vector<std::int64_t> headroom_;  // per port
   std::int64_t shared_size_;
@@ -58,8 +67,6 @@ class SharedBufferMmu {
   std::int64_t reserve_;
   std::int64_t xon_offset_;
   double alpha_;
-  int classes_;
-  std::uint8_t pfc_mask_;
 };
 
 }  // namespace fabricsim

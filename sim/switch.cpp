@@ -207,6 +207,52 @@ void Switch::forward(Packet* p, PortIndex in_port) {
   ports_[out]->enqueue(p);
 }
 
+// Prefetch stages (see EventHandler::prefetch_next): the first reads this switch's first
+// lines and the packet, and asks for the route rows, the port list and the buffer; the
+// second works out the egress port from those (ECMP or a single candidate: spray and
+// adaptive draw state, which a prefetch must not move) and asks for its lines and the
+// buffer's counters. The packet may be stale, so every index is checked.
+void Switch::prefetch_arrival(const Packet& p, PortIndex in_port) const {
+  const std::uint32_t i = p.dst - routes_.first_host;
+  if (i < routes_.by_host.size()) __builtin_prefetch(&routes_.by_host[i]);
+  if (p.dst_group < routes_.by_group.size()) __builtin_prefetch(&routes_.by_group[p.dst_group]);
+  __builtin_prefetch(routes_.set_offset.data());
+  __builtin_prefetch(routes_.ports.data());
+  const char* list = reinterpret_cast<const char*>(ports_.data());
+  for (std::size_t b = 0; b < ports_.size() * sizeof(EgressPort*); b += 64) __builtin_prefetch(list + b);
+  if (mmu_) mmu_->prefetch_group(in_port, p.traffic_class);
+}
+
+void Switch::prefetch_arrival_more(const Packet& p, PortIndex in_port) const {
+  if (p.kind == PacketKind::kPause || p.kind == PacketKind::kCredit) return;
+  const std::uint32_t i = p.dst - routes_.first_host;
+  std::uint32_t set = routes_.default_set;
+  if (i < routes_.by_host.size() && routes_.by_host[i] != RouteTable::kNoException) {
+    set = routes_.by_host[i];
+  } else if (!routes_.by_group.empty()) {
+    if (p.dst_group >= routes_.by_group.size()) return;
+    set = routes_.by_group[p.dst_group];
+  }
+  if (set + 1 >= routes_.set_offset.size()) return;
+  const std::uint32_t first = routes_.set_offset[set];
+  const std::uint32_t count = routes_.set_offset[set + 1] - first;
+  if (count == 0 || first + count > routes_.ports.size()) return;
+  PortIndex out;
+  if (count == 1) {
+    out = routes_.ports[first];
+  } else if (lb_ == LoadBalancing::kEcmp) {
+    out = routes_.ports[first + ecmp_pick(flow_hash(p), count)];
+  } else {
+    return;
+  }
+  (void)in_port;
+  if (out < ports_.size()) ports_[out]->prefetch_enqueue();
+}
+
+void Switch::prefetch_departure(const Departure& d) const {
+  if (mmu_ && d.ingress_port != kNoPort) mmu_->prefetch_group(d.ingress_port, d.ingress_class);
+}
+
 void Switch::on_departure(const Departure& d) {
   if (d.ingress_port == kNoPort) return;  // made here: it held no ingress buffer
   if (credit_port(d.ingress_port)) {

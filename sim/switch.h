@@ -5,6 +5,7 @@
 // shared buffer, packets are admitted at ingress by the MMU, which also drives PFC.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "sim/egress_port.h"
@@ -50,7 +51,13 @@ class Switch final : public PacketSink, public PortObserver {
   // egress ports. Replaces any earlier table; no ports means unreachable from here.
   void set_routes(RouteTable table) { routes_ = std::move(table); }
   // Switches to shared-buffer admission (after all ports are added).
-  void set_buffer(std::unique_ptr<SharedBufferMmu> mmu) { mmu_ = std::move(mmu); }
+  void set_buffer(std::unique_ptr<SharedBufferMmu> mmu) {
+    if (mmu) {
+      mmu_.emplace(std::move(*mmu));
+    } else {
+      mmu_.reset();
+    }
+  }
   void set_ecn(const EcnConfig& ecn, const std::vector<EcnForSpeed>& by_speed = {});
   // Notes which ports are on credit-based links (after their credits are set).
   void find_credit_ports();
@@ -70,6 +77,9 @@ class Switch final : public PacketSink, public PortObserver {
 
   void receive(Packet* p, PortIndex in_port) override;
   void on_departure(const Departure& d) override;
+  void prefetch_arrival(const Packet& p, PortIndex in_port) const override;
+  void prefetch_arrival_more(const Packet& p, PortIndex in_port) const override;
+  void prefetch_departure(const Departure& d) const override;
 
   // Which of `count` equal-cost candidates ECMP gives a flow of hash `flow_hash` here.
   std::uint32_t ecmp_pick(std::uint32_t flow_hash, std::uint32_t count) const {
@@ -81,7 +91,7 @@ class Switch final : public PacketSink, public PortObserver {
   std::size_t port_count() const { return ports_.size(); }
   EgressPort& port(PortIndex i) { return *ports_[i]; }
   const EgressPort& port(PortIndex i) const { return *ports_[i]; }
-  const SharedBufferMmu* buffer() const { return mmu_.get(); }
+  const SharedBufferMmu* buffer() const { return mmu_ ? &*mmu_ : nullptr; }
   const SwitchCounters& counters() const { return counters_; }
   // A run split over processes: those that did not run it take its runner's counters.
   void adopt_counters(const SwitchCounters& c) { counters_ = c; }
@@ -99,10 +109,11 @@ class Switch final : public PacketSink, public PortObserver {
 
   // Fields the forwarding path reads come first; setup-only ones (ECN settings, which
   // ports point into) last.
+  // What forwarding reads, first (prefetch_arrival reads these from the first lines).
   Simulator* sim_;
+  std::optional<SharedBufferMmu> mmu_;  // inline: its counters' address is one load away
   std::vector<EgressPort*> ports_;
   RouteTable routes_;
-  std::unique_ptr<SharedBufferMmu> mmu_;
   std::vector<std::uint64_t> credit_ports_;  // bit i: port i's link is credit-based
   std::vector<std::uint8_t> port_dimension_;  // empty unless on a torus with datelines
   std::vector<std::uint8_t> port_dateline_;
