@@ -44,7 +44,7 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
   for (const TopologyLink& l : t.links()) {
     switch_ports += (t.node(l.a).kind == NodeKind::kSwitch) + (t.node(l.b).kind == NodeKind::kSwitch);
   }
-  e.network = hosts * (sizeof(Nic) + 64) + switches * (sizeof(Switch) + sizeof(SharedBufferMmu)) +
+  e.network = hosts * (sizeof(Nic) + 64) + switches * sizeof(Switch) +  // (the buffer is inline)
               directions * (sizeof(EgressPort) + sizeof(Link) + sizeof(LinkDirection) + 8 + classes * 48) +
               switch_ports * classes * 3 * sizeof(std::int64_t) * (n.lossless.shared_buffer ? 1 : 0) + nodes * 16;
 
