@@ -38,13 +38,13 @@ class SharedBufferMmu {
   bool paused(std::uint16_t port, std::uint8_t traffic_class) const { return group(port, traffic_class).xoff; }
   std::int64_t shared_used() const { return shared_used_; }
   std::int64_t used() const { return used_; }
-  std::int64_t threshold() const;
+  std::int64_t threshold() const;  // current dynamic threshold of a group's shared use
   // Asks for the lines admit() and release() of (port, class) will touch.
   void prefetch_group(std::uint16_t port, std::uint8_t traffic_class) const {
     const std::size_t i = static_cast<std::size_t>(port) * static_cast<std::size_t>(classes_) + traffic_class;
     if (i < groups_.size()) __builtin_prefetch(&groups_[i]);
     if (port < headroom_.size()) __builtin_prefetch(&headroom_[port]);
-  }  // current dynamic threshold of a group's shared use
+  }
 
  private:
   struct Group {
