@@ -145,6 +145,7 @@ class alignas(64) EgressPort final : public EventHandler {
   void on_event() override;  // transmission of the packet in service has ended
   // The loop asked for the port's four lines two stages before (see EventHandler).
   void prefetch() const override {
+    if (has_source_) __builtin_prefetch(&source_);
     __builtin_prefetch(link_);
     __builtin_prefetch(reinterpret_cast<const char*>(link_) + 64);  // its wire's ends
     __builtin_prefetch(next_slot_);
@@ -157,12 +158,21 @@ class alignas(64) EgressPort final : public EventHandler {
   // What enqueue() touches first (for the stage that knows a packet will come here).
   void prefetch_enqueue() const {
     __builtin_prefetch(this);
+    __builtin_prefetch(reinterpret_cast<const char*>(this) + 64);
     __builtin_prefetch(&first_queue_);
     __builtin_prefetch(&first_counters_);
   }
   void prefetch_next() const override {
+    if (has_source_ && total_queued_bytes_ == 0) {
+      // It will pull from its source (an endpoint): the source's first lines.
+      const char* s = reinterpret_cast<const char*>(source_);
+      for (int line = -1; line < 6; ++line) __builtin_prefetch(s + 64 * line);
+    }
     if (link_ != nullptr) link_->prefetch_transmit();
     if (observer_ != nullptr && in_service_.packet != nullptr) observer_->prefetch_departure(in_service_.departure);
+  }
+  void prefetch_last() const override {
+    if (has_source_ && total_queued_bytes_ == 0) source_->prefetch_pull(source_port_);
   }
 
   bool busy() const { return in_service_.packet != nullptr; }

@@ -341,10 +341,13 @@ void Nic::send_control(Packet* c) {
 }
 
 // Prefetch stages for an arriving packet (see PacketSink::prefetch_arrival): a data
-// packet's receive slot (through the slots' index), an answer's send slot.
+// packet's receive slot (through the slots' index) and what its ack's way out reads (the
+// routes' lines, then the port mask and the first port), an answer's send slot.
 void Nic::prefetch_arrival(const Packet& p, PortIndex /*in_port*/) const {
   if (p.kind == PacketKind::kData) {
     recvs_.prefetch_index(p.recv_slot);
+    const char* self = reinterpret_cast<const char*>(this);
+    for (std::size_t b = 320; b < 640; b += 64) __builtin_prefetch(self + b);
   } else if (p.kind == PacketKind::kAck && p.message < sends_.size()) {
     __builtin_prefetch(&sends_[p.message]);
   }
@@ -353,11 +356,23 @@ void Nic::prefetch_arrival(const Packet& p, PortIndex /*in_port*/) const {
 void Nic::prefetch_arrival_more(const Packet& p, PortIndex /*in_port*/) const {
   if (p.kind == PacketKind::kData) {
     recvs_.prefetch(p.recv_slot);
+    __builtin_prefetch(set_mask_.data());
+    if (!ports_.empty()) __builtin_prefetch(ports_[0]);
   } else if (p.kind == PacketKind::kAck && p.message < sends_.size()) {
     const char* s = reinterpret_cast<const char*>(&sends_[p.message]);
     __builtin_prefetch(s + 64);
     __builtin_prefetch(s + 128);
   }
+}
+
+void Nic::prefetch_pull(PortIndex /*port*/) const {
+  if (sending_.empty()) return;
+  const std::size_t k = next_ < sending_.size() ? next_ : 0;
+  __builtin_prefetch(&sending_[k]);
+  const std::uint32_t slot = sending_[k].slot;
+  if (slot >= sends_.size()) return;
+  const char* m = reinterpret_cast<const char*>(&sends_[slot]);
+  for (std::size_t b = 0; b < sizeof(SendState); b += 64) __builtin_prefetch(m + b);
 }
 
 void Nic::receive(Packet* p, PortIndex in_port) {

@@ -152,6 +152,7 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   void receive(Packet* p, PortIndex in_port) override;
   void prefetch_arrival(const Packet& p, PortIndex in_port) const override;
   void prefetch_arrival_more(const Packet& p, PortIndex in_port) const override;
+  void prefetch_pull(PortIndex port) const override;
   Packet* pull(PortIndex port) override;
   // An RDMA NIC's ports: a relayed packet's buffer is free once it has left.
   void on_departure(const Departure& d) override;
@@ -235,14 +236,14 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   Time cnp_interval_ = 0;        // 0: no CNPs
   std::uint64_t credit_ports_ = 0;  // bit p: port p is credit-based
   bool telemetry_ = false;       // acks echo INT
-  NicConfig config_;             // (after what every packet reads: see prefetch_arrival)
   std::vector<EgressPort*> ports_;
+  std::vector<Sending> sending_;           // messages with packets to send, served round-robin
+  std::size_t next_ = 0;                   // round-robin position in sending_
+  NicConfig config_;             // (after what every packet reads: see prefetch_arrival)
   RouteTable routes_;
   bool have_routes_ = false;
   std::vector<std::uint64_t> set_mask_;    // per candidate set of routes_: bit p = port p
   const std::vector<std::uint32_t>* host_group_ = nullptr;
-  std::vector<Sending> sending_;           // messages with packets to send, served round-robin
-  std::size_t next_ = 0;                   // round-robin position in sending_
   std::vector<std::uint32_t> unfinished_;  // send slots not yet fully acknowledged
   Timer retransmit_timer_;
   Timer rate_timer_;

@@ -32,6 +32,8 @@ class PacketSource {
  public:
   virtual ~PacketSource() = default;
   virtual Packet* pull(PortIndex port) = 0;
+  // The last prefetch stage before a pull on `port` (its first lines asked for already).
+  virtual void prefetch_pull(PortIndex port) const { (void)port; }
 };
 
 }  // namespace fabricsim
