@@ -135,7 +135,12 @@ class EventQueue {
     std::uint32_t order;  // the handler's order key
     std::uint32_t seq;    // liveness (the handler's seq_) and the last tie-break
   };
-  static bool before(const Entry& x, const Entry& y) { return x.order != y.order ? x.order < y.order : x.seq < y.seq; }
+  // (order, seq) as one number; a function object, so the sorts inline the comparison.
+  struct Before {
+    static std::uint64_t key(const Entry& e) { return (std::uint64_t{e.order} << 32) | e.seq; }
+    bool operator()(const Entry& x, const Entry& y) const { return key(x) < key(y); }
+  };
+  static constexpr Before before{};
   // One bucket per (hex digit of the time, value of that digit).
   static constexpr int kDigitBits = 4;
   static constexpr int kValues = 1 << kDigitBits;
