@@ -42,7 +42,7 @@ class alignas(64) Link final : public EventHandler {
   void prefetch() const override {
     if (!in_flight_.empty()) __builtin_prefetch(in_flight_.front().packet);
     const char* end = reinterpret_cast<const char*>(far_end_);
-    for (int line = 0; line < 5; ++line) __builtin_prefetch(end + 64 * line);
+    for (int line = 0; line < 6; ++line) __builtin_prefetch(end + 64 * line);
   }
   // Where transmit() will write (for the port about to send on this link).
   void prefetch_transmit() const { __builtin_prefetch(&in_flight_.back_slot()); }

@@ -107,25 +107,25 @@ class Switch final : public PacketSink, public PortObserver {
   bool in_network(Packet* p, PortIndex in_port);
   void send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff);
 
-  // Fields the forwarding path reads come first; setup-only ones (ECN settings, which
+  // What a packet's forwarding and departure read comes first, in the six lines the
+  // link's prefetch asks for (see Link::prefetch); setup-only fields (ECN settings, which
   // ports point into) last.
-  // What forwarding reads, first (prefetch_arrival reads these from the first lines).
   Simulator* sim_;
+  std::uint64_t salt_;
+  LoadBalancing lb_;
+  bool any_credit_ports_ = false;
+  PortIndex engine_port_ = kNoPort;
   std::optional<SharedBufferMmu> mmu_;  // inline: its counters' address is one load away
   std::vector<EgressPort*> ports_;
   RouteTable routes_;
-  std::vector<std::uint64_t> credit_ports_;  // bit i: port i's link is credit-based
   std::vector<std::uint8_t> port_dimension_;  // empty unless on a torus with datelines
+  SwitchCounters counters_;
+  std::vector<std::uint64_t> credit_ports_;  // bit i: port i's link is credit-based
   std::vector<std::uint8_t> port_dateline_;
-  PortIndex engine_port_ = kNoPort;
+  std::uint64_t spray_counter_ = 0;  // spray's draws; adaptive's tie rotation
   ReductionTable sums_;
   std::vector<std::vector<MulticastMember>> multicast_;  // by group id
-  std::uint64_t salt_;
-  std::uint64_t spray_counter_ = 0;  // spray's draws; adaptive's tie rotation
-  bool any_credit_ports_ = false;
-  LoadBalancing lb_;
   Rng rng_;                          // ECN marking
-  SwitchCounters counters_;
   EcnConfig ecn_;
   std::vector<EcnForSpeed> ecn_by_speed_;
 };
