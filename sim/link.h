@@ -44,8 +44,12 @@ class alignas(64) Link final : public EventHandler {
     const char* end = reinterpret_cast<const char*>(far_end_);
     for (int line = 0; line < 6; ++line) __builtin_prefetch(end + 64 * line);
   }
-  // Where transmit() will write (for the port about to send on this link).
-  void prefetch_transmit() const { __builtin_prefetch(&in_flight_.back_slot()); }
+  // Where transmit() will write (for the port about to send on this link). Not for a cut
+  // link: its wire belongs to another partition (another thread's), and its sender
+  // writes to the outbox instead.
+  void prefetch_transmit() const {
+    if (cut_ == nullptr) __builtin_prefetch(&in_flight_.back_slot());
+  }
   void prefetch_next() const override {
     if (!in_flight_.empty()) far_end_->prefetch_arrival(*in_flight_.front().packet, far_port_);
   }
