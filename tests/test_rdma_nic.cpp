@@ -98,6 +98,17 @@ TEST_CASE("an RDMA NIC's message: work request, DMA reads, the wire, DMA writes 
   }
 }
 
+namespace {
+// Two DGX-like nodes on 400G InfiniBand with 500 ns links, 4 KiB MTU and 64-byte headers
+// and acks, at the given fidelity, running `messages` (YAML list items).
+ScenarioRun two_node_infiniband_run(const std::string& fidelity, const std::string& messages, const std::string& name) {
+  return ScenarioRun(load_config_text(cluster("{bandwidth: 400Gbps, latency: 500ns, kind: infiniband}", 2,
+                                              "network: {mtu: 4KiB, header_bytes: 64, ack_bytes: 64, fidelity: " + fidelity +
+                                                  "}\nmessages:\n" + messages),
+                                      name));
+}
+}  // namespace
+
 TEST_CASE("a queue pair's work requests go in order, and the next one reads only into the room the first leaves") {
   // Three 512 KiB messages n0.gpu0 -> n1.gpu0 posted at 0, 1 and 2 us: one queue pair.
   // The first goes alone at full speed; the next ones' reads wait until the first has
@@ -106,14 +117,11 @@ TEST_CASE("a queue pair's work requests go in order, and the next one reads only
   // turn, starting as the one before drains) give the same times.
   for (const std::string fidelity : {"packet", "flow"}) {
     CAPTURE(fidelity);
-    ScenarioRun run(load_config_text(cluster("{bandwidth: 400Gbps, latency: 500ns, kind: infiniband}", 2,
-                                             "network: {mtu: 4KiB, header_bytes: 64, ack_bytes: 64, fidelity: " + fidelity +
-                                                 "}\n"
-                                             "messages:\n"
-                                             "  - {src: n0.gpu0, dst: n1.gpu0, bytes: 512KiB}\n"
-                                             "  - {src: n0.gpu0, dst: n1.gpu0, bytes: 512KiB, start: 1us}\n"
-                                             "  - {src: n0.gpu0, dst: n1.gpu0, bytes: 512KiB, start: 2us}\n"),
-                                     "rdma-queue-pair"));
+    ScenarioRun run = two_node_infiniband_run(fidelity,
+                                              "  - {src: n0.gpu0, dst: n1.gpu0, bytes: 512KiB}\n"
+                                              "  - {src: n0.gpu0, dst: n1.gpu0, bytes: 512KiB, start: 1us}\n"
+                                              "  - {src: n0.gpu0, dst: n1.gpu0, bytes: 512KiB, start: 2us}\n",
+                                              "rdma-queue-pair");
     run.run();
     REQUIRE(run.complete());
     // As in the hand count above: the first packet in NIC memory at 1567 ns, then 83.2 ns a
@@ -139,13 +147,10 @@ TEST_CASE("messages on different NCCL connections to one peer take different que
   // second route comes from the pair's cache, on its own queue pair all the same).
   for (const std::string fidelity : {"packet", "flow"}) {
     CAPTURE(fidelity);
-    ScenarioRun run(load_config_text(cluster("{bandwidth: 400Gbps, latency: 500ns, kind: infiniband}", 2,
-                                             "network: {mtu: 4KiB, header_bytes: 64, ack_bytes: 64, fidelity: " + fidelity +
-                                                 "}\n"
-                                                 "messages:\n"
-                                                 "  - {src: n0.gpu0, dst: n1.gpu0, bytes: 512KiB}\n"
-                                                 "  - {src: n0.gpu0, dst: n1.gpu0, bytes: 512KiB}\n"),
-                                     "rdma-connections"));
+    ScenarioRun run = two_node_infiniband_run(fidelity,
+                                              "  - {src: n0.gpu0, dst: n1.gpu0, bytes: 512KiB}\n"
+                                              "  - {src: n0.gpu0, dst: n1.gpu0, bytes: 512KiB}\n",
+                                              "rdma-connections");
     run.network().messages()[MessageId{1}].connection = 1;
     run.run();
     REQUIRE(run.complete());
