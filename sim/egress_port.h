@@ -166,7 +166,7 @@ class alignas(64) EgressPort final : public EventHandler {
     if (has_source_ && total_queued_bytes_ == 0) {
       // It will pull from its source (an endpoint): the source's first lines.
       const char* s = reinterpret_cast<const char*>(source_);
-      for (int line = -1; line < 6; ++line) __builtin_prefetch(s + 64 * line);
+      for (int line = 0; line < 6; ++line) __builtin_prefetch(s + 64 * line);
     }
     if (link_ != nullptr) link_->prefetch_transmit();
     if (observer_ != nullptr && in_service_.packet != nullptr) observer_->prefetch_departure(in_service_.departure);

@@ -346,8 +346,12 @@ void Nic::send_control(Packet* c) {
 void Nic::prefetch_arrival(const Packet& p, PortIndex /*in_port*/) const {
   if (p.kind == PacketKind::kData) {
     recvs_.prefetch_index(p.recv_slot);
-    const char* self = reinterpret_cast<const char*>(this);
-    for (std::size_t b = 320; b < 640; b += 64) __builtin_prefetch(self + b);
+    // What ports_toward() reads for the ack.
+    __builtin_prefetch(&have_routes_);
+    __builtin_prefetch(&routes_);
+    __builtin_prefetch(&routes_.by_host);
+    __builtin_prefetch(&set_mask_);
+    __builtin_prefetch(&host_group_);
   } else if (p.kind == PacketKind::kAck && p.message < sends_.size()) {
     __builtin_prefetch(&sends_[p.message]);
   }
