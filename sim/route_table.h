@@ -36,6 +36,20 @@ struct RouteTable {
     return {ports.data() + set_offset[s], ports.data() + set_offset[s + 1]};
   }
   std::span<const PortIndex> to(HostId dst, std::uint32_t group) const { return set(set_for(dst, group)); }
+  // The same for a header that may be stale (prefetching): empty where an index is out
+  // of range instead of reading past a table.
+  std::span<const PortIndex> to_checked(HostId dst, std::uint32_t group) const {
+    const std::uint32_t i = dst - first_host;
+    std::uint32_t s = default_set;
+    if (i < by_host.size() && by_host[i] != kNoException) {
+      s = by_host[i];
+    } else if (!by_group.empty()) {
+      if (group >= by_group.size()) return {};
+      s = by_group[group];
+    }
+    if (s + 1 >= set_offset.size() || set_offset[s + 1] > ports.size()) return {};
+    return set(s);
+  }
   std::size_t set_count() const { return set_offset.size() - 1; }
 };
 

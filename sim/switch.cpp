@@ -223,29 +223,18 @@ void Switch::prefetch_arrival(const Packet& p, PortIndex in_port) const {
   if (mmu_) mmu_->prefetch_group(in_port, p.traffic_class);
 }
 
-void Switch::prefetch_arrival_more(const Packet& p, PortIndex in_port) const {
+void Switch::prefetch_arrival_more(const Packet& p, PortIndex /*in_port*/) const {
   if (p.kind == PacketKind::kPause || p.kind == PacketKind::kCredit) return;
-  const std::uint32_t i = p.dst - routes_.first_host;
-  std::uint32_t set = routes_.default_set;
-  if (i < routes_.by_host.size() && routes_.by_host[i] != RouteTable::kNoException) {
-    set = routes_.by_host[i];
-  } else if (!routes_.by_group.empty()) {
-    if (p.dst_group >= routes_.by_group.size()) return;
-    set = routes_.by_group[p.dst_group];
-  }
-  if (set + 1 >= routes_.set_offset.size()) return;
-  const std::uint32_t first = routes_.set_offset[set];
-  const std::uint32_t count = routes_.set_offset[set + 1] - first;
-  if (count == 0 || first + count > routes_.ports.size()) return;
+  const std::span<const PortIndex> candidates = routes_.to_checked(p.dst, p.dst_group);
+  const auto count = static_cast<std::uint32_t>(candidates.size());
   PortIndex out;
   if (count == 1) {
-    out = routes_.ports[first];
-  } else if (lb_ == LoadBalancing::kEcmp) {
-    out = routes_.ports[first + ecmp_pick(flow_hash(p), count)];
+    out = candidates[0];
+  } else if (count > 1 && lb_ == LoadBalancing::kEcmp) {
+    out = candidates[ecmp_pick(flow_hash(p), count)];
   } else {
     return;
   }
-  (void)in_port;
   if (out < ports_.size()) ports_[out]->prefetch_enqueue();
 }
 

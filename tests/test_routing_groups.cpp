@@ -6,9 +6,12 @@
 
 #include <functional>
 #include <queue>
+#include <span>
+#include <vector>
 
 #include "app/config/config_loader.h"
 #include "app/scenario.h"
+#include "sim/route_table.h"
 #include "topologies/compile.h"
 #include "topologies/routing.h"
 
@@ -129,4 +132,23 @@ TEST_CASE("memory estimate: packets in flight are the workload's when buffers co
   CHECK(run.memory_estimate().packets_in_flight == 64000);
   // The routes: 80 switches x 32 groups x 4 B of group entries are part of it.
   CHECK(run.memory_estimate().routes >= 80u * 32u * 4u);
+}
+
+TEST_CASE("a route table's checked lookup agrees with the plain one and refuses stale indexes") {
+  // Hand-built: sets {} (0), {3, 5} (1), {7} (2); groups 0 and 1 take sets 1 and 2; the
+  // exception window holds hosts 10 (set 2) and 11 (none: its group's entry holds).
+  RouteTable t;
+  t.set_offset = {0, 0, 2, 3};
+  t.ports = {3, 5, 7};
+  t.by_group = {1, 2};
+  t.first_host = 10;
+  t.by_host = {2, RouteTable::kNoException};
+  const auto ports = [](std::span<const PortIndex> s) { return std::vector<PortIndex>(s.begin(), s.end()); };
+  CHECK(ports(t.to_checked(10, 0)) == std::vector<PortIndex>{7});     // the host's exception
+  CHECK(ports(t.to_checked(11, 0)) == std::vector<PortIndex>{3, 5});  // no exception: its group
+  CHECK(ports(t.to_checked(20, 1)) == std::vector<PortIndex>{7});     // outside the window
+  CHECK(ports(t.to_checked(20, 1)) == ports(t.to(20, 1)));
+  CHECK(t.to_checked(20, 2).empty());  // a group past the table
+  t.by_host[1] = 9;                    // a set past the table
+  CHECK(t.to_checked(11, 0).empty());
 }
