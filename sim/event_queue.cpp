@@ -1,6 +1,7 @@
 #include "sim/event_queue.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cassert>
 
@@ -26,10 +27,63 @@ void EventQueue::forget(EventHandler& h) {
   }
 }
 
+void EventQueue::sort_round(std::size_t from) {
+  Entry* const a = batch_.data() + from;
+  const std::size_t n = batch_.size() - from;
+  // Below this, std::sort's few comparisons beat three passes over 256 counters.
+  constexpr std::size_t kRadixFrom = 128;
+  constexpr int kDigit = 8;
+  constexpr int kMaxPasses = 3;
+  if (n < kRadixFrom) {
+    if (n > 1) std::sort(a, a + n, before);
+    return;
+  }
+  std::uint32_t lo = UINT32_MAX;
+  std::uint32_t hi = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    lo = std::min(lo, a[i].order);
+    hi = std::max(hi, a[i].order);
+  }
+  const int passes = (std::bit_width(hi - lo) + kDigit - 1) / kDigit;
+  if (passes > kMaxPasses) {  // keys spread too far (handlers without one among them)
+    std::sort(a, a + n, before);
+    return;
+  }
+  // LSD radix on (order - lo): stable, so after the last pass entries are in order of
+  // key, and within a key in the order they came.
+  std::array<std::array<std::uint32_t, 1u << kDigit>, kMaxPasses> counts{};
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t k = a[i].order - lo;
+    for (int d = 0; d < passes; ++d) ++counts[static_cast<std::size_t>(d)][(k >> (d * kDigit)) & 0xffu];
+  }
+  sort_scratch_.resize(n);
+  Entry* src = a;
+  Entry* dst = sort_scratch_.data();
+  for (int d = 0; d < passes; ++d) {
+    std::array<std::uint32_t, 1u << kDigit>& c = counts[static_cast<std::size_t>(d)];
+    std::uint32_t sum = 0;
+    for (std::uint32_t& x : c) {
+      const std::uint32_t here = x;
+      x = sum;
+      sum += here;
+    }
+    for (std::size_t i = 0; i < n; ++i) dst[c[((src[i].order - lo) >> (d * kDigit)) & 0xffu]++] = src[i];
+    std::swap(src, dst);
+  }
+  if (src != a) std::copy(src, src + n, a);
+  // Equal keys by sequence.
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i + 1;
+    while (j < n && a[j].order == a[i].order) ++j;
+    if (j - i > 1) std::sort(a + i, a + j, before);
+    i = j;
+  }
+}
+
 bool EventQueue::settle(Time limit) {
   for (;;) {
     if (batch_dirty_) {
-      std::sort(batch_.begin() + static_cast<std::ptrdiff_t>(batch_head_), batch_.end(), before);
+      sort_round(batch_head_);
       batch_dirty_ = false;
     }
     // Forgotten entries at the head of the batch go.
@@ -43,7 +97,7 @@ bool EventQueue::settle(Time limit) {
     if (!next_round_.empty()) {
       // The round ran out; those scheduled at this time meanwhile are the next one.
       batch_.swap(next_round_);
-      if (batch_.size() > 1) std::sort(batch_.begin(), batch_.end(), before);
+      sort_round(0);
       continue;
     }
     const int i = first_occupied();
@@ -69,7 +123,7 @@ bool EventQueue::settle(Time limit) {
     }
     moving.clear();
     if (b.capacity() < moving.capacity()) b.swap(moving);  // keep the larger allocation
-    if (batch_.size() > 1) std::sort(batch_.begin(), batch_.end(), before);
+    sort_round(0);
   }
 }
 
@@ -117,7 +171,7 @@ void EventQueue::rebase(Time new_now) {
       put(e);
     }
   }
-  std::sort(batch_.begin(), batch_.end(), before);
+  sort_round(0);
 }
 
 }  // namespace fabricsim
