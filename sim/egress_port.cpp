@@ -16,7 +16,7 @@ EgressPort::EgressPort(Simulator& sim, Bandwidth bandwidth, int traffic_classes,
       more_counters_(static_cast<std::size_t>(traffic_classes - 1)) {}
 
 void EgressPort::maybe_mark(Packet* p, std::int64_t queued) {
-  if (ecn_ != nullptr && p->ecn == kEcnCapable && ecn_->should_mark(queued, *rng_)) {
+  if (ecn_on_ && p->ecn == kEcnCapable && ecn_->should_mark(queued, *rng_)) {
     p->ecn = kEcnCongested;
     ++counters_of(p->traffic_class).ecn_marks;
   }
@@ -31,15 +31,14 @@ void EgressPort::count_drop(Packet* p) {
 bool EgressPort::enqueue(Packet* p, bool granted) {
   assert(p->traffic_class < class_count_);
   ClassQueue& q = queue(p->traffic_class);
-  ClassCounters& cc = counters_of(p->traffic_class);
   if (q.bytes + p->wire_bytes > capacity_ && !granted) {
     count_drop(p);
     return false;
   }
-  if (ecn_ != nullptr && !ecn_->mark_on_dequeue) maybe_mark(p, q.bytes);
-  if (in_service_.packet == nullptr && total_queued_bytes_ == 0 && can_start(p->traffic_class, p->wire_bytes)) {
+  if (ecn_on_ && !ecn_->mark_on_dequeue) maybe_mark(p, q.bytes);
+  if (!busy() && total_queued_bytes_ == 0 && can_start(p->traffic_class, p->wire_bytes)) {
     // Idle and nothing waiting (any pull source is drained too, or we would be busy).
-    if (ecn_ != nullptr && ecn_->mark_on_dequeue) maybe_mark(p, 0);
+    if (ecn_on_ && ecn_->mark_on_dequeue) maybe_mark(p, 0);
     begin_service(queued(p));
     return true;
   }
@@ -48,8 +47,11 @@ bool EgressPort::enqueue(Packet* p, bool granted) {
   q.bytes += p->wire_bytes;
   total_queued_bytes_ += p->wire_bytes;
   if (total_queued_bytes_ > max_queue_bytes_) max_queue_bytes_ = total_queued_bytes_;
-  if (q.bytes > cc.max_queue_bytes) cc.max_queue_bytes = q.bytes;
-  if (in_service_.packet == nullptr) start_next();
+  if (class_count_ > 1) {
+    ClassCounters& cc = counters_of(p->traffic_class);
+    if (q.bytes > cc.max_queue_bytes) cc.max_queue_bytes = q.bytes;
+  }
+  if (!busy()) start_next();
   return true;
 }
 
@@ -68,14 +70,14 @@ void EgressPort::start_next() {
       if (c == 0) note_next_slot();
       q.bytes -= wire_bytes;
       total_queued_bytes_ -= wire_bytes;
-      if (ecn_ != nullptr && ecn_->mark_on_dequeue) maybe_mark(next.packet, q.bytes);
+      if (ecn_on_ && ecn_->mark_on_dequeue) maybe_mark(sim_->packets().at(next.packet), q.bytes);
       begin_service(next);
       return;
     }
   }
   // (The port still reads busy while its source makes the packet: nothing re-enters.)
   Packet* p = has_source_ ? source_->pull(source_port_) : nullptr;
-  in_service_.packet = nullptr;
+  in_service_.packet = kIdle;
   if (p != nullptr) begin_service(queued(p));
 }
 
@@ -92,16 +94,21 @@ void EgressPort::begin_service(const Queued& q) {
 
 void EgressPort::on_event() {
   // The packet itself is not read here (see Queued).
-  Packet* p = in_service_.packet;
+  const std::uint32_t p = in_service_.packet;
   const Departure d = in_service_.departure;
   busy_time_ += service_time_;
-  ClassCounters& cc = counters_of(d.traffic_class);
-  cc.bytes_sent += d.wire_bytes;
-  ++cc.packets_sent;
-  if (telemetry_) stamp(p);
+  if (d.traffic_class == 0) {
+    sent_bytes_0_ += d.wire_bytes;
+    ++sent_packets_0_;
+  } else {
+    ClassCounters& cc = counters_of(d.traffic_class);
+    cc.bytes_sent += d.wire_bytes;
+    ++cc.packets_sent;
+  }
+  if (telemetry_) stamp(sim_->packets().at(p));
   if (observer_ != nullptr) observer_->on_departure(d);
   if (down_) {
-    count_drop(p);
+    count_drop(sim_->packets().at(p));
   } else {
     link_->transmit(p);
   }
@@ -113,14 +120,14 @@ void EgressPort::send_control(Packet* p) {
     sim_->packets().release(p);
     return;
   }
-  link_->transmit(p);
+  link_->transmit(p->pool_index);
 }
 
 void EgressPort::set_down() {
   down_ = true;
   credit_based_ = false;
   paused_mask_ = 0;
-  if (in_service_.packet == nullptr) start_next();
+  if (!busy()) start_next();
 }
 
 void EgressPort::set_paused(std::uint8_t c, bool pause) {
@@ -133,7 +140,7 @@ void EgressPort::set_paused(std::uint8_t c, bool pause) {
   } else if (!pause && (paused_mask_ & bit)) {
     paused_mask_ &= static_cast<std::uint8_t>(~bit);
     cc.paused_time += sim_->now() - paused_since_[c];
-    if (in_service_.packet == nullptr) start_next();
+    if (!busy()) start_next();
   }
 }
 
@@ -156,7 +163,7 @@ void EgressPort::set_credits(std::int64_t bytes, std::int64_t return_batch) {
 
 void EgressPort::credits_returned(std::uint8_t c, std::int64_t bytes) {
   credit_[c].available += bytes;
-  if (in_service_.packet == nullptr) start_next();
+  if (!busy()) start_next();
 }
 
 void EgressPort::owe_credits(std::uint8_t c, std::int64_t bytes) {
@@ -186,8 +193,13 @@ PortCounters EgressPort::counters() const {
   // Port totals are the sums over classes; only what has no class is kept apart.
   PortCounters c;
   for (std::size_t k = 0; k < class_count_; ++k) {
-    const ClassCounters& cc = counters_of(static_cast<int>(k));
-    c.per_class[k] = cc;
+    c.per_class[k] = counters_of(static_cast<int>(k));
+    if (k == 0) {
+      c.per_class[0].bytes_sent = sent_bytes_0_;
+      c.per_class[0].packets_sent = sent_packets_0_;
+      if (class_count_ == 1) c.per_class[0].max_queue_bytes = max_queue_bytes_;
+    }
+    const ClassCounters& cc = c.per_class[k];
     c.bytes_sent += cc.bytes_sent;
     c.packets_sent += cc.packets_sent;
     c.drops += cc.drops;
@@ -203,6 +215,8 @@ PortCounters EgressPort::counters() const {
 
 void EgressPort::adopt_counters(const PortCounters& c) {
   for (std::size_t k = 0; k < class_count_; ++k) counters_of(static_cast<int>(k)) = c.per_class[k];
+  sent_bytes_0_ = c.per_class[0].bytes_sent;
+  sent_packets_0_ = c.per_class[0].packets_sent;
   dropped_bytes_ = c.dropped_bytes;
   max_queue_bytes_ = c.max_queue_bytes;
   busy_time_ = c.busy_time;

@@ -90,6 +90,7 @@ class alignas(64) EgressPort final : public EventHandler {
   void set_telemetry(bool on) { telemetry_ = on; }
   void set_ecn(const EcnConfig* ecn, Rng* rng) {
     ecn_ = ecn != nullptr && ecn->enabled ? ecn : nullptr;
+    ecn_on_ = ecn_ != nullptr;
     rng_ = rng;
   }
 
@@ -102,7 +103,7 @@ class alignas(64) EgressPort final : public EventHandler {
   void count_drop(Packet* p);
   // The source has something new: start sending if idle.
   void wake() {
-    if (in_service_.packet == nullptr) start_next();
+    if (!busy()) start_next();
   }
   // Puts a control frame (PFC) on the wire now, ahead of everything: it reaches the far
   // end after the link's latency.
@@ -143,11 +144,12 @@ class alignas(64) EgressPort final : public EventHandler {
   bool down() const { return down_; }
 
   void on_event() override;  // transmission of the packet in service has ended
-  // The loop asked for the port's four lines two stages before (see EventHandler).
+  // The loop asked for the port's first two lines two stages before (see EventHandler).
   void prefetch() const override {
+    __builtin_prefetch(&first_queue_);
     if (has_source_) __builtin_prefetch(&source_);
     __builtin_prefetch(link_);
-    __builtin_prefetch(reinterpret_cast<const char*>(link_) + 64);  // its wire's ends
+    __builtin_prefetch(reinterpret_cast<const char*>(link_) + 64);  // its wire
     __builtin_prefetch(next_slot_);
     if (observer_ != nullptr) {
       const char* o = reinterpret_cast<const char*>(observer_);
@@ -160,7 +162,6 @@ class alignas(64) EgressPort final : public EventHandler {
     __builtin_prefetch(this);
     __builtin_prefetch(reinterpret_cast<const char*>(this) + 64);
     __builtin_prefetch(&first_queue_);
-    __builtin_prefetch(&first_counters_);
   }
   void prefetch_next() const override {
     if (has_source_ && total_queued_bytes_ == 0) {
@@ -169,20 +170,20 @@ class alignas(64) EgressPort final : public EventHandler {
       for (int line = 0; line < 6; ++line) __builtin_prefetch(s + 64 * line);
     }
     if (link_ != nullptr) link_->prefetch_transmit();
-    if (observer_ != nullptr && in_service_.packet != nullptr) observer_->prefetch_departure(in_service_.departure);
+    if (observer_ != nullptr && busy()) observer_->prefetch_departure(in_service_.departure);
   }
   void prefetch_last() const override {
     if (has_source_ && total_queued_bytes_ == 0) source_->prefetch_pull(source_port_);
   }
 
-  bool busy() const { return in_service_.packet != nullptr; }
+  bool busy() const { return in_service_.packet != kIdle; }
   bool paused(std::uint8_t traffic_class) const { return (paused_mask_ >> traffic_class) & 1u; }
   std::uint8_t paused_mask() const { return paused_mask_; }
   Bandwidth bandwidth() const { return bandwidth_; }
   std::int64_t queued_bytes() const { return total_queued_bytes_; }
   std::int64_t queued_bytes(int traffic_class) const { return queue(traffic_class).bytes; }
   int traffic_classes() const { return class_count_; }
-  const EcnConfig* ecn() const { return ecn_; }  // null: no marking
+  const EcnConfig* ecn() const { return ecn_on_ ? ecn_ : nullptr; }  // null: no marking
   // Counters, with paused time brought up to `now`.
   PortCounters counters_at(Time now) const;
   // A run split over processes: a process that did not run this port takes the counters
@@ -191,8 +192,8 @@ class alignas(64) EgressPort final : public EventHandler {
   // Counters as of the last event (totals over classes worked out on request).
   PortCounters counters() const;
   std::uint64_t packets_sent() const {
-    std::uint64_t n = 0;
-    for (int c = 0; c < class_count_; ++c) n += counters_of(c).packets_sent;
+    std::uint64_t n = sent_packets_0_;
+    for (int c = 1; c < class_count_; ++c) n += counters_of(c).packets_sent;
     return n;
   }
   const Link* link() const { return link_; }
@@ -200,17 +201,19 @@ class alignas(64) EgressPort final : public EventHandler {
  private:
   // A queued packet with what its departure needs beside it: taking the next one to
   // send, and sending it, read the queue, not the packet (long queued, so likely out of
-  // cache; the link hands the pointer on unread).
+  // cache; the link hands it on unread, by its number in the packet pool, which is all
+  // a link's wire holds).
   struct Queued {
-    Packet* packet = nullptr;
+    std::uint32_t packet = kIdle;  // its pool index
     Departure departure{};
   };
-  static Queued queued(Packet* p) {
-    return {p, {p->wire_bytes, p->ingress_port, p->ingress_class, p->traffic_class}};
+  static constexpr std::uint32_t kIdle = UINT32_MAX;  // in_service_.packet when idle
+  static Queued queued(const Packet* p) {
+    return {p->pool_index, {p->wire_bytes, p->ingress_port, p->ingress_class, p->traffic_class}};
   }
   struct ClassQueue {
     std::int64_t bytes = 0;
-    RingBuffer<Queued, 1> packets;  // 56 bytes in all: one line
+    RingBuffer<Queued, 1> packets;
   };
   ClassQueue& queue(int c) { return c == 0 ? first_queue_ : more_queues_[static_cast<std::size_t>(c - 1)]; }
   const ClassQueue& queue(int c) const { return c == 0 ? first_queue_ : more_queues_[static_cast<std::size_t>(c - 1)]; }
@@ -227,7 +230,7 @@ class alignas(64) EgressPort final : public EventHandler {
 
   // Line 0 (after the vtable and the handler's queue fields) and line 1: what every
   // packet touches.
-  Queued in_service_;  // packet null: idle
+  Queued in_service_;  // packet kIdle: idle
   std::int64_t total_queued_bytes_ = 0;
   // Where class 0's next packet to send sits in its queue (null: empty), for prefetch():
   // that slot was written long ago, and loading it through the queue is two misses in a row.
@@ -235,7 +238,7 @@ class alignas(64) EgressPort final : public EventHandler {
   Link* link_ = nullptr;
   Time service_time_ = 0;
   PortObserver* observer_ = nullptr;
-  const EcnConfig* ecn_ = nullptr;
+  std::uint64_t sent_bytes_0_ = 0;  // class 0's bytes_sent (its ClassCounters' is unused)
   Simulator* sim_;
   Bandwidth bandwidth_;
   std::int64_t max_queue_bytes_ = 0;
@@ -246,13 +249,20 @@ class alignas(64) EgressPort final : public EventHandler {
   bool down_ = false;
   bool telemetry_ = false;
   bool has_source_ = false;    // source_ is set (switch ports never read it)
-  // Line 2: class 0's queue; line 3: its counters (all but the last, which credit waits
-  // alone touch).
+  bool ecn_on_ = false;        // ecn_ is set (the pointer itself is on a line only marking reads)
+  // Line 2: class 0's queue and packet count. A port at a switch touches these three
+  // lines only, and an endpoint's port line 3 as well, for its source: at k=32 the ports
+  // are a quarter of what forwarding keeps in cache, and a fourth line each for counters
+  // went to memory on every packet.
   alignas(64) ClassQueue first_queue_;
   std::int64_t capacity_;
-  alignas(64) ClassCounters first_counters_;
-  PacketSource* source_ = nullptr;  // an endpoint's port pulls from it once its queue is empty
+  std::uint64_t sent_packets_0_ = 0;  // class 0's packets_sent
+  alignas(64) PacketSource* source_ = nullptr;  // an endpoint's port pulls from it once its queue is empty
   PortIndex source_port_ = 0;
+  const EcnConfig* ecn_ = nullptr;
+  // Class 0's other counters. Its max_queue_bytes is kept only with more than one class:
+  // with one, it is the port's max_queue_bytes_.
+  ClassCounters first_counters_;
   // Classes 1 and up.
   std::vector<ClassQueue> more_queues_;
   std::vector<ClassCounters> more_counters_;

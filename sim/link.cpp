@@ -4,36 +4,106 @@
 
 namespace fabricsim {
 
-void Link::transmit(Packet* p) {
-  if (cut_ != nullptr) {
-    PacketPool& pool = cut_->sender->packets();
-    CrossPacket& c = cut_->outbox->to[cut_->to_partition].emplace_back();
-    c.arrives = cut_->sender->now() + latency_;
-    c.link = cut_->index;
+Link::Link(Simulator& sim, Time latency, PacketSink& far_end, PortIndex far_port)
+    : far_end_(&far_end),
+      sim_(&sim),
+      latency_(latency),
+      far_port_(far_port),
+      narrow_(latency < (Time{1} << 32)),
+      in_wide_(!narrow_) {
+  if (!narrow_) wide_ = std::make_unique<Wide>();
+}
+
+void Link::cut(const CutEnd& end) {
+  if (!wide_) wide_ = std::make_unique<Wide>();
+  wide_->cut = &end;
+  cut_ = true;
+  narrow_ = false;
+  in_wide_ = true;
+}
+
+void Link::push(Time arrives, std::uint32_t packet) {
+  if (!in_wide_) {
+    if (count_ < kInline) {
+      slots_[(head_ + count_) % kInline] = {static_cast<std::uint32_t>(arrives), packet};
+      ++count_;
+      return;
+    }
+    spill();
+  }
+  wide_->ring.push_back({arrives, packet});
+}
+
+void Link::spill() {
+  if (!wide_) wide_ = std::make_unique<Wide>();
+  const Time now = sim_->now();
+  for (; count_ > 0; --count_, head_ = static_cast<std::uint8_t>((head_ + 1) % kInline)) {
+    wide_->ring.push_back({widen(slots_[head_].arrives_low, now), slots_[head_].packet});
+  }
+  head_ = 0;
+  in_wide_ = true;
+}
+
+bool Link::pop_due(Time now, std::uint32_t& packet) {
+  if (!in_wide_) {
+    if (count_ == 0 || widen(slots_[head_].arrives_low, now) > now) return false;
+    packet = slots_[head_].packet;
+    head_ = static_cast<std::uint8_t>((head_ + 1) % kInline);
+    --count_;
+    return true;
+  }
+  RingBuffer<InFlight, 1>& ring = wide_->ring;
+  if (ring.empty() || ring.front().arrives > now) return false;
+  packet = ring.front().packet;
+  ring.pop_front();
+  if (ring.empty() && narrow_) in_wide_ = false;  // back to the inline wire
+  return true;
+}
+
+const Packet* Link::front_packet() const {
+  if (!in_wide_) return count_ == 0 ? nullptr : sim_->packets().at(slots_[head_].packet);
+  return wide_->ring.empty() ? nullptr : sim_->packets().at(wide_->ring.front().packet);
+}
+
+void Link::prefetch() const {
+  if (const Packet* p = front_packet()) __builtin_prefetch(p);
+  const char* end = reinterpret_cast<const char*>(far_end_);
+  for (int line = 0; line < 6; ++line) __builtin_prefetch(end + 64 * line);
+}
+
+void Link::transmit(std::uint32_t packet) {
+  if (cut_) {
+    const CutEnd& cut = *wide_->cut;
+    PacketPool& pool = cut.sender->packets();
+    Packet* p = pool.at(packet);
+    CrossPacket& c = cut.outbox->to[cut.to_partition].emplace_back();
+    c.arrives = cut.sender->now() + latency_;
+    c.link = cut.index;
     c.packet = *p;
     if (pool.telemetry_enabled()) c.telemetry = pool.telemetry(p);
     pool.release(p);
     return;
   }
   const Time arrives = sim_->now() + latency_;
-  in_flight_.push_back({arrives, p});
+  push(arrives, packet);
   if (!scheduled()) sim_->schedule_at(*this, arrives);
 }
 
 void Link::accept(Time arrives, Packet* p) {
-  in_flight_.push_back({arrives, p});
+  wide_->ring.push_back({arrives, p->pool_index});
   if (!scheduled()) sim_->schedule_at(*this, arrives);
 }
 
 void Link::on_event() {
   const Time now = sim_->now();
   // Deliver everything due now (several only when serialization rounds to zero).
-  while (!in_flight_.empty() && in_flight_.front().arrives <= now) {
-    Packet* p = in_flight_.front().packet;
-    in_flight_.pop_front();
-    far_end_->receive(p, far_port_);
+  std::uint32_t packet;
+  while (pop_due(now, packet)) far_end_->receive(sim_->packets().at(packet), far_port_);
+  if (!in_wide_) {
+    if (count_ > 0) sim_->schedule_at(*this, widen(slots_[head_].arrives_low, now));
+  } else if (!wide_->ring.empty()) {
+    sim_->schedule_at(*this, wide_->ring.front().arrives);
   }
-  if (!in_flight_.empty()) sim_->schedule_at(*this, in_flight_.front().arrives);
 }
 
 }  // namespace fabricsim

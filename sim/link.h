@@ -7,6 +7,9 @@
 // outbox (sim/cross_partition.h) instead of onto the wire; between windows the receiving
 // partition puts them on the wire with the time they arrive. Its latency (at least
 // 1 ns) is the run's lookahead.
+#include <cstdint>
+#include <memory>
+
 #include "sim/cross_partition.h"
 #include "sim/event_queue.h"
 #include "sim/packet_sink.h"
@@ -18,11 +21,11 @@ class Simulator;
 
 class alignas(64) Link final : public EventHandler {
  public:
-  Link(Simulator& sim, Time latency, PacketSink& far_end, PortIndex far_port)
-      : far_end_(&far_end), sim_(&sim), latency_(latency), far_port_(far_port) {}
+  Link(Simulator& sim, Time latency, PacketSink& far_end, PortIndex far_port);
 
-  // The last bit of `p` has just left the sender; it reaches the far end after latency.
-  void transmit(Packet* p);
+  // The last bit of packet `packet` (its pool index in this link's simulator) has just
+  // left the sender; it reaches the far end after latency.
+  void transmit(std::uint32_t packet);
   // The sending side of a cut link: the sender's simulator, and where its packets go
   // (the sending partition's outbox, for partition `to_partition`, where the link is cut
   // link number `index`). Kept apart, so an uncut link stays as small as it was.
@@ -32,46 +35,72 @@ class alignas(64) Link final : public EventHandler {
     std::uint32_t to_partition;
     std::uint32_t index;
   };
-  void cut(const CutEnd& end) { cut_ = &end; }
+  void cut(const CutEnd& end);
   // The receiving side of a cut link: `p` (from this partition's pool) reaches the far
   // end at `arrives`.
   void accept(Time arrives, Packet* p);
   void on_event() override;
-  // The loop asked for the link's lines two stages before (see EventHandler): the packet
-  // at the head of the wire, then the far end's lines, route and port for it.
-  void prefetch() const override {
-    if (!in_flight_.empty()) __builtin_prefetch(in_flight_.front().packet);
-    const char* end = reinterpret_cast<const char*>(far_end_);
-    for (int line = 0; line < 6; ++line) __builtin_prefetch(end + 64 * line);
-  }
-  // Where transmit() will write (for the port about to send on this link). Not for a cut
-  // link: its wire belongs to another partition (another thread's), and its sender
-  // writes to the outbox instead.
+  // The loop asked for the link's two lines two stages before (see EventHandler): the
+  // packet at the head of the wire, then the far end's lines, route and port for it.
+  void prefetch() const override;
+  // Where transmit() will write (for the port about to send on this link), when that is
+  // not the inline wire the port's prefetch() asked for already. Not for a cut link: its
+  // wire belongs to another partition (another thread's), and its sender writes to the
+  // outbox instead.
   void prefetch_transmit() const {
-    if (cut_ == nullptr) __builtin_prefetch(&in_flight_.back_slot());
+    if (in_wide_ && !cut_) __builtin_prefetch(&wide_->ring.back_slot());
   }
   void prefetch_next() const override {
-    if (!in_flight_.empty()) far_end_->prefetch_arrival(*in_flight_.front().packet, far_port_);
+    if (const Packet* p = front_packet()) far_end_->prefetch_arrival(*p, far_port_);
   }
   void prefetch_last() const override {
-    if (!in_flight_.empty()) far_end_->prefetch_arrival_more(*in_flight_.front().packet, far_port_);
+    if (const Packet* p = front_packet()) far_end_->prefetch_arrival_more(*p, far_port_);
   }
 
   Time latency() const { return latency_; }
 
  private:
+  // A packet on the wire: when it arrives, and its pool index. Inline, the arrival is
+  // kept as its low 32 bits, which name it exactly as long as it lies within 2^32 ps
+  // (4.29 ms) after now: it does on a link shorter than that, since everything on the
+  // wire arrives within one latency. So eight packets (a 1 us link at 100G carries about
+  // four and their acks) fit one line, and a link is two lines in all: at k=32 links
+  // were a quarter of what forwarding keeps in cache, at four lines each.
+  struct Slot {
+    std::uint32_t arrives_low;
+    std::uint32_t packet;
+  };
+  static constexpr std::uint32_t kInline = 8;
+  // More on the wire than that, a link of 4.29 ms or more, and a cut link use a ring on
+  // the heap with whole times (kept once made, for the next burst).
   struct InFlight {
     Time arrives;
-    Packet* packet;
+    std::uint32_t packet;
   };
-  // Line 0 (with the event's fields): what every packet reads; lines 1-3: the wire, up
-  // to eight packets inline (a 1 us link at 100G carries about four and their acks).
+  struct Wide {
+    const CutEnd* cut = nullptr;
+    RingBuffer<InFlight, 1> ring;
+  };
+  static Time widen(std::uint32_t arrives_low, Time now) {
+    return now + static_cast<Time>(static_cast<std::uint32_t>(arrives_low - static_cast<std::uint32_t>(now)));
+  }
+  void push(Time arrives, std::uint32_t packet);
+  void spill();  // the inline wire is full: move it to the heap ring
+  bool pop_due(Time now, std::uint32_t& packet);
+  const Packet* front_packet() const;
+
+  // Line 0 (with the event's fields): what every packet reads; line 1: the wire.
   PacketSink* far_end_;
   Simulator* sim_;
-  const CutEnd* cut_ = nullptr;  // null unless the link is cut
   Time latency_;
+  std::unique_ptr<Wide> wide_;
   PortIndex far_port_;
-  alignas(64) RingBuffer<InFlight, 8> in_flight_;
+  std::uint8_t head_ = 0;   // the inline wire: first slot and count
+  std::uint8_t count_ = 0;
+  bool narrow_;             // arrivals fit the inline slots (latency under 2^32 ps, not cut)
+  bool in_wide_;            // the wire is the heap ring now (always, unless narrow_)
+  bool cut_ = false;
+  alignas(64) Slot slots_[kInline];
 };
 
 }  // namespace fabricsim

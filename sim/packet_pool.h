@@ -33,6 +33,10 @@ class PacketPool {
     --in_use_;
   }
 
+  // The packet with pool index `index` (what a queue slot or a link's wire holds).
+  Packet* at(std::uint32_t index) { return blocks_[index / kBlockPackets].get() + index % kBlockPackets; }
+  const Packet* at(std::uint32_t index) const { return blocks_[index / kBlockPackets].get() + index % kBlockPackets; }
+
   // Gives every packet an INT stack (for congestion control that reads telemetry).
   void enable_telemetry();
   IntStack& telemetry(const Packet* p) {

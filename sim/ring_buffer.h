@@ -5,7 +5,9 @@
 // doubling, so a queue that has reached its working size never allocates again.
 #include <cassert>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <stdexcept>
 
 namespace fabricsim {
 
@@ -27,7 +29,7 @@ class RingBuffer {
   }
 
   bool empty() const { return head_ == tail_; }
-  std::size_t size() const { return tail_ - head_; }
+  std::size_t size() const { return static_cast<std::uint32_t>(tail_ - head_); }
   T& front() {
     assert(!empty());
     return data()[head_ & mask_];
@@ -37,7 +39,7 @@ class RingBuffer {
     return data()[head_ & mask_];
   }
   void push_back(const T& v) {
-    if (size() == mask_ + 1) grow();
+    if (size() == std::size_t{mask_} + 1) grow();
     data()[tail_++ & mask_] = v;
   }
   // Where the next push_back() writes, while there is room (for prefetching).
@@ -51,20 +53,23 @@ class RingBuffer {
   T* data() { return heap_ ? heap_.get() : inline_; }
   const T* data() const { return heap_ ? heap_.get() : inline_; }
   void grow() {
-    const std::size_t cap = (mask_ + 1) * 2;
+    const std::size_t cap = (std::size_t{mask_} + 1) * 2;
+    if (cap > std::size_t{1} << 31) throw std::length_error("ring buffer over 2^31 elements");
     auto bigger = std::make_unique<T[]>(cap);
-    const std::size_t n = size();
+    const std::uint32_t n = tail_ - head_;
     const T* old = data();
-    for (std::size_t i = 0; i < n; ++i) bigger[i] = old[(head_ + i) & mask_];
+    for (std::uint32_t i = 0; i < n; ++i) bigger[i] = old[(head_ + i) & mask_];
     heap_ = std::move(bigger);
-    mask_ = cap - 1;
+    mask_ = static_cast<std::uint32_t>(cap - 1);
     head_ = 0;
     tail_ = n;
   }
 
-  std::size_t mask_ = Inline - 1;
-  std::size_t head_ = 0;  // monotone counters; masked on access
-  std::size_t tail_ = 0;
+  // Monotone counters, masked on access (32 bits: a ring holds fewer than 2^32, and
+  // three narrow counters leave room on a port's queue line for its counters).
+  std::uint32_t mask_ = Inline - 1;
+  std::uint32_t head_ = 0;
+  std::uint32_t tail_ = 0;
   std::unique_ptr<T[]> heap_;
   T inline_[Inline]{};
 };

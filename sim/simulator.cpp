@@ -27,7 +27,8 @@ StopReason Simulator::run(Time until, std::uint64_t max_events) {
     EventHandler* h = queue_.pop_due();
     // Equal links run in lock-step, so most events share their time with the next ones
     // (at k=32, over 90% have nine or more behind them). Prefetching is a pipeline over
-    // the events ahead: the handler's four lines, then what those point to (prefetch():
+    // the events ahead: the handler's first two lines (all of a link; a port asks for its
+    // third in prefetch()), then what those point to (prefetch():
     // a link's head packet and far end), then what that points to (prefetch_next(): the
     // route rows and buffer counters at the far end), then the egress port the packet
     // will take (prefetch_last()). Each stage reads only lines an earlier one asked for.
@@ -35,7 +36,8 @@ StopReason Simulator::run(Time until, std::uint64_t max_events) {
     // (10, 7, 4, 2) and (12, 9, 6, 3); the two-stage (2, 1) before it was 15-25% slower.)
     if (EventHandler* later = queue_.peek(kPrefetchLines)) {
       const char* lines = reinterpret_cast<const char*>(later);
-      for (int line = 0; line < 4; ++line) __builtin_prefetch(lines + 64 * line);
+      __builtin_prefetch(lines);
+      __builtin_prefetch(lines + 64);
     }
     if (EventHandler* next = queue_.peek(kPrefetchFirst)) next->prefetch();
     if (EventHandler* next = queue_.peek(kPrefetchNext)) next->prefetch_next();
