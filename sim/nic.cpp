@@ -341,17 +341,19 @@ void Nic::send_control(Packet* c) {
 }
 
 // Prefetch stages for an arriving packet (see PacketSink::prefetch_arrival): a data
-// packet's receive slot (through the slots' index) and what its ack's way out reads (the
-// routes' lines, then the port mask and the first port), an answer's send slot.
+// packet's receive slot (through the slots' index), the counters' and settings' lines,
+// and what its ack's way out reads (with several ports the routes' lines, then the port
+// mask; the first port), an answer's send slot.
 void Nic::prefetch_arrival(const Packet& p, PortIndex /*in_port*/) const {
   if (p.kind == PacketKind::kData) {
     recvs_.prefetch_index(p.recv_slot);
-    // What ports_toward() reads for the ack.
-    __builtin_prefetch(&have_routes_);
-    __builtin_prefetch(&routes_);
-    __builtin_prefetch(&routes_.by_host);
-    __builtin_prefetch(&set_mask_);
-    __builtin_prefetch(&host_group_);
+    __builtin_prefetch(&counters_);
+    __builtin_prefetch(&config_);
+    if (have_routes_) {  // (the NIC's first line: asked for a stage before)
+      __builtin_prefetch(&routes_);
+      __builtin_prefetch(&routes_.by_host);
+      __builtin_prefetch(&set_mask_);
+    }
   } else if (p.kind == PacketKind::kAck && p.message < sends_.size()) {
     __builtin_prefetch(&sends_[p.message]);
   }
@@ -360,7 +362,7 @@ void Nic::prefetch_arrival(const Packet& p, PortIndex /*in_port*/) const {
 void Nic::prefetch_arrival_more(const Packet& p, PortIndex /*in_port*/) const {
   if (p.kind == PacketKind::kData) {
     recvs_.prefetch(p.recv_slot);
-    __builtin_prefetch(set_mask_.data());
+    if (have_routes_) __builtin_prefetch(set_mask_.data());
     if (!ports_.empty()) __builtin_prefetch(ports_[0]);
   } else if (p.kind == PacketKind::kAck && p.message < sends_.size()) {
     const char* s = reinterpret_cast<const char*>(&sends_[p.message]);
@@ -370,6 +372,8 @@ void Nic::prefetch_arrival_more(const Packet& p, PortIndex /*in_port*/) const {
 }
 
 void Nic::prefetch_pull(PortIndex /*port*/) const {
+  __builtin_prefetch(&counters_);
+  __builtin_prefetch(&config_);
   if (sending_.empty()) return;
   const std::size_t k = next_ < sending_.size() ? next_ : 0;
   __builtin_prefetch(&sending_[k]);
