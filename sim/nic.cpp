@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <cstddef>
 #include <numeric>
 #include <stdexcept>
 
@@ -367,7 +368,7 @@ void Nic::prefetch_arrival_more(const Packet& p, PortIndex /*in_port*/) const {
   } else if (p.kind == PacketKind::kAck && p.message < sends_.size()) {
     const char* s = reinterpret_cast<const char*>(&sends_[p.message]);
     __builtin_prefetch(s + 64);
-    __builtin_prefetch(s + 128);
+    if (cc_ != nullptr) __builtin_prefetch(s + 128);
   }
 }
 
@@ -380,7 +381,9 @@ void Nic::prefetch_pull(PortIndex /*port*/) const {
   const std::uint32_t slot = sending_[k].slot;
   if (slot >= sends_.size()) return;
   const char* m = reinterpret_cast<const char*>(&sends_[slot]);
-  for (std::size_t b = 0; b < sizeof(SendState); b += 64) __builtin_prefetch(m + b);
+  // The congestion control's state only where there is one (it is last).
+  const std::size_t end = cc_ != nullptr ? sizeof(SendState) : offsetof(SendState, cc);
+  for (std::size_t b = 0; b < end; b += 64) __builtin_prefetch(m + b);
 }
 
 void Nic::receive(Packet* p, PortIndex in_port) {

@@ -43,7 +43,6 @@ struct SendState {
   std::uint32_t sent_max = 0;  // one past the highest packet ever sent
   Time last_progress = 0;      // last acknowledgement progress (for the retransmission timer)
   Time next_send = 0;          // pacing by the congestion control's rate
-  CcFlow cc;                   // the congestion control's state for this flow
   SendKind kind = SendKind::kMessage;
   std::uint16_t home_port = 0;  // kForGpu: the PCIe port to its GPU; kReadResponse: the
                                 // port to the NIC that asked
@@ -54,6 +53,8 @@ struct SendState {
   std::uint32_t queue_pair = UINT32_MAX;  // kForGpu: its queue pair at the NIC
   bool queue_pair_head = false;           // kForGpu: the first of its queue pair's sends
   std::uint32_t first_seq = 0;  // kReadResponse: the packet number of its first packet
+  // Last: without congestion control a pull and an ack read only the two lines above.
+  CcFlow cc;                   // the congestion control's state for this flow
 };
 
 struct RecvState {
