@@ -27,9 +27,9 @@ void EventQueue::forget(EventHandler& h) {
   }
 }
 
-void EventQueue::sort_round(std::size_t from) {
-  Entry* const a = batch_.data() + from;
-  const std::size_t n = batch_.size() - from;
+void EventQueue::sort_round() {
+  Entry* const a = batch_.data();
+  const std::size_t n = batch_.size();
   // Below this, std::sort's few comparisons beat three passes over 256 counters.
   constexpr std::size_t kRadixFrom = 128;
   constexpr int kDigit = 8;
@@ -83,7 +83,10 @@ void EventQueue::sort_round(std::size_t from) {
 bool EventQueue::settle(Time limit) {
   for (;;) {
     if (batch_dirty_) {
-      sort_round(batch_head_);
+      // Mostly sorted already: entries added to a round not yet begun (a partition's
+      // inbox between windows) go at its end. std::sort is quick on that; radix passes
+      // would cost as much as on a round in any order.
+      std::sort(batch_.begin() + static_cast<std::ptrdiff_t>(batch_head_), batch_.end(), before);
       batch_dirty_ = false;
     }
     // Forgotten entries at the head of the batch go.
@@ -97,7 +100,7 @@ bool EventQueue::settle(Time limit) {
     if (!next_round_.empty()) {
       // The round ran out; those scheduled at this time meanwhile are the next one.
       batch_.swap(next_round_);
-      sort_round(0);
+      sort_round();
       continue;
     }
     const int i = first_occupied();
@@ -123,7 +126,7 @@ bool EventQueue::settle(Time limit) {
     }
     moving.clear();
     if (b.capacity() < moving.capacity()) b.swap(moving);  // keep the larger allocation
-    sort_round(0);
+    sort_round();
   }
 }
 
@@ -171,7 +174,7 @@ void EventQueue::rebase(Time new_now) {
       put(e);
     }
   }
-  sort_round(0);
+  sort_round();
 }
 
 }  // namespace fabricsim

@@ -148,12 +148,12 @@ class EventQueue {
   static constexpr int kBuckets = kDigits * kValues;
   static constexpr int kWords = kBuckets / 64;
 
-  // Sorts batch_ from `from` on by (order, seq). Large rounds (a fabric's links in
+  // Sorts a new round, batch_, by (order, seq). Large rounds (a fabric's links in
   // lock-step: at k=32 most events are in rounds of 64 to 16,000) go by radix on the
   // order key, whose span is the component count: std::sort's comparisons there
   // mispredict about half the time and took 6% of a k=32 run. Equal keys (the entries a
   // handler left behind, and handlers without one) then go by sequence.
-  void sort_round(std::size_t from);
+  void sort_round();
   // Makes batch_ hold the next round of events, if their time is at or before `limit`;
   // false (and nothing moved) when the earliest pending event is later.
   bool settle(Time limit = kTimeMax);

@@ -13,7 +13,10 @@ namespace fabricsim {
 
 enum class StopReason { kQueueEmpty, kTimeLimit, kEventLimit, kRequested };
 
-class Simulator {
+// Aligned to a cache line: the partitions of a split run are Simulators side by side on
+// the heap, each written by its own thread on every event (its clock, its counts, its
+// packet pool), and one sharing a line with the next cost a Llama step on two threads 12%.
+class alignas(64) Simulator {
  public:
   explicit Simulator(std::uint64_t seed) : rng_(seed) {}
   Simulator(const Simulator&) = delete;
