@@ -30,10 +30,8 @@ void EventQueue::forget(EventHandler& h) {
 void EventQueue::sort_round() {
   Entry* const a = batch_.data();
   const std::size_t n = batch_.size();
-  // Below this, std::sort's few comparisons beat three passes over 256 counters.
+  // Below this, std::sort's few comparisons beat radix passes over their counters.
   constexpr std::size_t kRadixFrom = 128;
-  constexpr int kDigit = 8;
-  constexpr int kMaxPasses = 3;
   if (n < kRadixFrom) {
     if (n > 1) std::sort(a, a + n, before);
     return;
@@ -44,38 +42,46 @@ void EventQueue::sort_round() {
     lo = std::min(lo, a[i].order);
     hi = std::max(hi, a[i].order);
   }
-  const int passes = (std::bit_width(hi - lo) + kDigit - 1) / kDigit;
+  // As few passes as digits of up to kMaxDigitBits allow, the digits split evenly: at
+  // k=32 the keys span 17 bits, two passes of 9 (three of 8 wrote every entry once more).
+  const int bits = std::bit_width(hi - lo);
+  const int passes = (bits + kMaxDigitBits - 1) / kMaxDigitBits;
   if (passes > kMaxPasses) {  // keys spread too far (handlers without one among them)
     std::sort(a, a + n, before);
     return;
   }
-  // LSD radix on (order - lo): stable, so after the last pass entries are in order of
-  // key, and within a key in the order they came.
-  std::array<std::array<std::uint32_t, 1u << kDigit>, kMaxPasses> counts{};
+  const int width = passes == 0 ? 0 : (bits + passes - 1) / passes;
+  const std::uint32_t mask = (1u << width) - 1;
+  const std::size_t values = std::size_t{1} << width;
+  for (int d = 0; d < passes; ++d) std::fill_n(radix_counts_[static_cast<std::size_t>(d)].begin(), values, 0u);
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t k = a[i].order - lo;
-    for (int d = 0; d < passes; ++d) ++counts[static_cast<std::size_t>(d)][(k >> (d * kDigit)) & 0xffu];
+    for (int d = 0; d < passes; ++d) ++radix_counts_[static_cast<std::size_t>(d)][(k >> (d * width)) & mask];
   }
+  // LSD radix on (order - lo): stable, so after the last pass entries are in order of
+  // key, and within a key in the order they came.
   sort_scratch_.resize(n);
   Entry* src = a;
   Entry* dst = sort_scratch_.data();
   for (int d = 0; d < passes; ++d) {
-    std::array<std::uint32_t, 1u << kDigit>& c = counts[static_cast<std::size_t>(d)];
+    std::uint32_t* c = radix_counts_[static_cast<std::size_t>(d)].data();
     std::uint32_t sum = 0;
-    for (std::uint32_t& x : c) {
-      const std::uint32_t here = x;
-      x = sum;
+    for (std::size_t v = 0; v < values; ++v) {
+      const std::uint32_t here = c[v];
+      c[v] = sum;
       sum += here;
     }
-    for (std::size_t i = 0; i < n; ++i) dst[c[((src[i].order - lo) >> (d * kDigit)) & 0xffu]++] = src[i];
+    for (std::size_t i = 0; i < n; ++i) dst[c[((src[i].order - lo) >> (d * width)) & mask]++] = src[i];
     std::swap(src, dst);
   }
-  if (src != a) std::copy(src, src + n, a);
+  // An odd number of passes left the round in the scratch buffer: trade buffers.
+  if (src != a) batch_.swap(sort_scratch_);
+  Entry* const sorted = batch_.data();
   // Equal keys by sequence.
   for (std::size_t i = 0; i < n;) {
     std::size_t j = i + 1;
-    while (j < n && a[j].order == a[i].order) ++j;
-    if (j - i > 1) std::sort(a + i, a + j, before);
+    while (j < n && sorted[j].order == sorted[i].order) ++j;
+    if (j - i > 1) std::sort(sorted + i, sorted + j, before);
     i = j;
   }
 }

@@ -210,6 +210,9 @@ class EventQueue {
   std::size_t batch_head_ = 0;                    // next of batch_ to pop
   std::vector<Entry> next_round_;                 // entries scheduled at now_ since its round began
   std::vector<Entry> sort_scratch_;               // sort_round's other buffer
+  static constexpr int kMaxDigitBits = 11;
+  static constexpr int kMaxPasses = 3;
+  std::array<std::array<std::uint32_t, 1u << kMaxDigitBits>, kMaxPasses> radix_counts_;  // sort_round's
   bool running_now_ = false;                      // an event at now_ has been popped
   bool batch_dirty_ = false;                      // batch_ gained entries since it was sorted
   Time now_ = 0;                                  // no pending entry is earlier

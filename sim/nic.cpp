@@ -58,11 +58,40 @@ PortIndex Nic::add_port(EgressPort& port) {
 void Nic::set_routes(RouteTable table, const std::vector<std::uint32_t>* host_group) {
   routes_ = std::move(table);
   host_group_ = host_group;
-  have_routes_ = true;
   set_mask_.assign(routes_.set_count(), 0);
   for (std::uint32_t s = 0; s < routes_.set_count(); ++s) {
     for (PortIndex p : routes_.set(s)) set_mask_[s] |= std::uint64_t{1} << p;
   }
+  // The common endpoint, one port to one switch: the table says port 0 for every other
+  // host and nothing for this one. Then asking it costs three lines of this endpoint's
+  // that no packet needs (at k=32, 2.5% of the run's cache misses), so it is not asked.
+  via_port0_ = all_but_self_via_port0();
+  have_routes_ = !via_port0_;
+}
+
+bool Nic::all_but_self_via_port0() const {
+  const auto port0 = [&](std::uint32_t s) { return s < set_mask_.size() && set_mask_[s] == 1; };
+  if (routes_.by_group.empty()) {
+    if (!port0(routes_.default_set)) return false;
+  } else {
+    for (const std::uint32_t s : routes_.by_group) {
+      if (!port0(s)) return false;
+    }
+  }
+  // Per-host exceptions: this host's own must say no port (or every group's entry, port
+  // 0, would answer for it); any other's port 0.
+  bool self_seen = false;
+  for (std::size_t i = 0; i < routes_.by_host.size(); ++i) {
+    const HostId h = routes_.first_host + static_cast<HostId>(i);
+    const std::uint32_t s = routes_.by_host[i];
+    if (h == host_) {
+      if (s == RouteTable::kNoException || s >= set_mask_.size() || set_mask_[s] != 0) return false;
+      self_seen = true;
+    } else if (s != RouteTable::kNoException && !port0(s)) {
+      return false;
+    }
+  }
+  return self_seen;
 }
 
 std::uint32_t Nic::wire_bytes_of(const SendState& m, std::uint32_t seq) const {
@@ -72,6 +101,7 @@ std::uint32_t Nic::wire_bytes_of(const SendState& m, std::uint32_t seq) const {
 
 std::uint64_t Nic::ports_toward(HostId dst) const {
   if (have_routes_) return set_mask_[routes_.set_for(dst, group_of(dst))];
+  if (via_port0_) return dst != host_ ? 1u : 0u;
   return ports_.size() == 1 && dst != host_ ? 1u : 0u;
 }
 

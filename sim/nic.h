@@ -224,11 +224,13 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   void arm_retransmit_timer();
   void arm_rate_timer();
   void wake_ports();
+  bool all_but_self_via_port0() const;  // whether routes_ says what via_port0_ does
 
   Simulator* sim_;
   HostId host_;
   bool rdma_nic_ = false;
-  bool have_routes_ = false;     // several ports: routes_ and set_mask_ pick among them
+  bool have_routes_ = false;     // routes_ and set_mask_ pick among ports
+  bool via_port0_ = false;       // routes_ send every other host through port 0: not read
   bool telemetry_ = false;       // acks echo INT
   MessageObserver* observer_;
   SlotTable<SendState> sends_;
