@@ -3,14 +3,26 @@
 namespace fabricsim {
 
 void PacketPool::grow() {
+  const bool chunk = blocks_.size() >= kChunkBlocks;
+  const std::size_t count = chunk ? kChunkBlocks : 1;
+  const std::size_t bytes = count * kBlockPackets * sizeof(Packet);
+  const std::size_t align = chunk ? kChunkBytes : alignof(Packet);
+  auto* region = static_cast<Packet*>(::operator new(bytes, std::align_val_t{align}));
+  regions_.emplace_back(region, Region{align});
+  if (chunk && advise_ != nullptr) advise_(region, bytes);
   const auto first = static_cast<std::uint32_t>(blocks_.size() * kBlockPackets);
-  blocks_.push_back(std::make_unique_for_overwrite<Packet[]>(kBlockPackets));
-  if (telemetry_wanted_) telemetry_.push_back(std::make_unique<IntStack[]>(kBlockPackets));
-  Packet* block = blocks_.back().get();
-  for (std::size_t i = 0; i < kBlockPackets; ++i) block[i].pool_index = first + static_cast<std::uint32_t>(i);
+  const std::size_t packets = count * kBlockPackets;
+  for (std::size_t i = 0; i < packets; ++i) {
+    Packet* p = new (region + i) Packet;
+    p->pool_index = first + static_cast<std::uint32_t>(i);
+  }
+  for (std::size_t b = 0; b < count; ++b) {
+    blocks_.push_back(region + b * kBlockPackets);
+    if (telemetry_wanted_) telemetry_.push_back(std::make_unique<IntStack[]>(kBlockPackets));
+  }
   free_.reserve(capacity());
   // Push in reverse so packets are handed out in address order: friendlier to caches.
-  for (std::size_t i = kBlockPackets; i-- > 0;) free_.push_back(&block[i]);
+  for (std::size_t i = packets; i-- > 0;) free_.push_back(region + i);
 }
 
 }  // namespace fabricsim
