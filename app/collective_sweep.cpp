@@ -186,6 +186,12 @@ void CollectiveSweep::start_next(Time at) {
     row.busbw_GBps = row.algbw_GBps * busbw_factor(config_.op, ranks_);
     row.data_check = !config_.check_data ? "off" : current_->data_error() ? *current_->data_error() : "passed";
     finished_.push_back(std::move(current_));
+    // Earlier sizes whose messages are all acknowledged are not called again: free them
+    // (each holds its program and per-step state, 1.6 MB for a ring over 16 ranks and 8
+    // channels; a sweep of eleven sizes peaked at 29 MB against 12.7 MB for its largest
+    // alone). Not the one just finished: this may be its own callback.
+    finished_.erase(std::remove_if(finished_.begin(), finished_.end() - 1, [](const auto& e) { return e->quiescent(); }),
+                    finished_.end() - 1);
   }
   if (next_ >= config_.sizes.size()) return;
   const std::int64_t bytes = config_.sizes[next_++];

@@ -49,6 +49,8 @@ class CollectiveSweep final {
   const std::vector<CollectiveRow>& rows() const { return rows_; }
   int ranks() const { return ranks_; }
   const CollectiveConfig& config() const { return config_; }
+  // Executors still held: the running size's and the finished ones not yet freed.
+  std::size_t executors_held() const { return finished_.size() + (current_ ? 1 : 0); }
   // Told of each rank's part of each size and of its steps (timelines); before the run.
   void set_activity_listener(ActivityListener* listener) {
     activity_ = listener;
@@ -77,7 +79,7 @@ class CollectiveSweep final {
   bool split_ = false;
   ActivityListener* activity_ = nullptr;
   std::unique_ptr<CollectiveExecutor> current_;
-  std::vector<std::unique_ptr<CollectiveExecutor>> finished_;  // kept: the message table observes them until the end
+  std::vector<std::unique_ptr<CollectiveExecutor>> finished_;  // kept until quiescent: the message table observes them
 };
 
 }  // namespace fabricsim

@@ -129,6 +129,14 @@ CollectiveExecutor::~CollectiveExecutor() {
   }
 }
 
+bool CollectiveExecutor::quiescent() const {
+  if (!idle()) return false;
+  for (const RankAgent& a : agents_) {
+    if (a.engine.scheduled() || a.starter.scheduled()) return false;
+  }
+  return true;
+}
+
 Time CollectiveExecutor::local_finished() const {
   Time last = -1;
   for (const RankAgent& a : agents_) last = std::max(last, a.finished);

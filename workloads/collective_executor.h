@@ -100,6 +100,9 @@ class CollectiveExecutor final {
   bool idle() const {
     return local_ranks_left_.load(std::memory_order_acquire) == 0 && messages_unfinished_.load(std::memory_order_acquire) == 0;
   }
+  // Idle, and none of its handlers is pending: it may be destroyed (a sweep frees the
+  // sizes it has finished with).
+  bool quiescent() const;
   Time started_at() const { return started_; }
   Time finished_at() const;  // the last rank's last step (-1 until done)
   // Over MPI processes each process sees its own ranks finish: these are pooled between
