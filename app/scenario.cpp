@@ -806,38 +806,43 @@ void ScenarioRun::gather_processes() {
   auto& messages = net.messages();
   // Each process sends what its own partitions ran, in a fixed order; a receiver walks
   // the same order for the sender's rank, so nothing needs naming.
-  Bytes mine;
   const int me = group.rank();
-  for (std::size_t i = 0; i < dirs.size(); ++i) {
-    if (owner(dirs[i].from) != me) continue;
-    put(mine, dirs[i].port->counters_at(end));
-    if (sampled) {
-      for (std::int64_t x : queue_samples_[i]) put(mine, x);
-    }
-  }
-  for (HostId h = 0; h < net.host_count(); ++h) {
-    if (owner(NodeRef::host(h)) == me) put(mine, net.nic(h).counters());
-  }
-  for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
-    if (owner(NodeRef::sw(s)) != me) continue;
-    put(mine, net.switch_at(s).counters());
-    if (net.is_rdma_nic(s)) put(mine, net.rdma_nic(s).counters());
-  }
   // The messages made before the run (the same table in every process); those made
   // during it (a collective's, a trace's) are counted, each at its sender's process.
   const MessageId kept = std::min<MessageId>(messages.recycle_from(), static_cast<MessageId>(messages.size()));
-  for (MessageId id = 0; id < kept; ++id) {
-    const Message& m = messages[id];
-    if (owner(NodeRef::host(m.src)) == me) {
-      put(mine, m.posted);
-      put(mine, m.finished);
+  const auto write_mine = [&](auto& out) {
+    for (std::size_t i = 0; i < dirs.size(); ++i) {
+      if (owner(dirs[i].from) != me) continue;
+      put(out, dirs[i].port->counters_at(end));
+      if (sampled) {
+        for (std::int64_t x : queue_samples_[i]) put(out, x);
+      }
     }
-    if (owner(NodeRef::host(m.dst)) == me) put(mine, m.delivered);
-  }
-  const std::vector<Bytes> all = all_gather(group, mine);
-  for (int r = 0; r < group.size(); ++r) {
-    if (r == me) continue;
-    BytesReader in(all[static_cast<std::size_t>(r)]);
+    for (HostId h = 0; h < net.host_count(); ++h) {
+      if (owner(NodeRef::host(h)) == me) put(out, net.nic(h).counters());
+    }
+    for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
+      if (owner(NodeRef::sw(s)) != me) continue;
+      put(out, net.switch_at(s).counters());
+      if (net.is_rdma_nic(s)) put(out, net.rdma_nic(s).counters());
+    }
+    for (MessageId id = 0; id < kept; ++id) {
+      const Message& m = messages[id];
+      if (owner(NodeRef::host(m.src)) == me) {
+        put(out, m.posted);
+        put(out, m.finished);
+      }
+      if (owner(NodeRef::host(m.dst)) == me) put(out, m.delivered);
+    }
+  };
+  ByteCount size;
+  write_mine(size);
+  Bytes mine;
+  mine.reserve(size.bytes);
+  write_mine(mine);
+  for_each_gathered(group, mine, [&](int r, const Bytes& theirs) {
+    if (r == me) return;
+    BytesReader in(theirs);
     for (std::size_t i = 0; i < dirs.size(); ++i) {
       if (owner(dirs[i].from) != r) continue;
       dirs[i].port->adopt_counters(in.get<PortCounters>());
@@ -861,7 +866,7 @@ void ScenarioRun::gather_processes() {
       }
       if (owner(NodeRef::host(m.dst)) == r) m.delivered = in.get<Time>();
     }
-  }
+  });
   {
     std::vector<std::int64_t> v{static_cast<std::int64_t>(messages.created() - kept)};
     group.all_sum(v);

@@ -6,6 +6,7 @@
 //
 // Every call is collective: each process makes the same calls in the same order.
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -23,6 +24,15 @@ class ProcessGroup {
   // Sends out[r] to process r (out.size() == size()); returns what each process sent
   // this one, by sender.
   virtual std::vector<Bytes> exchange(const std::vector<Bytes>& out) = 0;
+  // `root`'s `data`, returned on every other process (their `data` is not read; the
+  // root gets nothing back). By default an exchange; MPI broadcasts, so the root holds
+  // no copy per receiver.
+  virtual Bytes broadcast(int root, const Bytes& data) {
+    std::vector<Bytes> out(static_cast<std::size_t>(size()));
+    if (rank() == root) std::fill(out.begin(), out.end(), data);
+    Bytes in = std::move(exchange(out)[static_cast<std::size_t>(root)]);
+    return rank() == root ? Bytes() : in;
+  }
   // Element-wise over every process's `values` (the same length everywhere).
   virtual void all_min(std::vector<std::int64_t>& values) = 0;
   virtual void all_sum(std::vector<std::int64_t>& values) = 0;
@@ -36,12 +46,36 @@ inline std::vector<Bytes> all_gather(ProcessGroup& group, const Bytes& mine) {
   return group.exchange(std::vector<Bytes>(static_cast<std::size_t>(group.size()), mine));
 }
 
+// Calls `take(rank, bytes)` with every process's `mine` in rank order (this process's
+// own in place), holding one other process's at a time: the end of a cluster-scale run
+// gathers hundreds of MB of counters, and all of them at once, in copies, doubled the
+// per-process peak.
+template <typename Take>
+void for_each_gathered(ProcessGroup& group, const Bytes& mine, Take&& take) {
+  for (int r = 0; r < group.size(); ++r) {
+    if (r == group.rank()) {
+      (void)group.broadcast(r, mine);
+      take(r, mine);
+    } else {
+      const Bytes theirs = group.broadcast(r, Bytes());
+      take(r, theirs);
+    }
+  }
+}
+
 // Plain values in and out of buffers (the processes of one run share a machine type).
-template <typename T>
-void put(Bytes& out, const T& value) {
+// `Out` is a Bytes, or a ByteCount to size one first.
+template <typename T, typename Out>
+void put(Out& out, const T& value) {
   static_assert(std::is_trivially_copyable_v<T>);
   out.append(reinterpret_cast<const char*>(&value), sizeof(T));
 }
+
+// Counts what put() would append (to reserve a buffer whole instead of doubling it).
+struct ByteCount {
+  std::size_t bytes = 0;
+  void append(const char*, std::size_t n) { bytes += n; }
+};
 
 class BytesReader {
  public:

@@ -314,22 +314,27 @@ void TraceReplay::between_windows(ProcessGroup* group) {
 
 void TraceReplay::pool(ProcessGroup& group, const std::function<int(int rank)>& owner) {
   breakdown_kept_ = false;
-  Bytes mine;
   const int me = group.rank();
-  for (int r = 0; r < trace_.ranks; ++r) {
-    if (owner(r) != me) continue;
-    const RankStart& rs = ranks_[static_cast<std::size_t>(r)];
-    put(mine, rs.left);
-    put(mine, rs.finished);
-    for (const OpState& st : state_[static_cast<std::size_t>(r)]) {
-      put(mine, st.start);
-      put(mine, st.end);
+  const auto write_mine = [&](auto& out) {
+    for (int r = 0; r < trace_.ranks; ++r) {
+      if (owner(r) != me) continue;
+      const RankStart& rs = ranks_[static_cast<std::size_t>(r)];
+      put(out, rs.left);
+      put(out, rs.finished);
+      for (const OpState& st : state_[static_cast<std::size_t>(r)]) {
+        put(out, st.start);
+        put(out, st.end);
+      }
     }
-  }
-  const std::vector<Bytes> all = all_gather(group, mine);
-  for (int p = 0; p < group.size(); ++p) {
-    if (p == me) continue;
-    BytesReader in(all[static_cast<std::size_t>(p)]);
+  };
+  ByteCount size;
+  write_mine(size);
+  Bytes mine;
+  mine.reserve(size.bytes);
+  write_mine(mine);
+  for_each_gathered(group, mine, [&](int p, const Bytes& theirs) {
+    if (p == me) return;
+    BytesReader in(theirs);
     for (int r = 0; r < trace_.ranks; ++r) {
       if (owner(r) != p) continue;
       RankStart& rs = ranks_[static_cast<std::size_t>(r)];
@@ -340,7 +345,7 @@ void TraceReplay::pool(ProcessGroup& group, const std::function<int(int rank)>& 
         st.end = in.get<Time>();
       }
     }
-  }
+  });
 }
 
 void TraceReplay::Launched::start(Time now) const {

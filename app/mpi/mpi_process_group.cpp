@@ -3,6 +3,7 @@
 // itself links no MPI library. Open MPI from Debian (libopenmpi-dev).
 #include <mpi.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <stdexcept>
@@ -58,6 +59,21 @@ class MpiProcessGroup final : public ProcessGroup {
     std::vector<Bytes> in(n);
     for (std::size_t r = 0; r < n; ++r) in[r] = recv.substr(static_cast<std::size_t>(rd[r]), static_cast<std::size_t>(rc[r]));
     return in;
+  }
+
+  Bytes broadcast(int root, const Bytes& data) override {
+    long long bytes = rank_ == root ? static_cast<long long>(data.size()) : 0;
+    MPI_Bcast(&bytes, 1, MPI_LONG_LONG, root, MPI_COMM_WORLD);
+    Bytes in;
+    if (rank_ != root) in.resize(static_cast<std::size_t>(bytes));
+    char* at = rank_ == root ? const_cast<char*>(data.data()) : in.data();  // MPI_Bcast's buffer is not const
+    // In pieces of at most 1 GiB: MPI counts are int.
+    for (long long done = 0; done < bytes;) {
+      const int piece = static_cast<int>(std::min<long long>(bytes - done, 1ll << 30));
+      MPI_Bcast(at + done, piece, MPI_BYTE, root, MPI_COMM_WORLD);
+      done += piece;
+    }
+    return in;  // empty at the root: it has `data`
   }
 
   void all_min(std::vector<std::int64_t>& values) override { reduce(values, MPI_MIN); }
