@@ -4,12 +4,14 @@
 // grouping (dual-homed hosts, direct host cables, a NIC folded into its GPU).
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <functional>
 #include <queue>
 #include <span>
 #include <vector>
 
 #include "app/config/config_loader.h"
+#include "app/memory_estimate.h"
 #include "app/scenario.h"
 #include "sim/route_table.h"
 #include "topologies/compile.h"
@@ -132,6 +134,32 @@ TEST_CASE("memory estimate: packets in flight are the workload's when buffers co
   CHECK(run.memory_estimate().packets_in_flight == 64000);
   // The routes: 80 switches x 32 groups x 4 B of group entries are part of it.
   CHECK(run.memory_estimate().routes >= 80u * 32u * 4u);
+}
+
+TEST_CASE("memory estimate over MPI processes: each holds its share of the packets and gathers two processes' counters") {
+  // Every process builds the whole network; the packets in flight are split among them.
+  // k=8 permutation over two processes: 64,000 / 2 packets each; the end-of-run gather
+  // holds this process's counters and one other's, 2/2 of every port's, endpoint's and
+  // switch's (k=8: 3 x 128 links, 768 directions; 128 hosts; 80 switches).
+  struct TwoProcesses final : ProcessGroup {
+    int rank() const override { return 0; }
+    int size() const override { return 2; }
+    std::vector<Bytes> exchange(const std::vector<Bytes>&) override { return {}; }
+    void all_min(std::vector<std::int64_t>&) override {}
+    void all_sum(std::vector<std::int64_t>&) override {}
+    [[noreturn]] void abort(int) override { std::abort(); }
+  };
+  ScenarioConfig c = load_config_file(std::string(FABRICSIM_SOURCE_DIR) + "/configs/scale/fat_tree_k8_permutation.yaml");
+  const Topology t = build_topology(c.topology);
+  const MemoryEstimate one = estimate_memory(c, t);
+  TwoProcesses two;
+  c.processes = &two;
+  const MemoryEstimate each = estimate_memory(c, t);
+  CHECK(one.packets_in_flight == 64000);
+  CHECK(each.packets_in_flight == 32000);
+  CHECK(each.packets == one.packets / 2);
+  CHECK(each.network == one.network);
+  CHECK(each.results - one.results == 768 * sizeof(PortCounters) + 128 * sizeof(NicCounters) + 80 * sizeof(SwitchCounters));
 }
 
 TEST_CASE("a route table's checked lookup agrees with the plain one and refuses stale indexes") {
