@@ -835,11 +835,7 @@ void ScenarioRun::gather_processes() {
       if (owner(NodeRef::host(m.dst)) == me) put(out, m.delivered);
     }
   };
-  ByteCount size;
-  write_mine(size);
-  Bytes mine;
-  mine.reserve(size.bytes);
-  write_mine(mine);
+  const Bytes mine = written_once(write_mine);
   for_each_gathered(group, mine, [&](int r, const Bytes& theirs) {
     if (r == me) return;
     BytesReader in(theirs);

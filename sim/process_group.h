@@ -77,6 +77,17 @@ struct ByteCount {
   void append(const char*, std::size_t n) { bytes += n; }
 };
 
+// What `write(out)` puts, in a buffer sized once: `write` runs twice, first counting.
+template <typename Write>
+Bytes written_once(Write&& write) {
+  ByteCount size;
+  write(size);
+  Bytes out;
+  out.reserve(size.bytes);
+  write(out);
+  return out;
+}
+
 class BytesReader {
  public:
   explicit BytesReader(const Bytes& in) : in_(&in) {}

@@ -327,11 +327,7 @@ void TraceReplay::pool(ProcessGroup& group, const std::function<int(int rank)>& 
       }
     }
   };
-  ByteCount size;
-  write_mine(size);
-  Bytes mine;
-  mine.reserve(size.bytes);
-  write_mine(mine);
+  const Bytes mine = written_once(write_mine);
   for_each_gathered(group, mine, [&](int p, const Bytes& theirs) {
     if (p == me) return;
     BytesReader in(theirs);
