@@ -5,8 +5,8 @@
 // (app/mpi/), so the simulator core and the plain executable never link MPI.
 //
 // Every call is collective: each process makes the same calls in the same order.
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <type_traits>
