@@ -837,7 +837,6 @@ void ScenarioRun::gather_processes() {
   };
   const Bytes mine = written_once(write_mine);
   for_each_gathered(group, mine, [&](int r, const Bytes& theirs) {
-    if (r == me) return;
     BytesReader in(theirs);
     for (std::size_t i = 0; i < dirs.size(); ++i) {
       if (owner(dirs[i].from) != r) continue;

@@ -46,16 +46,14 @@ inline std::vector<Bytes> all_gather(ProcessGroup& group, const Bytes& mine) {
   return group.exchange(std::vector<Bytes>(static_cast<std::size_t>(group.size()), mine));
 }
 
-// Calls `take(rank, bytes)` with every process's `mine` in rank order (this process's
-// own in place), holding one other process's at a time: the end of a cluster-scale run
-// gathers hundreds of MB of counters, and all of them at once, in copies, doubled the
-// per-process peak.
+// Calls `take(rank, bytes)` with every other process's `mine`, in rank order, holding
+// one at a time: the end of a cluster-scale run gathers hundreds of MB of counters, and
+// all of them at once, in copies, doubled the per-process peak.
 template <typename Take>
 void for_each_gathered(ProcessGroup& group, const Bytes& mine, Take&& take) {
   for (int r = 0; r < group.size(); ++r) {
     if (r == group.rank()) {
       (void)group.broadcast(r, mine);
-      take(r, mine);
     } else {
       const Bytes theirs = group.broadcast(r, Bytes());
       take(r, theirs);

@@ -329,7 +329,6 @@ void TraceReplay::pool(ProcessGroup& group, const std::function<int(int rank)>& 
   };
   const Bytes mine = written_once(write_mine);
   for_each_gathered(group, mine, [&](int p, const Bytes& theirs) {
-    if (p == me) return;
     BytesReader in(theirs);
     for (int r = 0; r < trace_.ranks; ++r) {
       if (owner(r) != p) continue;
