@@ -1,5 +1,11 @@
 #include "app/huge_pages.h"
 
+#include <cstdint>
+#include <cstdio>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -15,6 +21,47 @@ void advise_huge_pages(void* region, std::size_t bytes) {
   (void)region;
   (void)bytes;
 #endif
+}
+
+std::size_t back_heap_with_huge_pages(std::size_t at_least) {
+  std::size_t backed = 0;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  constexpr int kCollapse = 25;  // MADV_COLLAPSE (Linux 6.1), which older headers lack
+  std::FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return 0;
+  // Private, writable, anonymous mappings: the malloc heap and its mmapped blocks, each
+  // trimmed to whole huge pages.
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> regions;
+  std::size_t total = 0;
+  char line[512];
+  while (std::fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long start = 0, end = 0, offset = 0, inode = 0;
+    char perms[8] = {};
+    char device[16] = {};
+    int path_at = 0;
+    if (std::sscanf(line, "%lx-%lx %7s %lx %15s %lu %n", &start, &end, perms, &offset, device, &inode, &path_at) < 6) continue;
+    if (perms[0] != 'r' || perms[1] != 'w' || perms[3] != 'p' || inode != 0) continue;
+    const std::string_view path(line + path_at);
+    if (!path.empty() && path != "\n" && !path.starts_with("[heap]")) continue;  // stacks and the like
+    const std::uintptr_t from = (start + kHuge - 1) & ~(kHuge - 1);
+    const std::uintptr_t to = end & ~(kHuge - 1);
+    if (to <= from) continue;
+    regions.emplace_back(from, to);
+    total += to - from;
+  }
+  std::fclose(maps);
+  if (total < at_least) return 0;
+  for (const auto& [from, to] : regions) {
+    void* at = reinterpret_cast<void*>(from);
+    // Marked, the regions' later faults take huge pages; collapsed, what they hold now
+    // moves onto them (a copy: about 0.3 s for the 70 MB of a k=32 fat-tree).
+    if (madvise(at, to - from, MADV_HUGEPAGE) == 0 && madvise(at, to - from, kCollapse) == 0) backed += to - from;
+  }
+#else
+  (void)at_least;
+#endif
+  return backed;
 }
 
 }  // namespace fabricsim

@@ -740,6 +740,8 @@ std::uint64_t ScenarioRun::delivered_payload() const {
 void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   constexpr std::uint64_t kChunk = 4'000'000;
   const auto t0 = std::chrono::steady_clock::now();
+  // The fabric is built: at scale its state goes onto huge pages (see huge_pages.h).
+  back_heap_with_huge_pages(std::size_t{64} << 20);
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   // Runs until `until` (or the stop limits), reporting progress between chunks; false
   // once the run is over for good.
