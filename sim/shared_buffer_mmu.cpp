@@ -10,15 +10,17 @@ SharedBufferMmu::SharedBufferMmu(const BufferConfig& config, std::size_t ports, 
     : classes_(classes),
       pfc_mask_(pfc_classes_mask),
       groups_(ports * static_cast<std::size_t>(classes)),
-      headroom_(std::move(headroom_per_port)),
       reserve_(reserve),
       xon_offset_(xon_offset),
       alpha_(config.alpha) {
   // Reserves and headroom are carved out of the memory; the rest is shared.
   std::int64_t carved = reserve_ * static_cast<std::int64_t>(groups_.size());
   for (std::size_t p = 0; p < ports; ++p) {
+    const std::int64_t headroom = p < headroom_per_port.size() ? headroom_per_port[p] : 0;
     for (int c = 0; c < classes; ++c) {
-      if ((pfc_mask_ >> c) & 1u) carved += headroom_[p];
+      group(static_cast<std::uint16_t>(p), static_cast<std::uint8_t>(c)).headroom_limit =
+          static_cast<std::int32_t>(std::min<std::int64_t>(headroom, INT32_MAX));
+      if ((pfc_mask_ >> c) & 1u) carved += headroom;
     }
   }
   shared_size_ = std::max<std::int64_t>(0, config.size_bytes - carved);
@@ -36,7 +38,7 @@ SharedBufferMmu::Decision SharedBufferMmu::admit(std::uint16_t port, std::uint8_
   } else if (!g.xoff && g.shared + bytes <= threshold() && shared_used_ + bytes <= shared_size_) {
     g.shared += bytes;
     shared_used_ += bytes;
-  } else if (pfc(c) && g.headroom + bytes <= headroom_[port]) {
+  } else if (pfc(c) && g.headroom + bytes <= g.headroom_limit) {
     g.headroom += bytes;
   } else {
     return {false, false};

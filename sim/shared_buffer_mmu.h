@@ -40,19 +40,22 @@ class SharedBufferMmu {
   std::int64_t used() const { return used_; }
   std::int64_t threshold() const;  // current dynamic threshold of a group's shared use
   // Asks for the lines admit() and release() of (port, class) will touch.
+  // (One line: the group carries its port's headroom, so an arrival or departure at a
+  // cold switch asks for one line here, not two.)
   void prefetch_group(std::uint16_t port, std::uint8_t traffic_class) const {
     const std::size_t i = static_cast<std::size_t>(port) * static_cast<std::size_t>(classes_) + traffic_class;
     if (i < groups_.size()) __builtin_prefetch(&groups_[i]);
-    if (port < headroom_.size()) __builtin_prefetch(&headroom_[port]);
   }
 
  private:
-  struct Group {
+  struct alignas(32) Group {  // aligned: a group never straddles two lines
     std::int64_t reserve = 0;
     std::int64_t shared = 0;
     std::int64_t headroom = 0;
+    std::int32_t headroom_limit = 0;  // its port's headroom (capped at 2 GiB: no buffer holds more)
     bool xoff = false;
   };
+  static_assert(sizeof(Group) == 32, "two groups to a cache line");
   Group& group(std::uint16_t port, std::uint8_t c) { return groups_[port * classes_ + c]; }
   const Group& group(std::uint16_t port, std::uint8_t c) const { return groups_[port * classes_ + c]; }
 
@@ -60,7 +63,6 @@ class SharedBufferMmu {
   int classes_;
   std::uint8_t pfc_mask_;
   std::vector<Group> groups_;
-  std::vector<std::int64_t> headroom_;  // per port
   std::int64_t shared_size_;
   std::int64_t shared_used_ = 0;
   std::int64_t used_ = 0;
