@@ -87,6 +87,21 @@ PacketSink& Network::sink(NodeRef n) {
   return switches_.at(n.index);
 }
 
+void Network::reserve_switch_ports(std::uint32_t s, std::size_t ports) {
+  if (s >= switches_.size()) throw std::invalid_argument("no such switch");
+  if (switches_[s].port_count() > 0) throw std::logic_error("ports are reserved before a switch's first link");
+  if (switch_ports_.size() <= s) switch_ports_.resize(switches_.size());
+  switch_ports_[s] = ports > 0 ? std::make_unique<PortBlock>(ports) : nullptr;
+}
+
+EgressPort& Network::make_port(NodeRef n, Bandwidth bandwidth, std::int64_t queue_capacity_bytes) {
+  if (n.kind == NodeRef::Kind::kSwitch && n.index < switch_ports_.size() && switch_ports_[n.index] &&
+      !switch_ports_[n.index]->full()) {
+    return switch_ports_[n.index]->emplace(sim_of(n), bandwidth, params_.traffic_classes, queue_capacity_bytes);
+  }
+  return ports_.emplace_back(sim_of(n), bandwidth, params_.traffic_classes, queue_capacity_bytes);
+}
+
 PortIndex Network::add_port(NodeRef n, EgressPort& port) {
   if (n.kind == NodeRef::Kind::kSwitch) return switches_.at(n.index).add_port(port);
   if (n.kind == NodeRef::Kind::kNic) return rdma_nic(n.index).add_port(port);
@@ -101,8 +116,8 @@ std::pair<std::size_t, std::size_t> Network::connect(NodeRef a, NodeRef b, Bandw
   const auto capacity_at = [&](NodeRef n) {
     return n.kind != NodeRef::Kind::kSwitch ? EgressPort::kUnlimited : queue_capacity_bytes;
   };
-  EgressPort& ab = ports_.emplace_back(sim_of(a), bandwidth, params_.traffic_classes, capacity_at(a));
-  EgressPort& ba = ports_.emplace_back(sim_of(b), bandwidth, params_.traffic_classes, capacity_at(b));
+  EgressPort& ab = make_port(a, bandwidth, capacity_at(a));
+  EgressPort& ba = make_port(b, bandwidth, capacity_at(b));
   const PortIndex pa = add_port(a, ab);
   const PortIndex pb = add_port(b, ba);
   // Each direction runs where it arrives; across partitions it is cut.
@@ -268,7 +283,7 @@ namespace fabricsim {
 void Network::add_reduction_engine(std::uint32_t s, Bandwidth rate) {
   if (rate.bits_per_second <= 0) throw std::invalid_argument("reduction rate must be positive");
   Switch& sw = switches_.at(s);
-  EgressPort& port = ports_.emplace_back(sim_of(NodeRef::sw(s)), rate, params_.traffic_classes, EgressPort::kUnlimited);
+  EgressPort& port = make_port(NodeRef::sw(s), rate, EgressPort::kUnlimited);
   const PortIndex index = sw.add_port(port);
   // The engine's output loops back into the switch after the latency floor (1 ns).
   Link& loop = links_.emplace_back(sim_of(NodeRef::sw(s)), ns(1), sw, index);

@@ -19,6 +19,7 @@
 #include "sim/message.h"
 #include "sim/message_dispatcher.h"
 #include "sim/nic.h"
+#include "sim/port_block.h"
 #include "sim/simulator.h"
 #include "sim/switch.h"
 
@@ -143,6 +144,10 @@ class Network {
   std::pair<std::size_t, std::size_t> connect(NodeRef a, NodeRef b, Bandwidth bandwidth, Time latency,
                                               std::int64_t queue_capacity_bytes, std::int64_t credit_bytes = 0);
 
+  // Optional, before switch `s`'s first link: room for its `ports` egress ports side by
+  // side (see sim/port_block.h); a switch given more ports than that keeps them apart.
+  void reserve_switch_ports(std::uint32_t s, std::size_t ports);
+
   // Gives every switch its shared buffer and ECN settings, once all links are in.
   void finish_switches();
 
@@ -263,6 +268,8 @@ class Network {
     return partition(n.kind == NodeRef::Kind::kHost ? host_partition(n.index) : switch_partition(n.index));
   }
   PortIndex add_port(NodeRef n, EgressPort& port);
+  // A new egress port at `n`: in its switch's block where it has room, else on its own.
+  EgressPort& make_port(NodeRef n, Bandwidth bandwidth, std::int64_t queue_capacity_bytes);
   struct SwitchAdjacency {
     std::vector<std::vector<std::uint32_t>> neighbours;     // switch -> switches it links to
     std::vector<std::vector<HostId>> attached;              // switch -> hosts it links to
@@ -289,6 +296,7 @@ class Network {
   std::vector<std::uint32_t> host_rdma_nic_;   // by host: the RDMA NIC it links to, or kNoNic
   std::vector<std::uint32_t> rdma_nic_switch_; // by RDMA NIC: its switch number
   std::deque<EgressPort> ports_;
+  std::vector<std::unique_ptr<PortBlock>> switch_ports_;  // by switch: its reserved block, if any
   std::deque<Link> links_;
   std::vector<LinkDirection> directions_;
   std::vector<std::uint32_t> host_groups_;

@@ -6,6 +6,8 @@
 namespace fabricsim {
 
 PortIndex Switch::add_port(EgressPort& port) {
+  if (ports_.empty()) first_port_ = &port;
+  ports_side_by_side_ = ports_.empty() || (ports_side_by_side_ && &port == first_port_ + ports_.size());
   ports_.push_back(&port);
   port.set_observer(this);
   port.set_ecn(&ecn_, &rng_);
@@ -56,8 +58,8 @@ PortIndex Switch::choose(const Packet& p, const PortIndex* candidates, std::uint
     std::int64_t least = INT64_MAX;
     for (std::uint32_t i = 0; i < count; ++i) {
       const PortIndex c = candidates[(start + i) % count];
-      const EgressPort& port = *ports_[c];
-      const std::int64_t load = port.queued_bytes() + (port.busy() ? 1 : 0);
+      const EgressPort& candidate = port(c);
+      const std::int64_t load = candidate.queued_bytes() + (candidate.busy() ? 1 : 0);
       if (load < least) {
         least = load;
         best = c;
@@ -72,14 +74,14 @@ PortIndex Switch::choose(const Packet& p, const PortIndex* candidates, std::uint
   return candidates[static_cast<std::uint32_t>(((h >> 32) * count) >> 32)];
 }
 
-void Switch::send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff) {
+void Switch::send_pfc(PortIndex to, std::uint8_t traffic_class, bool xoff) {
   Packet* f = sim_->packets().allocate();
   f->kind = PacketKind::kPause;
   f->traffic_class = traffic_class;
   f->payload = xoff ? 1 : 0;
   f->wire_bytes = 64;
-  if (xoff) ports_[port]->count_pause_sent(traffic_class);
-  ports_[port]->send_control(f);
+  if (xoff) port(to).count_pause_sent(traffic_class);
+  port(to).send_control(f);
 }
 
 void Switch::add_multicast_group(std::uint16_t id, std::vector<MulticastMember> members) {
@@ -91,7 +93,7 @@ bool Switch::in_network(Packet* p, PortIndex in_port) {
   if (p->in_network == InNetwork::kReduce) {
     if (!reduces()) return false;
     // The contribution is taken into the sum: its buffer is free at once.
-    if (credit_port(in_port)) ports_[in_port]->owe_credits(p->ingress_class, p->wire_bytes);
+    if (credit_port(in_port)) port(in_port).owe_credits(p->ingress_class, p->wire_bytes);
     if (!sums_.add(p->dst, p->recv_slot, p->seq, p->group)) {
       sim_->packets().release(p);
       return true;
@@ -100,13 +102,13 @@ bool Switch::in_network(Packet* p, PortIndex in_port) {
     ++counters_.packets_reduced;
     p->in_network = InNetwork::kReduced;
     p->ingress_port = kNoPort;
-    ports_[engine_port_]->enqueue(p, /*granted=*/true);
+    port(engine_port_).enqueue(p, /*granted=*/true);
     return true;
   }
   if (p->in_network == InNetwork::kReduceAll) {
     // SHARP: sums for every member of the group, if this switch reduces and holds it.
     if (!reduces() || !has_multicast_group(p->group)) return false;
-    if (credit_port(in_port)) ports_[in_port]->owe_credits(p->ingress_class, p->wire_bytes);
+    if (credit_port(in_port)) port(in_port).owe_credits(p->ingress_class, p->wire_bytes);
     const auto needed = static_cast<std::uint32_t>(multicast_[p->group].size());
     if (!sums_.add(0x80000000u | p->group, p->recv_slot, p->seq, needed)) {
       sim_->packets().release(p);
@@ -115,7 +117,7 @@ bool Switch::in_network(Packet* p, PortIndex in_port) {
     ++counters_.packets_reduced;
     p->in_network = InNetwork::kReducedAll;
     p->ingress_port = kNoPort;
-    ports_[engine_port_]->enqueue(p, /*granted=*/true);
+    port(engine_port_).enqueue(p, /*granted=*/true);
     return true;
   }
   if (p->in_network == InNetwork::kMulticast || p->in_network == InNetwork::kReducedAll) {
@@ -152,12 +154,12 @@ bool Switch::in_network(Packet* p, PortIndex in_port) {
 void Switch::receive(Packet* p, PortIndex in_port) {
   if (p->kind == PacketKind::kPause) {
     // PFC from the neighbour on this port: it governs our egress toward it.
-    ports_[in_port]->set_paused(p->traffic_class, p->payload != 0);
+    port(in_port).set_paused(p->traffic_class, p->payload != 0);
     sim_->packets().release(p);
     return;
   }
   if (p->kind == PacketKind::kCredit) {
-    ports_[in_port]->credits_returned(p->traffic_class, p->payload);
+    port(in_port).credits_returned(p->traffic_class, p->payload);
     sim_->packets().release(p);
     return;
   }
@@ -175,12 +177,13 @@ void Switch::forward(Packet* p, PortIndex in_port) {
   if (count == 0) {
     // No route: the packet dies here. Compiled routing never leaves this case.
     ++counters_.unroutable;
-    if (in_port != kNoPort && credit_port(in_port)) ports_[in_port]->owe_credits(p->ingress_class, p->wire_bytes);
+    if (in_port != kNoPort && credit_port(in_port)) port(in_port).owe_credits(p->ingress_class, p->wire_bytes);
     sim_->packets().release(p);
     return;
   }
   const PortIndex* candidates = routes_.ports.data() + first;
   const PortIndex out = count == 1 ? candidates[0] : choose(*p, candidates, count);
+  EgressPort& egress = port(out);
   if (!port_dimension_.empty() && port_dimension_[out] != kNoDimension) {
     if (p->torus_dim != port_dimension_[out]) {
       p->torus_dim = port_dimension_[out];
@@ -191,20 +194,20 @@ void Switch::forward(Packet* p, PortIndex in_port) {
   if (in_port == kNoPort || credit_port(in_port)) {
     // A copy made here (its room is the original's), or it came on credits: the buffer was granted before it was sent, so it is taken
     // whatever the egress queue holds (at most the credits of the links feeding it).
-    ports_[out]->enqueue(p, /*granted=*/true);
+    egress.enqueue(p, /*granted=*/true);
     return;
   }
   if (mmu_) {
     const SharedBufferMmu::Decision d = mmu_->admit(in_port, p->ingress_class, p->wire_bytes);
     if (!d.admitted) {
       ++counters_.buffer_drops;
-      ports_[out]->count_drop(p);
+      egress.count_drop(p);
       return;
     }
     if (mmu_->used() > counters_.max_buffer_bytes) counters_.max_buffer_bytes = mmu_->used();
     if (d.send_xoff) send_pfc(in_port, p->ingress_class, true);
   }
-  ports_[out]->enqueue(p);
+  egress.enqueue(p);
 }
 
 // Prefetch stages (see EventHandler::prefetch_next): the first reads this switch's first
@@ -218,8 +221,10 @@ void Switch::prefetch_arrival(const Packet& p, PortIndex in_port) const {
   if (p.dst_group < routes_.by_group.size()) __builtin_prefetch(&routes_.by_group[p.dst_group]);
   __builtin_prefetch(routes_.set_offset.data());
   __builtin_prefetch(routes_.ports.data());
-  const char* list = reinterpret_cast<const char*>(ports_.data());
-  for (std::size_t b = 0; b < ports_.size() * sizeof(EgressPort*); b += 64) __builtin_prefetch(list + b);
+  if (!ports_side_by_side_) {
+    const char* list = reinterpret_cast<const char*>(ports_.data());
+    for (std::size_t b = 0; b < ports_.size() * sizeof(EgressPort*); b += 64) __builtin_prefetch(list + b);
+  }
   if (mmu_) mmu_->prefetch_group(in_port, p.traffic_class);
 }
 
@@ -235,7 +240,7 @@ void Switch::prefetch_arrival_more(const Packet& p, PortIndex /*in_port*/) const
   } else {
     return;
   }
-  if (out < ports_.size()) ports_[out]->prefetch_enqueue();
+  if (out < ports_.size()) port(out).prefetch_enqueue();
 }
 
 void Switch::prefetch_departure(const Departure& d) const {
@@ -245,7 +250,7 @@ void Switch::prefetch_departure(const Departure& d) const {
 void Switch::on_departure(const Departure& d) {
   if (d.ingress_port == kNoPort) return;  // made here: it held no ingress buffer
   if (credit_port(d.ingress_port)) {
-    ports_[d.ingress_port]->owe_credits(d.ingress_class, d.wire_bytes);
+    port(d.ingress_port).owe_credits(d.ingress_class, d.wire_bytes);
     return;
   }
   if (mmu_ && mmu_->release(d.ingress_port, d.ingress_class, d.wire_bytes)) send_pfc(d.ingress_port, d.ingress_class, false);

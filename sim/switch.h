@@ -89,8 +89,10 @@ class Switch final : public PacketSink, public PortObserver {
   LoadBalancing load_balancing() const { return lb_; }
 
   std::size_t port_count() const { return ports_.size(); }
-  EgressPort& port(PortIndex i) { return *ports_[i]; }
-  const EgressPort& port(PortIndex i) const { return *ports_[i]; }
+  // Side by side (Network::reserve_switch_ports), port i is at a fixed stride from the
+  // first: no load of the pointer list, whose lines a cold switch would have to fetch.
+  EgressPort& port(PortIndex i) { return ports_side_by_side_ ? first_port_[i] : *ports_[i]; }
+  const EgressPort& port(PortIndex i) const { return ports_side_by_side_ ? first_port_[i] : *ports_[i]; }
   const SharedBufferMmu* buffer() const { return mmu_ ? &*mmu_ : nullptr; }
   const SwitchCounters& counters() const { return counters_; }
   // A run split over processes: those that did not run it take its runner's counters.
@@ -105,7 +107,7 @@ class Switch final : public PacketSink, public PortObserver {
   void forward(Packet* p, PortIndex in_port);
   // A kReduce or kMulticast packet where this switch acts on it; false: forward it.
   bool in_network(Packet* p, PortIndex in_port);
-  void send_pfc(PortIndex port, std::uint8_t traffic_class, bool xoff);
+  void send_pfc(PortIndex to, std::uint8_t traffic_class, bool xoff);
 
   // What a packet's forwarding and departure read comes first, in the six lines the
   // link's prefetch asks for (see Link::prefetch); setup-only fields (ECN settings, which
@@ -114,7 +116,9 @@ class Switch final : public PacketSink, public PortObserver {
   std::uint64_t salt_;
   LoadBalancing lb_;
   bool any_credit_ports_ = false;
+  bool ports_side_by_side_ = false;  // every port at first_port_ + its index
   PortIndex engine_port_ = kNoPort;
+  EgressPort* first_port_ = nullptr;
   std::optional<SharedBufferMmu> mmu_;  // inline: its counters' address is one load away
   std::vector<EgressPort*> ports_;
   RouteTable routes_;

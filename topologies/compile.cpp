@@ -62,6 +62,20 @@ std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, cons
     if (n.kind == NodeKind::kHost) return NodeRef::host(n.kind_index);
     return net->is_rdma_nic(n.kind_index) ? NodeRef::nic(n.kind_index) : NodeRef::sw(n.kind_index);
   };
+  // Each switch's ports side by side (see sim/port_block.h): its links, and its reduction
+  // engine's loop.
+  {
+    std::vector<std::size_t> degree(t.switch_count(), 0);
+    for (const TopologyLink& l : t.links()) {
+      for (std::uint32_t end : {l.a, l.b}) {
+        if (t.node(end).kind != NodeKind::kHost) ++degree[t.node(end).kind_index];
+      }
+    }
+    for (std::uint32_t s = 0; s < t.switch_count(); ++s) {
+      if (t.node(t.switch_node(s)).reduce_rate.bits_per_second > 0) ++degree[s];
+      if (!net->is_rdma_nic(s)) net->reserve_switch_ports(s, degree[s]);
+    }
+  }
   // With a shared buffer the switch admits at ingress; its egress queues never tail-drop.
   const std::int64_t capacity =
       options.params.shared_buffer ? EgressPort::kUnlimited : options.switch_queue_capacity_bytes;
