@@ -41,7 +41,7 @@ void Link::spill() {
     wide_->ring.push_back({widen(slots_[head_].arrives_low, now), slots_[head_].packet});
   }
   head_ = 0;
-  in_wide_ = true;
+  in_wide_ = true;  // (count_ is 0 again: the inline wire starts at slot 0 when it is back)
 }
 
 bool Link::pop_due(Time now, std::uint32_t& packet) {
@@ -56,7 +56,15 @@ bool Link::pop_due(Time now, std::uint32_t& packet) {
   if (ring.empty() || ring.front().arrives > now) return false;
   packet = ring.front().packet;
   ring.pop_front();
-  if (ring.empty() && narrow_) in_wide_ = false;  // back to the inline wire
+  // Back to the inline wire once what is left fits it with room to spare (not only when
+  // the wire empties: a busy link seldom does, and on the heap ring each packet costs
+  // two more lines, cold at scale).
+  if (narrow_ && ring.size() <= kInline / 2) {
+    for (; !ring.empty(); ring.pop_front()) {
+      slots_[count_++] = {static_cast<std::uint32_t>(ring.front().arrives), ring.front().packet};
+    }
+    in_wide_ = false;
+  }
   return true;
 }
 
