@@ -1,5 +1,7 @@
 #include "sim/switch.h"
 
+#include <cstdint>
+
 #include "sim/rng.h"
 #include "sim/simulator.h"
 
@@ -210,6 +212,17 @@ void Switch::forward(Packet* p, PortIndex in_port) {
   egress.enqueue(p);
 }
 
+namespace {
+// Every line of a small table.
+template <typename T>
+void prefetch_all(const std::vector<T>& v) {
+  if (v.empty()) return;
+  const auto from = reinterpret_cast<std::uintptr_t>(v.data()) & ~std::uintptr_t{63};
+  const auto to = reinterpret_cast<std::uintptr_t>(v.data() + v.size());
+  for (std::uintptr_t line = from; line < to; line += 64) __builtin_prefetch(reinterpret_cast<const void*>(line));
+}
+}  // namespace
+
 // Prefetch stages (see EventHandler::prefetch_next): the first reads this switch's first
 // lines and the packet, and asks for the route rows, the port list and the buffer; the
 // second works out the egress port from those (ECMP or a single candidate: spray and
@@ -219,8 +232,10 @@ void Switch::prefetch_arrival(const Packet& p, PortIndex in_port) const {
   const std::uint32_t i = p.dst - routes_.first_host;
   if (i < routes_.by_host.size()) __builtin_prefetch(&routes_.by_host[i]);
   if (p.dst_group < routes_.by_group.size()) __builtin_prefetch(&routes_.by_group[p.dst_group]);
-  __builtin_prefetch(routes_.set_offset.data());
-  __builtin_prefetch(routes_.ports.data());
+  // The set table and the candidate lists whole: a few lines (at k=32 a core switch's
+  // 33 sets take three), and which of them the route names is known a stage later.
+  prefetch_all(routes_.set_offset);
+  prefetch_all(routes_.ports);
   if (!ports_side_by_side_) {
     const char* list = reinterpret_cast<const char*>(ports_.data());
     for (std::size_t b = 0; b < ports_.size() * sizeof(EgressPort*); b += 64) __builtin_prefetch(list + b);
