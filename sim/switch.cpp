@@ -1,5 +1,6 @@
 #include "sim/switch.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "sim/rng.h"
@@ -213,12 +214,13 @@ void Switch::forward(Packet* p, PortIndex in_port) {
 }
 
 namespace {
-// Every line of a small table.
+// Every line of a small table (its first eight lines where it is larger: a custom
+// graph's switch may have thousands of sets, and one arrival reads two of them).
 template <typename T>
 void prefetch_all(const std::vector<T>& v) {
   if (v.empty()) return;
   const auto from = reinterpret_cast<std::uintptr_t>(v.data()) & ~std::uintptr_t{63};
-  const auto to = reinterpret_cast<std::uintptr_t>(v.data() + v.size());
+  const auto to = std::min(reinterpret_cast<std::uintptr_t>(v.data() + v.size()), from + 8 * 64);
   for (std::uintptr_t line = from; line < to; line += 64) __builtin_prefetch(reinterpret_cast<const void*>(line));
 }
 }  // namespace
