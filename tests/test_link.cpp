@@ -68,6 +68,18 @@ TEST_CASE("a link delivers each packet once, in order, one latency after it left
     for (int i = 0; i < 5; ++i) times.push_back(us(10) + ns(300) * i);
     check_wire(us(1), times);
   }
+  SUBCASE("bursts over a wire that never empties: to the heap and back inline, twice") {
+    // Twelve 10 ns apart (past the eight inline: the heap), then one every 300 ns (three
+    // or four on the 1 us wire: back inline once four or fewer are left, though never
+    // empty), then a burst again onto the three or four inline, then steady again.
+    std::vector<Time> times;
+    Time t = 0;
+    for (int burst = 0; burst < 2; ++burst) {
+      for (int i = 0; i < 12; ++i, t += ns(10)) times.push_back(t);
+      for (int i = 0; i < 20; ++i, t += ns(300)) times.push_back(t);
+    }
+    check_wire(us(1), times);
+  }
   SUBCASE("equal times: several due at once") {
     check_wire(us(1), {ns(7), ns(7), ns(7), ns(9), ns(9)});
   }

@@ -4,6 +4,7 @@
 #include "test_support.h"
 
 #include <numeric>
+#include <stdexcept>
 
 #include "sim/units.h"
 #include "topologies/analysis.h"
@@ -55,6 +56,33 @@ TEST_CASE("k-ary fat-trees: k^3/4 hosts, 5k^2/4 switches, 2/4/6 hops, (k/2)^2 pa
     // Same pod, other edge: one path per aggregation switch.
     CHECK(routed_path_count(t, routes, 0, static_cast<std::uint32_t>(half)) == static_cast<std::uint64_t>(half));
   }
+}
+
+TEST_CASE("a compiled fabric's switches hold their ports side by side, in port order") {
+  // k=4: every switch has k = 4 ports, at a fixed stride from its first.
+  Simulator sim(1);
+  const std::unique_ptr<Network> net = compile_network(fat_tree_topology(fat_tree(4)), sim, {});
+  REQUIRE(net->switch_count() == 20);
+  for (std::uint32_t s = 0; s < net->switch_count(); ++s) {
+    const Switch& sw = net->switch_at(s);
+    REQUIRE(sw.port_count() == 4);
+    for (PortIndex i = 0; i < 4; ++i) CHECK(&sw.port(i) == &sw.port(0) + i);
+  }
+}
+
+TEST_CASE("a switch given more links than it reserved ports for keeps the rest apart") {
+  Simulator sim(1);
+  Network net(sim, NetworkParams{});
+  for (int h = 0; h < 3; ++h) net.add_host();
+  const std::uint32_t s = net.add_switch();
+  net.reserve_switch_ports(s, 2);
+  for (HostId h = 0; h < 3; ++h) net.connect(NodeRef::host(h), NodeRef::sw(s), Bandwidth::gbps(100), ns(100), 1 << 20);
+  const Switch& sw = net.switch_at(s);
+  REQUIRE(sw.port_count() == 3);
+  // The third is not at the stride; each port still sends on its own link, to its host.
+  CHECK(&sw.port(2) != &sw.port(0) + 2);
+  for (PortIndex i = 0; i < 3; ++i) CHECK(sw.port(i).link() == net.directions()[2 * i + 1].link);
+  CHECK_THROWS_AS(net.reserve_switch_ports(s, 4), std::logic_error);
 }
 
 TEST_CASE("4x4x4 torus: 64 nodes, 192 links, diameter 6, dimension-order paths = sum of ring distances") {
