@@ -226,7 +226,8 @@ void prefetch_all(const std::vector<T>& v) {
 }  // namespace
 
 // Prefetch stages (see EventHandler::prefetch_next): the first reads this switch's first
-// lines and the packet, and asks for the route rows, the port list and the buffer; the
+// lines and the packet, and asks for the route rows, the set table and candidate lists,
+// the port list (where the ports are not side by side) and the buffer's group; the
 // second works out the egress port from those (ECMP or a single candidate: spray and
 // adaptive draw state, which a prefetch must not move) and asks for its lines and the
 // buffer's counters. The packet may be stale, so every index is checked.
@@ -238,10 +239,7 @@ void Switch::prefetch_arrival(const Packet& p, PortIndex in_port) const {
   // 33 sets take three), and which of them the route names is known a stage later.
   prefetch_all(routes_.set_offset);
   prefetch_all(routes_.ports);
-  if (!ports_side_by_side_) {
-    const char* list = reinterpret_cast<const char*>(ports_.data());
-    for (std::size_t b = 0; b < ports_.size() * sizeof(EgressPort*); b += 64) __builtin_prefetch(list + b);
-  }
+  if (!ports_side_by_side_) prefetch_all(ports_);  // (side by side, no list is read)
   if (mmu_) mmu_->prefetch_group(in_port, p.traffic_class);
 }
 
