@@ -16,6 +16,9 @@ void advise_huge_pages(void* region, std::size_t bytes);
 // read in no order, and on 4 KiB pages a miss can also walk the page table (k=32
 // fat-tree, 70 MB of state: 0-6% less wall time, runs side by side on the two cores);
 // a small one fits the TLB's reach, and the copy would cost more than it saves.
-std::size_t back_heap_with_huge_pages(std::size_t at_least);
+// Called again as a run goes, `min_resident` (a fraction) leaves alone each huge page's
+// range with less than that in use: collapsing fills the range, and a growing heap's
+// freed corners would add to the footprint what nothing reads.
+std::size_t back_heap_with_huge_pages(std::size_t at_least, double min_resident = 0.0);
 
 }  // namespace fabricsim

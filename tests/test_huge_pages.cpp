@@ -4,6 +4,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "app/huge_pages.h"
 
@@ -33,5 +39,42 @@ TEST_CASE("back_heap_with_huge_pages: collapses whole huge pages and keeps every
   for (std::size_t i = 0; i < kWords; i += 4096) words[i] = 1;
   CHECK(words[4096] == 1);
 }
+
+#if defined(__linux__)
+TEST_CASE("back_heap_with_huge_pages: a range less used than asked is left as it is") {
+  // Four huge pages' worth, aligned, fresh (zero) and on small pages: a quarter of the
+  // second written. (Mapped here, not from malloc, which may hand back used memory.)
+  void* mapped = mmap(nullptr, 5 * kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(mapped != MAP_FAILED);
+  auto* bytes = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(mapped) + kHuge - 1) & ~(kHuge - 1));
+  (void)madvise(bytes, 4 * kHuge, MADV_NOHUGEPAGE);  // (where THP is "always")
+  const long page = sysconf(_SC_PAGESIZE);
+  REQUIRE(page > 0);
+  const std::size_t pages = kHuge / static_cast<std::size_t>(page);
+  for (std::size_t i = 0; i < pages / 4; ++i) bytes[kHuge + i * static_cast<std::size_t>(page)] = 42;
+  const auto resident = [&] {
+    std::vector<unsigned char> in(pages);
+    REQUIRE(mincore(bytes + kHuge, kHuge, in.data()) == 0);
+    std::size_t n = 0;
+    for (const unsigned char r : in) n += r & 1u;
+    return n;
+  };
+  REQUIRE(resident() == pages / 4);
+  back_heap_with_huge_pages(0, 0.5);
+  CHECK(resident() == pages / 4);  // a quarter in use: not filled to a huge page
+  CHECK(bytes[kHuge + static_cast<std::size_t>(page)] == 42);
+  // Asked for less, it may be collapsed (where the kernel has huge pages): whole, and the
+  // same bytes.
+  back_heap_with_huge_pages(0, 0.1);
+  const std::size_t after = resident();
+  CHECK((after == pages / 4 || after == pages));
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < pages; ++i) {
+    wrong += bytes[kHuge + i * static_cast<std::size_t>(page)] != (i < pages / 4 ? 42 : 0) ? 1 : 0;
+  }
+  CHECK(wrong == 0);
+  munmap(mapped, 5 * kHuge);
+}
+#endif
 
 }  // namespace fabricsim
