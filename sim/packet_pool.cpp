@@ -20,9 +20,11 @@ void PacketPool::grow() {
     blocks_.push_back(region + b * kBlockPackets);
     if (telemetry_wanted_) telemetry_.push_back(std::make_unique<IntStack[]>(kBlockPackets));
   }
-  free_.reserve(capacity());
-  // Push in reverse so packets are handed out in address order: friendlier to caches.
-  for (std::size_t i = packets; i-- > 0;) free_.push_back(region + i);
+  // Handed out in address order (friendlier to caches), then whatever was free before.
+  for (std::size_t i = 0; i < packets; ++i) {
+    region[i].message = i + 1 < packets ? first + static_cast<std::uint32_t>(i + 1) : free_head_;
+  }
+  free_head_ = first;
 }
 
 }  // namespace fabricsim

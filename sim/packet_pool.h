@@ -19,9 +19,9 @@ class PacketPool {
 
   // A packet with every field cleared (its pool index kept).
   Packet* allocate() {
-    if (free_.empty()) grow();
-    Packet* p = free_.back();
-    free_.pop_back();
+    if (free_head_ == kNoPacket) grow();
+    Packet* p = at(free_head_);
+    free_head_ = p->message;  // (a free packet's `message` is the next free one)
     ++in_use_;
     const std::uint32_t index = p->pool_index;
     *p = Packet{};
@@ -30,7 +30,8 @@ class PacketPool {
     return p;
   }
   void release(Packet* p) {
-    free_.push_back(p);
+    p->message = free_head_;
+    free_head_ = p->pool_index;
     --in_use_;
   }
 
@@ -71,7 +72,11 @@ class PacketPool {
   MemoryAdvice advise_ = nullptr;
   std::vector<std::unique_ptr<IntStack[]>> telemetry_;  // per block, when enabled
   bool telemetry_wanted_ = false;
-  std::vector<Packet*> free_;
+  // The free packets, last freed first, linked through the packets themselves: a list
+  // beside the pool (8 bytes a packet) was copied whole each time the pool grew, 1.1 GB
+  // of copies and fresh pages over a k=32 run.
+  static constexpr std::uint32_t kNoPacket = UINT32_MAX;
+  std::uint32_t free_head_ = kNoPacket;
   std::size_t in_use_ = 0;
 };
 
