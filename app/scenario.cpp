@@ -745,7 +745,8 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   // And what the run adds to it, as it goes (queues grow, the packet pool's neighbours):
   // at k=32, 70 MB of queue slots read in no order, which left on small pages cost 3-6%
   // of the run (side by side). Only huge pages' worth at least half in use, so the
-  // footprint grows little (k=32: 530 -> 559 MB; all of it: 650 MB, no faster).
+  // footprint grows little (k=32: 29 MB more; collapsing all of it, 120 MB more and no
+  // faster).
   const auto keep_on_huge_pages = [] { back_heap_with_huge_pages(std::size_t{64} << 20, 0.5); };
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   // Runs until `until` (or the stop limits), reporting progress between chunks; false
