@@ -743,8 +743,8 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   // The fabric is built: at scale its state goes onto huge pages (see huge_pages.h).
   back_heap_with_huge_pages(std::size_t{64} << 20);
   // And what the run adds to it, as it goes (queues grow, the packet pool's neighbours):
-  // at k=32, 70 MB of queue slots read in no order, which left on small pages cost 3-6%
-  // of the run (side by side). Only huge pages' worth at least half in use, so the
+  // at k=32, 70 MB of queue slots read in no order, which left on small pages cost about
+  // 4% of the run (side by side). Only huge pages' worth at least half in use, so the
   // footprint grows little (k=32: 29 MB more; collapsing all of it, 120 MB more and no
   // faster).
   const auto keep_on_huge_pages = [] { back_heap_with_huge_pages(std::size_t{64} << 20, 0.5); };
