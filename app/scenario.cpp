@@ -163,6 +163,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
 
   sim_ = std::make_unique<Simulator>(config_.seed);
   sim_->packets().set_chunk_advice(advise_huge_pages);
+  sim_->slot_blocks().set_chunk_advice(advise_huge_pages);
   const int processes = config_.processes != nullptr ? config_.processes->size() : 1;
   if (config_.threads > 0 || processes > 1) {
     check_splittable();
@@ -177,6 +178,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
     for (std::uint32_t q = 0; q < split.partitions; ++q) {
       partitions_.push_back(std::make_unique<Simulator>(config_.seed));
       partitions_.back()->packets().set_chunk_advice(advise_huge_pages);
+      partitions_.back()->slot_blocks().set_chunk_advice(advise_huge_pages);
       options.partitions.push_back(partitions_.back().get());
     }
     options.node_partition = split.node_partition;

@@ -15,6 +15,8 @@ EgressPort::EgressPort(Simulator& sim, Bandwidth bandwidth, int traffic_classes,
       more_queues_(static_cast<std::size_t>(traffic_classes - 1)),
       more_counters_(static_cast<std::size_t>(traffic_classes - 1)) {}
 
+SlotBlockPool& EgressPort::slot_blocks() { return sim_->slot_blocks(); }
+
 void EgressPort::maybe_mark(Packet* p, std::int64_t queued) {
   if (ecn_on_ && p->ecn == kEcnCapable && ecn_->should_mark(queued, *rng_)) {
     p->ecn = kEcnCongested;
@@ -42,7 +44,7 @@ bool EgressPort::enqueue(Packet* p, bool granted) {
     begin_service(queued(p));
     return true;
   }
-  q.packets.push_back(queued(p));
+  q.packets.push_back(slot_blocks(), queued(p));
   if (p->traffic_class == 0) note_next_slot();
   q.bytes += p->wire_bytes;
   total_queued_bytes_ += p->wire_bytes;
@@ -66,7 +68,7 @@ void EgressPort::start_next() {
         note_credit_wait(static_cast<std::uint8_t>(c));
         continue;
       }
-      q.packets.pop_front();
+      q.packets.pop_front(slot_blocks());
       if (c == 0) note_next_slot();
       q.bytes -= wire_bytes;
       total_queued_bytes_ -= wire_bytes;

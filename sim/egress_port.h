@@ -9,13 +9,14 @@
 // drops and needs no PAUSE.
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "sim/ecn_marker.h"
 #include "sim/event_queue.h"
 #include "sim/link.h"
 #include "sim/packet_sink.h"
-#include "sim/ring_buffer.h"
+#include "sim/slot_blocks.h"
 #include "sim/time.h"
 
 namespace fabricsim {
@@ -211,9 +212,10 @@ class alignas(64) EgressPort final : public EventHandler {
   static Queued queued(const Packet* p) {
     return {p->pool_index, {p->wire_bytes, p->ingress_port, p->ingress_class, p->traffic_class}};
   }
+  static_assert(std::is_trivially_copyable_v<Queued> && std::is_trivially_destructible_v<Queued>);
   struct ClassQueue {
     std::int64_t bytes = 0;
-    RingBuffer<Queued, 1> packets;
+    BlockFifo<Queued> packets;  // blocks from the simulator's SlotBlockPool
   };
   ClassQueue& queue(int c) { return c == 0 ? first_queue_ : more_queues_[static_cast<std::size_t>(c - 1)]; }
   const ClassQueue& queue(int c) const { return c == 0 ? first_queue_ : more_queues_[static_cast<std::size_t>(c - 1)]; }
@@ -223,6 +225,7 @@ class alignas(64) EgressPort final : public EventHandler {
   }
   void start_next();
   void note_next_slot() { next_slot_ = first_queue_.packets.empty() ? nullptr : &first_queue_.packets.front(); }
+  SlotBlockPool& slot_blocks();
   void begin_service(const Queued& q);
   void end_credit_wait(std::uint8_t traffic_class);
   void stamp(Packet* p);  // in-band telemetry

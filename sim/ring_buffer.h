@@ -1,8 +1,9 @@
 #pragma once
-// FIFO on a power-of-two circular array. The first `Inline` elements live inside the
-// object itself (a link holds the few packets on its wire, a queue its head), so the
-// common case reads one cache line less; past that it moves to the heap and grows by
-// doubling, so a queue that has reached its working size never allocates again.
+// FIFO on a power-of-two circular array, for a link's wire past its inline slots (egress
+// queues use blocks from a pool: sim/slot_blocks.h). The first `Inline` elements live
+// inside the object itself, so the common case reads one cache line less; past that it
+// moves to the heap and grows by doubling, so a ring that has reached its working size
+// never allocates again.
 #include <cassert>
 #include <cstddef>
 #include <cstdint>

@@ -1,12 +1,14 @@
 #pragma once
-// One simulation: its clock, event queue, packet pool and random numbers. Nothing is
-// global, so two Simulators can run side by side in one process.
+// One simulation: its clock, event queue, packet pool, egress queues' slot blocks and
+// random numbers. Nothing is global, so two Simulators can run side by side in one
+// process.
 #include <cstdint>
 #include <functional>
 
 #include "sim/event_queue.h"
 #include "sim/packet_pool.h"
 #include "sim/rng.h"
+#include "sim/slot_blocks.h"
 #include "sim/time.h"
 
 namespace fabricsim {
@@ -62,6 +64,7 @@ class alignas(64) Simulator {
   std::size_t pending_events() const { return queue_.size(); }
   PacketPool& packets() { return packets_; }
   const PacketPool& packets() const { return packets_; }
+  SlotBlockPool& slot_blocks() { return slot_blocks_; }  // egress queues' slots
   Rng& rng() { return rng_; }
 
  private:
@@ -76,6 +79,7 @@ class alignas(64) Simulator {
   std::size_t monitors_ = 0;
   EventQueue queue_;
   PacketPool packets_;
+  SlotBlockPool slot_blocks_;
   Rng rng_;
 };
 

@@ -118,3 +118,63 @@ TEST_CASE("packet pool grows in 2 MiB chunks once it holds eight blocks, and ind
   CHECK(reinterpret_cast<std::uintptr_t>(first_of_chunk) == advised[0].first);
   CHECK(pool.at(16 * 4096 - 1) == first_of_chunk + 8 * 4096 - 1);
 }
+
+TEST_CASE("egress queue slots: FIFO over 256-byte blocks, drained blocks reused, 2 MiB regions advised past 2 MiB") {
+  struct Slot {
+    std::uint32_t a, b, c;  // 12 bytes, as a queued packet's slot: 20 to a block
+  };
+  advised.clear();
+  SlotBlockPool pool;
+  pool.set_chunk_advice(note_advice);
+  BlockFifo<Slot> q;
+  CHECK(q.empty());
+  CHECK(pool.bytes() == 0);  // an empty queue holds no block
+  // In and out interleaved, across many block boundaries: out in the order in.
+  std::uint32_t in = 0, out = 0;
+  for (int round = 0; round < 50; ++round) {
+    for (int i = 0; i < 37; ++i, ++in) q.push_back(pool, {in, in * 3, in * 7});
+    for (int i = 0; i < 29; ++i, ++out) {
+      REQUIRE(q.front().a == out);
+      CHECK(q.front().b == out * 3);
+      CHECK(q.front().c == out * 7);
+      q.pop_front(pool);
+    }
+  }
+  CHECK(q.size() == 50 * (37 - 29));
+  while (!q.empty()) {
+    REQUIRE(q.front().a == out++);
+    q.pop_front(pool);
+  }
+  CHECK(out == in);
+  // 400 slots at most were held at once (20 blocks): the first 64 KiB region sufficed.
+  CHECK(pool.bytes() == std::size_t{64} << 10);
+  // Two queues of 2,000 each (100 blocks each, 200 of the region's 256); drained, their
+  // blocks serve a third queue of 4,000 without the pool growing.
+  BlockFifo<Slot> q1, q2, q3;
+  for (std::uint32_t i = 0; i < 2000; ++i) {
+    q1.push_back(pool, {i, 0, 0});
+    q2.push_back(pool, {i, 1, 0});
+  }
+  for (std::uint32_t i = 0; i < 2000; ++i) {
+    REQUIRE(q1.front().a == i);
+    q1.pop_front(pool);
+    REQUIRE(q2.front().a == i);
+    REQUIRE(q2.front().b == 1);
+    q2.pop_front(pool);
+  }
+  for (std::uint32_t i = 0; i < 4000; ++i) q3.push_back(pool, {i, 2, 0});
+  CHECK(pool.bytes() == std::size_t{64} << 10);
+  CHECK(advised.empty());
+  // Past 2 MiB (32 regions of 64 KiB: 8,192 blocks, 163,840 slots) the pool grows 2 MiB
+  // at a time, aligned and advised.
+  for (std::uint32_t i = 4000; i < 163840 + 1; ++i) q3.push_back(pool, {i, 2, 0});
+  CHECK(pool.bytes() == (std::size_t{2} << 20) * 2);
+  REQUIRE(advised.size() == 1);
+  CHECK(advised[0].second == std::size_t{2} << 20);
+  CHECK(advised[0].first % (std::size_t{2} << 20) == 0);
+  for (std::uint32_t i = 0; i < 163841; ++i) {
+    REQUIRE(q3.front().a == i);
+    q3.pop_front(pool);
+  }
+  CHECK(q3.empty());
+}
