@@ -146,7 +146,7 @@ TEST_CASE("egress queue slots: FIFO over 256-byte blocks, drained blocks reused,
     q.pop_front(pool);
   }
   CHECK(out == in);
-  // 400 slots at most were held at once (20 blocks): the first 64 KiB region sufficed.
+  // 429 slots at most were held at once (22 blocks of 256): the first 64 KiB region sufficed.
   CHECK(pool.bytes() == std::size_t{64} << 10);
   // Two queues of 2,000 each (100 blocks each, 200 of the region's 256); drained, their
   // blocks serve a third queue of 4,000 without the pool growing.
