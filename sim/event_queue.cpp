@@ -19,6 +19,8 @@ void EventQueue::forget(EventHandler& h) {
       }
     }
     occupied_ = {};
+    for (DelayFifo& q : fifos_) q.entries.clear();
+    fifo_mask_ = 0;
     batch_.clear();
     batch_head_ = 0;
     batch_dirty_ = false;
@@ -119,15 +121,25 @@ bool EventQueue::settle(Time limit) {
     now_ = earliest;
     running_now_ = false;
     // Every other entry of bucket i lands in a lower bucket: it agrees with the new now_
-    // on more leading digits than it did with the old one.
+    // on more leading digits than it did with the old one. A FIFO's stand-in due now
+    // brings in the FIFO's entries due now, and goes back in for its next head.
     std::vector<Entry> moving;
     moving.swap(b);
     occupied_[static_cast<std::size_t>(i >> 6)] &= ~(1ull << (i & 63));
     for (const Entry& e : moving) {
-      if (e.time == now_) {
+      if (e.time != now_) {
+        put(e);
+      } else if (e.handler != nullptr) {
         batch_.push_back(e);
       } else {
-        put(e);
+        const auto f = static_cast<int>(e.order);
+        RingBuffer<Entry, 1>& q = fifos_[static_cast<std::size_t>(f)].entries;
+        for (; !q.empty() && q.front().time == now_; q.pop_front()) batch_.push_back(q.front());
+        if (q.empty()) {
+          fifo_mask_ &= ~(1u << f);
+        } else {
+          put(stand_in(q.front().time, f));
+        }
       }
     }
     moving.clear();
@@ -164,9 +176,15 @@ void EventQueue::rebase(Time new_now) {
   all.insert(all.end(), next_round_.begin(), next_round_.end());
   next_round_.clear();
   for (auto& b : buckets_) {
-    all.insert(all.end(), b.begin(), b.end());
+    for (const Entry& e : b) {
+      if (e.handler != nullptr) all.push_back(e);  // (FIFOs' stand-ins: their entries follow)
+    }
     b.clear();
   }
+  for (DelayFifo& q : fifos_) {
+    for (; !q.entries.empty(); q.entries.pop_front()) all.push_back(q.entries.front());
+  }
+  fifo_mask_ = 0;
   occupied_ = {};
   batch_.clear();
   batch_head_ = 0;

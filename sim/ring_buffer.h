@@ -49,6 +49,7 @@ class RingBuffer {
     assert(!empty());
     ++head_;
   }
+  void clear() { head_ = tail_; }  // (keeps the allocation)
 
  private:
   T* data() { return heap_ ? heap_.get() : inline_; }
