@@ -62,22 +62,26 @@ TEST_CASE("cancel removes a pending event; reschedule moves it behind equal time
   CHECK(times == std::vector<Time>{50, 100, 100});
 }
 
-TEST_CASE("random schedule/cancel/pop agrees with a sorted reference") {
-  // Reference: the (time, sequence) order defined by the queue's contract.
+namespace {
+// Random schedule, cancel and pop on `handlers` handlers, each pop checked against the
+// (time, sequence) order the queue's contract defines. `next_time(now)` draws the time of
+// each schedule. Returns how many pops shared their time with the pop before.
+template <typename NextTime>
+std::size_t check_against_reference(std::uint64_t seed, int handlers, NextTime next_time) {
   EventQueue q;
-  Rng rng(7);
-  constexpr int kHandlers = 2000;
-  auto h = recorders(kHandlers);
+  Rng rng(seed);
+  auto h = recorders(handlers);
   std::vector<std::tuple<Time, long, int>> pending;  // time, seq, id
-  std::vector<long> seq_of(kHandlers, -1);
+  std::vector<long> seq_of(static_cast<std::size_t>(handlers), -1);
   long seq = 0;
   Time now = 0;
+  Time last = -1;
+  std::size_t shared = 0;
   for (int step = 0; step < 200'000; ++step) {
     const auto op = rng.below(10);
-    const int i = static_cast<int>(rng.below(kHandlers));
+    const int i = static_cast<int>(rng.below(static_cast<std::uint64_t>(handlers)));
     if (op < 5) {
-      // Times collide often (coarse grid) to exercise the tie order.
-      const Time t = now + static_cast<Time>(rng.below(64)) * 1000;
+      const Time t = next_time(now, rng);
       if (seq_of[i] >= 0) std::erase(pending, std::tuple<Time, long, int>{h[i].event_time(), seq_of[i], i});
       q.schedule(h[i], t);
       seq_of[i] = seq++;
@@ -93,10 +97,21 @@ TEST_CASE("random schedule/cancel/pop agrees with a sorted reference") {
       REQUIRE(id_of(e) == std::get<2>(best));
       REQUIRE(e->event_time() == std::get<0>(best));
       now = std::get<0>(best);
+      if (now == last) ++shared;
+      last = now;
       seq_of[std::get<2>(best)] = -1;
     }
     REQUIRE(q.size() == pending.size());
   }
+  while (!q.empty()) q.pop();
+  CHECK(q.lower_bound_time() == kTimeMax);
+  return shared;
+}
+}  // namespace
+
+TEST_CASE("random schedule/cancel/pop agrees with a sorted reference") {
+  // Times collide often (coarse grid) to exercise the tie order.
+  check_against_reference(7, 2000, [](Time now, Rng& rng) { return now + static_cast<Time>(rng.below(64)) * 1000; });
 }
 
 // Most entries come a fixed delay after the time running (a port's serialization time,
@@ -104,47 +119,12 @@ TEST_CASE("random schedule/cancel/pop agrees with a sorted reference") {
 // whose FIFO holds another) to the radix heap. 24 delays for 16 FIFOs, so both paths and
 // their ties at one time mix; the order must be the reference's all the same.
 TEST_CASE("fixed delays through the per-delay FIFOs and others through the heap agree with a sorted reference") {
-  EventQueue q;
-  Rng rng(11);
-  constexpr int kHandlers = 3000;
-  auto h = recorders(kHandlers);
   std::vector<Time> delays;
   for (int d = 1; d <= 24; ++d) delays.push_back(static_cast<Time>(d) * 40'000 + (d % 3) * 1'000'000);
-  std::vector<std::tuple<Time, long, int>> pending;  // time, seq, id
-  std::vector<long> seq_of(kHandlers, -1);
-  long seq = 0;
-  Time now = 0;
-  std::size_t popped_at_shared_times = 0;
-  Time last = -1;
-  for (int step = 0; step < 200'000; ++step) {
-    const auto op = rng.below(10);
-    const int i = static_cast<int>(rng.below(kHandlers));
-    if (op < 5) {
-      const Time t = now + (rng.below(10) < 9 ? delays[rng.below(delays.size())] : static_cast<Time>(1 + rng.below(3'000'000)));
-      if (seq_of[i] >= 0) std::erase(pending, std::tuple<Time, long, int>{h[i].event_time(), seq_of[i], i});
-      q.schedule(h[i], t);
-      seq_of[i] = seq++;
-      pending.emplace_back(t, seq_of[i], i);
-    } else if (op < 6) {
-      if (seq_of[i] >= 0) std::erase(pending, std::tuple<Time, long, int>{h[i].event_time(), seq_of[i], i});
-      q.cancel(h[i]);
-      seq_of[i] = -1;
-    } else if (!pending.empty()) {
-      const auto best = *std::min_element(pending.begin(), pending.end());
-      std::erase(pending, best);
-      EventHandler* e = q.pop();
-      REQUIRE(id_of(e) == std::get<2>(best));
-      REQUIRE(e->event_time() == std::get<0>(best));
-      now = std::get<0>(best);
-      if (now == last) ++popped_at_shared_times;
-      last = now;
-      seq_of[std::get<2>(best)] = -1;
-    }
-    REQUIRE(q.size() == pending.size());
-  }
-  CHECK(popped_at_shared_times > 1000);  // ties were exercised
-  while (!q.empty()) q.pop();
-  CHECK(q.lower_bound_time() == kTimeMax);
+  const std::size_t shared = check_against_reference(11, 3000, [&](Time now, Rng& rng) {
+    return now + (rng.below(10) < 9 ? delays[rng.below(delays.size())] : static_cast<Time>(1 + rng.below(3'000'000)));
+  });
+  CHECK(shared > 1000);  // ties were exercised
 }
 
 TEST_CASE("peeking the next time, then scheduling earlier, keeps the order") {
