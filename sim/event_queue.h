@@ -162,7 +162,7 @@ class EventQueue {
   bool settle(Time limit = kTimeMax);
 
   int bucket_of(Time t) const {
-    // The highest hex digit in which t differs from base_, and t's own value of it.
+    // The highest hex digit in which t differs from now_, and t's own value of it.
     const auto diff = static_cast<std::uint64_t>(t ^ now_);
     const int digit = (63 - std::countl_zero(diff)) / kDigitBits;
     const int value = static_cast<int>((static_cast<std::uint64_t>(t) >> (digit * kDigitBits)) & (kValues - 1));
@@ -222,8 +222,9 @@ class EventQueue {
   // that time never goes back: a FIFO per delay keeps them sorted for free. Most events
   // are a port's serialization time or a link's latency after the one that schedules
   // them, so few delays cover most entries. A FIFO stands in the heap as one entry at its
-  // head's time, put in when that head is near, so its entries skip most of the radix
-  // heap's moves (down one digit at a time from where a far time lands). The FIFOs are
+  // head's time, put in when an entry becomes the head: for a busy FIFO, shortly before
+  // it is due, so its entries skip most of the radix heap's moves (down one digit at a
+  // time from where a far time lands). The FIFOs are
   // found by the delay's hash; an entry whose FIFO holds another delay goes to the heap.
   struct DelayFifo {
     Time delay = 0;
