@@ -45,6 +45,10 @@ class RingBuffer {
   }
   // Where the next push_back() writes, while there is room (for prefetching).
   const T& back_slot() const { return data()[tail_ & mask_]; }
+  // The slot k places after the back or the front, wrapping (for prefetching: it may
+  // hold nothing yet).
+  const T& slot_after_back(std::size_t k) const { return data()[(tail_ + k) & mask_]; }
+  const T& slot_after_front(std::size_t k) const { return data()[(head_ + k) & mask_]; }
   void pop_front() {
     assert(!empty());
     ++head_;
