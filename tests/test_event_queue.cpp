@@ -192,46 +192,51 @@ TEST_CASE("large rounds run by order key, keyless handlers last, whatever the sp
   // A round of thousands (a fabric's links in lock-step) is sorted another way than a
   // small one; the order must be the same: by key, then the keyless in scheduling order.
   // Some handlers are rescheduled within the round's time, leaving a forgotten entry
-  // with their key behind. Spans of one, two and three radix digits, and wider.
+  // with their key behind. Spans of one, two and three radix digits, and wider; rounds
+  // of 40 and 100 (narrow digits, three passes for the wider spans) and of hundreds or
+  // thousands.
   for (const std::uint32_t span : {250u, 50'000u, 5'000'000u, 3'000'000'000u}) {
-    for (const int keyless : {0, 150}) {
-      CAPTURE(span);
-      CAPTURE(keyless);
-      EventQueue q;
-      Rng rng(span + static_cast<std::uint32_t>(keyless));
-      const int keyed = span < 3000 ? 200 : 3000;
-      auto h = recorders(keyed + keyless);
-      std::vector<std::uint32_t> keys;
-      while (keys.size() < static_cast<std::size_t>(keyed)) {
-        const auto k = static_cast<std::uint32_t>(100 + rng.below(span));
-        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    for (const int size : {40, 100, 0}) {
+      for (const int keyless : {0, 150}) {
+        CAPTURE(span);
+        CAPTURE(size);
+        CAPTURE(keyless);
+        EventQueue q;
+        Rng rng(span + static_cast<std::uint32_t>(keyless + size));
+        const int keyed = size != 0 ? size : span < 3000 ? 200 : 3000;
+        auto h = recorders(keyed + keyless);
+        std::vector<std::uint32_t> keys;
+        while (keys.size() < static_cast<std::size_t>(keyed)) {
+          const auto k = static_cast<std::uint32_t>(100 + rng.below(span));
+          if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+        }
+        for (int i = 0; i < keyed; ++i) h[i].set_order(keys[static_cast<std::size_t>(i)]);
+        std::vector<int> order(static_cast<std::size_t>(keyed + keyless));
+        for (int i = 0; i < keyed + keyless; ++i) order[static_cast<std::size_t>(i)] = i;
+        for (std::size_t i = order.size() - 1; i > 0; --i) std::swap(order[i], order[rng.below(i + 1)]);
+        std::vector<int> keyless_scheduled;
+        for (int i : order) {
+          q.schedule(h[i], 5000);
+          if (i >= keyed) keyless_scheduled.push_back(i);
+        }
+        // Every tenth keyed handler moves (first away, then back to the same time).
+        for (int i = 0; i < keyed; i += 10) {
+          q.schedule(h[i], 9000);
+          q.schedule(h[i], 5000);
+        }
+        std::vector<int> expected(static_cast<std::size_t>(keyed));
+        for (int i = 0; i < keyed; ++i) expected[static_cast<std::size_t>(i)] = i;
+        std::sort(expected.begin(), expected.end(),
+                  [&](int a, int b) { return keys[static_cast<std::size_t>(a)] < keys[static_cast<std::size_t>(b)]; });
+        expected.insert(expected.end(), keyless_scheduled.begin(), keyless_scheduled.end());
+        std::vector<int> got;
+        while (!q.empty()) {
+          EventHandler* e = q.pop();
+          REQUIRE(e->event_time() == 5000);
+          got.push_back(id_of(e));
+        }
+        CHECK(got == expected);
       }
-      for (int i = 0; i < keyed; ++i) h[i].set_order(keys[static_cast<std::size_t>(i)]);
-      std::vector<int> order(static_cast<std::size_t>(keyed + keyless));
-      for (int i = 0; i < keyed + keyless; ++i) order[static_cast<std::size_t>(i)] = i;
-      for (std::size_t i = order.size() - 1; i > 0; --i) std::swap(order[i], order[rng.below(i + 1)]);
-      std::vector<int> keyless_scheduled;
-      for (int i : order) {
-        q.schedule(h[i], 5000);
-        if (i >= keyed) keyless_scheduled.push_back(i);
-      }
-      // Every tenth keyed handler moves (first away, then back to the same time).
-      for (int i = 0; i < keyed; i += 10) {
-        q.schedule(h[i], 9000);
-        q.schedule(h[i], 5000);
-      }
-      std::vector<int> expected(static_cast<std::size_t>(keyed));
-      for (int i = 0; i < keyed; ++i) expected[static_cast<std::size_t>(i)] = i;
-      std::sort(expected.begin(), expected.end(),
-                [&](int a, int b) { return keys[static_cast<std::size_t>(a)] < keys[static_cast<std::size_t>(b)]; });
-      expected.insert(expected.end(), keyless_scheduled.begin(), keyless_scheduled.end());
-      std::vector<int> got;
-      while (!q.empty()) {
-        EventHandler* e = q.pop();
-        REQUIRE(e->event_time() == 5000);
-        got.push_back(id_of(e));
-      }
-      CHECK(got == expected);
     }
   }
 }
