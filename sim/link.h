@@ -48,7 +48,7 @@ class alignas(64) Link final : public EventHandler {
   // wire belongs to another partition (another thread's), and its sender writes to the
   // outbox instead.
   void prefetch_transmit() const {
-    if (in_wide_ && !cut_) __builtin_prefetch(&wide_->ring.back_slot());
+    if (in_wide_ && !cut_) __builtin_prefetch(&wide_->ring.slot_after_back(0));
   }
   void prefetch_next() const override {
     if (const Packet* p = front_packet()) far_end_->prefetch_arrival(*p, far_port_);

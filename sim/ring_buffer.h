@@ -43,10 +43,9 @@ class RingBuffer {
     if (size() == std::size_t{mask_} + 1) grow();
     data()[tail_++ & mask_] = v;
   }
-  // Where the next push_back() writes, while there is room (for prefetching).
-  const T& back_slot() const { return data()[tail_ & mask_]; }
   // The slot k places after the back or the front, wrapping (for prefetching: it may
-  // hold nothing yet).
+  // hold nothing yet). slot_after_back(0) is where the next push_back() writes, while
+  // there is room.
   const T& slot_after_back(std::size_t k) const { return data()[(tail_ + k) & mask_]; }
   const T& slot_after_front(std::size_t k) const { return data()[(head_ + k) & mask_]; }
   void pop_front() {
