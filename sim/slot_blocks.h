@@ -24,9 +24,14 @@ class SlotBlockPool {
     if (free_ == nullptr) grow();
     Free* b = free_;
     free_ = b->next;
-    return b;
+    // The next block to go out was given back long ago, at scale out of the caches: ask
+    // for its link now, not when a queue needs it (perf at k=32: an eighth of enqueue's
+    // time waited on that load).
+    if (free_ != nullptr) __builtin_prefetch(free_);
+    return block_of(b);
   }
-  void give(void* block) { free_ = new (block) Free{free_}; }
+  // The link goes in the block's last bytes, the line a queue read last as it drained it.
+  void give(void* block) { free_ = new (static_cast<std::byte*>(block) + kLinkAt) Free{free_}; }
 
   // Past 2 MiB of blocks the pool grows a 2 MiB region at a time, aligned, and hands it
   // to `advise` (the application's: a huge page, which sim/ cannot ask for).
@@ -38,6 +43,8 @@ class SlotBlockPool {
   struct Free {
     Free* next;
   };
+  static constexpr std::size_t kLinkAt = kBlockBytes - sizeof(Free);
+  static void* block_of(Free* link) { return reinterpret_cast<std::byte*>(link) - kLinkAt; }
   static constexpr std::size_t kSmallRegion = std::size_t{64} << 10;
   static constexpr std::size_t kLargeRegion = std::size_t{2} << 20;
   struct Region {
