@@ -33,7 +33,8 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
                 : config.topology.kind == TopologyConfig::Kind::kCluster ? config.topology.cluster.node.gpus
                                                                         : ranks_;
   tuner_facts_ = tuner_facts(config.topology, ranks_);
-  tuner_facts_.channels = config_.channels;
+  tuner_facts_.nccl_version = config.network.nccl_version;
+  tuner_facts_.cpu_amd = config.network.cpu_amd;
   if (config.network.fidelity == NetworkConfig::Fidelity::kFlow) {
     // Flows carry NVLS's sums and copies through the first switch, not SHARP's through
     // the fabric: auto leaves CollNet out, and asking for it is refused.
@@ -116,7 +117,7 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
     return p;
   }
   AlgorithmParams params;
-  params.channels = config_.channels;
+  params.channels = channels_for(choice_for(bytes));
   params.chunk_bytes = config_.chunk_bytes;
   params.root = config_.root;
   params.local_size = local_size_;
@@ -124,34 +125,47 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   if (choice.algorithm == "nvls" || choice.algorithm == "nvls_tree") params.start_latency_ps = nvls_latency_;
   CollectiveProgram p = build_collective(choice.algorithm, config_.op, ranks_, bytes, params);
   if (choice.protocol != NcclProtocol::kNone) {
-    // NCCL's protocol: its wire bytes through the network, and (the ring) its fixed
-    // latency at the start.
+    // NCCL's protocol: its wire bytes through the network, and at the start NCCL's own
+    // latency for the pair (its model's), less what the simulated links charge
+    // themselves along the algorithm's critical path.
     p.wire_factor = protocol_wire_factor(choice.protocol);
-    if (choice.algorithm == "ring") {
-      // NCCL's figures include the wire, which the simulation moves itself: only the rest
-      // (GPU-side protocol cost) is added, NCCL's latency less the links' own per step.
-      const int n = std::max(2, ranks_), m = std::max(1, tuner_facts_.nodes);
-      const int steps = config_.op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
-      const int inter = m == 1 ? 0 : config_.op == CollectiveOp::kAllReduce ? 2 * (m - 1) : m - 1;
-      const double wire_us = (steps - inter) * tuner_facts_.intra_step_us + inter * tuner_facts_.inter_step_us;
-      const double nccl_us = nccl_ring_latency_us(choice.protocol, config_.op, ranks_, m, tuner_facts_.nvlink_GBps > 0);
-      p.start_latency_ps = static_cast<std::int64_t>(std::max(0.0, nccl_us - wire_us) * 1e6);
-    } else if (choice.algorithm == "tree") {
-      // The same for the tree: NCCL's latency less the simulated links' own along a chain
-      // inside the node and down and up a tree of depth log2(nodes) between them.
-      const int m = std::max(1, tuner_facts_.nodes);
-      const double wire_us = 2 * ((ranks_ / m - 1) * tuner_facts_.intra_step_us + floor_log2(m) * tuner_facts_.inter_step_us);
-      const double nccl_us = nccl_tree_latency_us(choice.protocol, ranks_, m, tuner_facts_.nvlink_GBps > 0);
-      p.start_latency_ps = static_cast<std::int64_t>(std::max(0.0, nccl_us - wire_us) * 1e6);
-    } else if (choice.algorithm == "collnet") {
-      // CollNet Direct: NCCL's latency less the links' own, into the node's switches and
-      // out through the NICs and the reducing switch.
-      const double nccl_us = nccl_collnet_latency_us(tuner_facts_.gpus_per_node);
-      const double wire_us = 2 * tuner_facts_.intra_step_us + 2 * tuner_facts_.inter_step_us;
-      p.start_latency_ps = static_cast<std::int64_t>(std::max(0.0, nccl_us - wire_us) * 1e6);
-    }
+    const double extra_ps = std::max(0.0, choice.nccl_latency_us - wire_latency_us(choice.algorithm)) * 1e6;
+    p.start_latency_ps = std::max<std::int64_t>(p.start_latency_ps, static_cast<std::int64_t>(extra_ps));
   }
   return p;
+}
+
+int CollectiveSweep::channels_for(const TunerChoice& choice) const {
+  if (config_.channels > 0) return config_.channels;
+  if (choice.protocol == NcclProtocol::kNone) return 1;  // the ideal network: one ring or tree
+  // NCCL's own: its ring and tree graphs' channels; CollNet's a channel per NIC; NVLS its 16.
+  const NcclSystem s = nccl_system(tuner_facts_);
+  if (const auto a = nccl_algo_from_key(choice.algorithm)) return std::max(1, s.graphs[static_cast<std::size_t>(*a)].channels);
+  return 1;
+}
+
+std::string CollectiveSweep::model_description() const {
+  if (!nccl_model()) return "ideal network (protocol none: no NCCL costs)";
+  return "NCCL " + tuner_facts_.nccl_version + " tuning rules, protocol " + config_.protocol;
+}
+
+double CollectiveSweep::wire_latency_us(const std::string& algorithm) const {
+  const TunerFacts& f = tuner_facts_;
+  const int n = std::max(2, ranks_), m = std::max(1, f.nodes);
+  if (algorithm == "ring") {
+    const int steps = config_.op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
+    const int inter = m == 1 ? 0 : config_.op == CollectiveOp::kAllReduce ? 2 * (m - 1) : m - 1;
+    return (steps - inter) * f.intra_step_us + inter * f.inter_step_us;
+  }
+  // The tree: a chain inside the node and a tree of depth log2(nodes) between them, down
+  // and up.
+  if (algorithm == "tree") return 2 * ((ranks_ / m - 1) * f.intra_step_us + floor_log2(m) * f.inter_step_us);
+  // CollNet Direct: into the node's switches and out through the NICs and the reducing switch.
+  if (algorithm == "collnet") return 2 * f.intra_step_us + 2 * f.inter_step_us;
+  // NVLS: to the switches and back; NVLS-tree adds the NICs' tree down and up.
+  if (algorithm == "nvls") return f.intra_step_us;
+  if (algorithm == "nvls_tree") return f.intra_step_us + 2 * floor_log2(m) * f.inter_step_us;
+  return 0;
 }
 
 void CollectiveSweep::begin_at(Time at, bool split) {
@@ -196,7 +210,7 @@ void CollectiveSweep::start_next(Time at) {
   if (next_ >= config_.sizes.size()) return;
   const std::int64_t bytes = config_.sizes[next_++];
   const TunerChoice choice = choice_for(bytes);
-  rows_.push_back({bytes, -1, 0, 0, "not finished", choice.algorithm, protocol_name(choice.protocol)});
+  rows_.push_back({bytes, -1, 0, 0, "not finished", choice.algorithm, protocol_name(choice.protocol), choice.nccl_time_us});
   CollectiveOptions options;
   options.reduce_bytes_per_second = config_.reduce_bytes_per_second;
   options.check_data = config_.check_data;

@@ -27,6 +27,7 @@ struct CollectiveRow {
   std::string data_check;  // "passed", "off", or what was wrong
   std::string algorithm;   // what ran (the tuner's choice under `auto`)
   std::string protocol = "Simple";
+  double nccl_model_us = -1;  // NCCL's own prediction for what ran (-1: no NCCL model ran)
 };
 
 // NCCL's names for our algorithms (NCCL_ALGO), as nccl-tests users read them.
@@ -49,6 +50,10 @@ class CollectiveSweep final {
   const std::vector<CollectiveRow>& rows() const { return rows_; }
   int ranks() const { return ranks_; }
   const CollectiveConfig& config() const { return config_; }
+  // Which model ran: NCCL's (its release line's rules) or the ideal network.
+  bool nccl_model() const { return config_.protocol != "none"; }
+  const std::string& nccl_version() const { return tuner_facts_.nccl_version; }
+  std::string model_description() const;
   // Executors still held: the running size's and the finished ones not yet freed.
   std::size_t executors_held() const { return finished_.size() + (current_ ? 1 : 0); }
   // Told of each rank's part of each size and of its steps (timelines); before the run.
@@ -62,7 +67,12 @@ class CollectiveSweep final {
   // The algorithm and protocol for this size: the configured ones, or the tuner's
   // choice under `auto`.
   TunerChoice choice_for(std::int64_t bytes) const;
-  void start_next(Time at);  // records the size that ended and starts the next at `at`
+  void start_next(Time at);
+  // What the simulated links themselves charge along `algorithm`'s critical path, in us
+  // (NCCL's latency figures include it).
+  double wire_latency_us(const std::string& algorithm) const;
+  // The channels a size runs on: the config's, else NCCL's for the chosen algorithm.
+  int channels_for(const TunerChoice& choice) const;  // records the size that ended and starts the next at `at`
 
   Network* network_;
   CollectiveConfig config_;

@@ -22,13 +22,16 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
     f.nvls_latency_us = us_of(s.nvls_latency);
     f.hop_latency_us = us_of(s.latency);
     f.intra_step_us = 2 * us_of(s.latency);
+    f.compute_capability = s.compute_capability;
   } else if (topology.kind == TopologyConfig::Kind::kCluster) {
     const ClusterSpec& c = topology.cluster;
     f.gpus_per_node = std::max(1, std::min(ranks, c.node.gpus));
     f.nvlink_GBps = GBps(c.node.gpu_bandwidth());
     f.nvls_GBps = GBps(c.node.nvls_bandwidth);
     f.nvls_latency_us = us_of(c.node.nvls_latency);
-    f.node_nic_GBps = GBps(c.nic_link.bandwidth) * c.nics_per_node;
+    f.nic_GBps = GBps(c.nic_link.bandwidth);
+    f.node_nic_GBps = f.nic_GBps * c.nics_per_node;
+    f.compute_capability = c.node.compute_capability;
     f.hop_latency_us = us_of(c.nic_link.latency);
     f.intra_step_us = 2 * us_of(c.node.latency);
     // A step between nodes crosses PCIe twice through relaying NICs; through RDMA NICs
@@ -57,20 +60,74 @@ TunerFacts tuner_facts_for_group(const TopologyConfig& topology, const std::vect
   if (!even) f.nodes = 1;  // uneven: no node structure the NVLS algorithms can use
   // The member GPUs' NICs (one per GPU up to the node's count).
   f.node_nic_GBps = GBps(c.nic_link.bandwidth) * std::min(first, c.nics_per_node);
+  f.nics_per_node = std::min(first, c.nics_per_node);
   return f;
 }
 
-TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFacts& f, const std::string& algorithm,
-                             const std::string& protocol) {
-  TunerChoice choice;
+NcclSystem nccl_system(const TunerFacts& f) {
+  NcclSystem s;
+  s.ranks = f.ranks;
+  s.nodes = f.nodes;
+  s.compute_capability = f.compute_capability;
+  s.cpu_amd = f.cpu_amd;
+  s.net_overhead_us = f.cpu_amd ? 2.0 : 1.0;
+  s.nvlink = f.nvlink_GBps > 0;
+  const int cc = f.compute_capability;
+  const NcclGraph ring = nccl_ring_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes);
+  const auto at = [&](NcclAlgo a) -> NcclGraph& { return s.graphs[static_cast<std::size_t>(a)]; };
+  at(NcclAlgo::kRing) = ring;
+  const bool whole_nodes = f.nodes > 1 && f.gpus_per_node >= 1 && f.ranks % f.gpus_per_node == 0;
+  if (whole_nodes) at(NcclAlgo::kTree) = ring;  // NCCL's tree graph: the same search, a tree pattern
+  if (f.sharp && whole_nodes && f.nvlink_GBps > 0 && f.nics_per_node > 0) {
+    // CollNet Direct: a channel per NIC (its heads), each at what that NIC carries.
+    NcclGraph g;
+    g.channels = f.nics_per_node;
+    g.bw_intra = g.bw_inter = std::min(f.nic_GBps, f.nvlink_GBps / f.nics_per_node);
+    at(NcclAlgo::kCollNetDirect) = g;
+  }
+  if (f.nvls_GBps > 0 && f.nodes == 1) at(NcclAlgo::kNvls) = nccl_nvls_graph(cc, f.nvlink_GBps, 0, 0, 1);
+  if (f.nvls_GBps > 0 && whole_nodes && f.gpus_per_node >= 2 && f.node_nic_GBps > 0) {
+    at(NcclAlgo::kNvlsTree) = nccl_nvls_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes);
+  }
+  s.comm_channels = ring.channels;
+  return s;
+}
+
+namespace {
+
+// NCCL's choice: the (algorithm, protocol) of least predicted time by its own model.
+void choose_by_nccl_model(TunerChoice& choice, CollectiveOp op, std::int64_t bytes, const TunerFacts& f,
+                          const std::string& algorithm, const std::string& protocol) {
+  const std::optional<NcclRules> rules = nccl_rules(f.nccl_version);
+  if (!rules || (f.nvlink_GBps <= 0 && f.node_nic_GBps <= 0)) return;
+  const NcclCostModel model(*rules, nccl_system(f));
+  std::vector<NcclProtocol> protocols{NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
+  if (protocol != "auto") protocols = {protocol_from_name(protocol).value_or(NcclProtocol::kSimple)};
+  double best = -1;
+  for (int i = 0; i < kNcclAlgos; ++i) {
+    const auto a = static_cast<NcclAlgo>(i);
+    if (algorithm != "auto" && algorithm != nccl_algo_key(a)) continue;
+    for (NcclProtocol p : protocols) {
+      const double t = model.time_us(op, a, p, bytes);
+      if (t < 0) continue;
+      choice.estimates.push_back({nccl_algo_key(a), p, t});
+      if (best < 0 || t < best) {
+        best = t;
+        choice.algorithm = nccl_algo_key(a);
+        choice.protocol = p;
+        choice.nccl_time_us = t;
+        choice.nccl_latency_us = model.latency_us(op, a, p, bytes);
+      }
+    }
+  }
+}
+
+// The ideal network's estimate (`protocol: none`): latency + size / bandwidth of what the
+// fabric gives each candidate.
+void choose_by_network(TunerChoice& choice, CollectiveOp op, std::int64_t bytes, const TunerFacts& f, const std::string& algorithm) {
   const double size = static_cast<double>(bytes);
   const int n = std::max(2, f.ranks);
   const bool reducing = op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather;
-  const bool protocols = protocol != "none";
-  std::vector<NcclProtocol> ring_protocols{NcclProtocol::kNone};
-  if (protocol == "auto") ring_protocols = {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
-  if (protocols && protocol != "auto") ring_protocols = {protocol_from_name(protocol).value_or(NcclProtocol::kSimple)};
-  const NcclProtocol nvls_protocol = protocols ? NcclProtocol::kSimple : NcclProtocol::kNone;
   const auto wanted = [&](const char* name) { return algorithm == "auto" || algorithm == name; };
   // Ring: busbw is the slowest hop of a channel times the channels, i.e. a GPU's NVLink
   // inside a node, and across nodes the node's NICs; 2(n-1) steps (AllReduce) of two hops.
@@ -79,40 +136,11 @@ TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFac
     if (f.nodes > 1 && f.node_nic_GBps > 0) busbw = busbw > 0 ? std::min(busbw, f.node_nic_GBps) : f.node_nic_GBps;
     if (busbw > 0) {
       const int steps = op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
-      for (NcclProtocol p : ring_protocols) {
-        const double bus = nccl_ring_busbw_GBps(p, busbw, op, f.nodes, f.channels);
-        const double latency = p == NcclProtocol::kNone ? steps * 2 * f.hop_latency_us
-                                                        : nccl_ring_latency_us(p, op, n, f.nodes, f.nvlink_GBps > 0);
-        choice.estimates.push_back({"ring", p, latency + size / (bus / busbw_factor(op, n) * 1e3)});
-      }
+      choice.estimates.push_back({"ring", NcclProtocol::kNone, steps * 2 * f.hop_latency_us + size / (busbw / busbw_factor(op, n) * 1e3)});
     }
-  }
-  // NCCL's tree (AllReduce across whole nodes): costed with NCCL's own figures, so only
-  // when protocols are costed too (the network-only estimates have no tree figures).
-  if (wanted("tree") && protocols && op == CollectiveOp::kAllReduce && f.nodes > 1 && f.gpus_per_node >= 1 &&
-      f.ranks % f.gpus_per_node == 0 && (f.nvlink_GBps > 0 || f.node_nic_GBps > 0)) {
-    const double nic = f.node_nic_GBps > 0 ? f.node_nic_GBps : f.nvlink_GBps;
-    const double base = f.nodes <= 2 && f.nvlink_GBps > 0 ? f.nvlink_GBps : std::min(f.nvlink_GBps > 0 ? f.nvlink_GBps : nic, nic);
-    for (NcclProtocol p : ring_protocols) {
-      const double algbw = nccl_tree_busbw_GBps(p, base, f.nodes, f.channels) * 0.5 * nccl_tree_correction(p, bytes);
-      const double latency = nccl_tree_latency_us(p, f.ranks, f.nodes, f.nvlink_GBps > 0);
-      choice.estimates.push_back({"tree", p, latency + size / (algbw * 1e3)});
-    }
-  }
-  // CollNet Direct (AllReduce, Simple only, where the rail switches reduce): NCCL's
-  // figures: bus bandwidth NVLink's over the GPU-per-NIC factor (ppn / heads, softened
-  // halfway to 1), 85% on Hopper-class parts; half of it as algorithm bandwidth; latency
-  // 2 x (one NVLink hop of 8 us + 0.5 us per further GPU of the node) + the network's 10.7.
-  if (wanted("collnet") && protocols && op == CollectiveOp::kAllReduce && f.sharp && f.nodes > 1 && f.nvlink_GBps > 0 &&
-      f.ranks % f.gpus_per_node == 0 && f.nics_per_node > 0 && (protocol == "auto" || protocol == "simple")) {
-    const double ppn = f.gpus_per_node;
-    double factor = ppn / f.nics_per_node;
-    factor -= (factor - 1) / 2;
-    const double algbw = f.nvlink_GBps / factor * 0.85 * 0.5;
-    choice.estimates.push_back({"collnet", NcclProtocol::kSimple, nccl_collnet_latency_us(f.gpus_per_node) + size / (algbw * 1e3)});
   }
   if (wanted("nvls") && reducing && f.nvls_GBps > 0 && f.nodes == 1) {
-    choice.estimates.push_back({"nvls", nvls_protocol, f.nvls_latency_us + size / (f.nvls_GBps * 1e3)});
+    choice.estimates.push_back({"nvls", NcclProtocol::kNone, f.nvls_latency_us + size / (f.nvls_GBps * 1e3)});
   }
   if (wanted("nvls_tree") && op == CollectiveOp::kAllReduce && f.nvls_GBps > 0 && f.nodes > 1 && f.node_nic_GBps > 0 &&
       f.gpus_per_node >= 2 && f.ranks % f.gpus_per_node == 0) {
@@ -121,19 +149,28 @@ TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFac
     int depth = 0;
     for (int m = 1; m < f.nodes; m *= 2) ++depth;
     const double algbw = std::min(f.nvls_GBps, f.node_nic_GBps);
-    choice.estimates.push_back({"nvls_tree", nvls_protocol, f.nvls_latency_us + 2 * depth * 3 * f.hop_latency_us + size / (algbw * 1e3)});
+    choice.estimates.push_back({"nvls_tree", NcclProtocol::kNone, f.nvls_latency_us + 2 * depth * 3 * f.hop_latency_us + size / (algbw * 1e3)});
   }
+  if (choice.estimates.empty()) return;
+  const auto best = std::min_element(choice.estimates.begin(), choice.estimates.end(),
+                                     [](const TunerEstimate& a, const TunerEstimate& b) { return a.time_us < b.time_us; });
+  choice.algorithm = best->algorithm;
+  choice.protocol = best->protocol;
+}
+
+}  // namespace
+
+TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFacts& f, const std::string& algorithm,
+                             const std::string& protocol) {
+  TunerChoice choice;
+  if (protocol != "none") choose_by_nccl_model(choice, op, bytes, f, algorithm, protocol);
+  else choose_by_network(choice, op, bytes, f, algorithm);
   if (choice.estimates.empty()) {
     // A fixed algorithm the model does not cost, or nothing applies: as asked, no protocol.
     choice.algorithm = algorithm != "auto" ? algorithm
                        : op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv ? "direct"
                                                                                          : "ring";
-    return choice;
   }
-  const auto best = std::min_element(choice.estimates.begin(), choice.estimates.end(),
-                                     [](const TunerEstimate& a, const TunerEstimate& b) { return a.time_us < b.time_us; });
-  choice.algorithm = best->algorithm;
-  choice.protocol = best->protocol;
   return choice;
 }
 

@@ -1,12 +1,11 @@
 #pragma once
-// `algorithm: auto`: picks a collective's algorithm per size the way NCCL's tuner does,
-// from a latency + size / bandwidth estimate of each candidate on this topology
-// (NCCL's src/graph/tuning.cc has the same shape: a base latency per algorithm and a
-// bus bandwidth the topology allows). Candidates: ring; NVLS on one NVSwitch domain
-// whose switches reduce; NVLS-tree across such nodes; with protocols on, NCCL's tree
-// (AllReduce across whole nodes) and, where the rail switches run SHARP, CollNet Direct. With protocols on (`auto` or a named one) the ring and
-// the tree are costed per protocol with NCCL's own latency and bandwidth figures
-// (workloads/nccl_protocol.h); NVLS runs Simple only, as in NCCL.
+// `algorithm: auto`: picks a collective's algorithm per size the way NCCL's tuner does.
+// With protocols on (`auto` or a named one) every candidate NCCL has here (ring; NCCL's
+// tree for AllReduce across whole nodes; NVLS on one NVSwitch domain whose switches
+// reduce; NVLS-tree across such nodes; CollNet Direct where the rail switches run SHARP)
+// is costed per protocol by NCCL's own model (workloads/nccl_tuning.h) for the chosen
+// NCCL release, and the least predicted time wins, as NCCL picks. With `protocol: none`
+// (the ideal network) the estimate is the network's alone: latency + size / bandwidth.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "app/config/config.h"
 #include "workloads/collective.h"
 #include "workloads/nccl_protocol.h"
+#include "workloads/nccl_tuning.h"
 
 namespace fabricsim {
 
@@ -31,9 +31,12 @@ struct TunerFacts {
   // NVSwitch inside a node; through PCIe, the NICs and the fabric between nodes.
   double intra_step_us = 0;
   double inter_step_us = 0;
-  int channels = 1;           // the ring's channels (LL128's per-channel cap)
   bool sharp = false;         // the rail switches reduce (InfiniBand SHARP): CollNet
   int nics_per_node = 0;      // CollNet Direct's heads
+  double nic_GBps = 0;        // one NIC, per direction
+  int compute_capability = 90;
+  std::string nccl_version = "2.28";
+  bool cpu_amd = false;
 };
 
 TunerFacts tuner_facts(const TopologyConfig& topology, int ranks);
@@ -52,7 +55,14 @@ struct TunerChoice {
   std::string algorithm;
   NcclProtocol protocol = NcclProtocol::kNone;
   std::vector<TunerEstimate> estimates;  // every candidate that does the operation here
+  // NCCL's own prediction for the chosen pair, and the latency it charges (protocols on;
+  // -1 and 0 otherwise).
+  double nccl_time_us = -1;
+  double nccl_latency_us = 0;
 };
+
+// What NCCL's tuner sees of this topology (graphs from NCCL's search, reduced).
+NcclSystem nccl_system(const TunerFacts& facts);
 
 // `algorithm`: "auto" or a fixed one (then only its protocol is chosen); `protocol`:
 // "none" (the network alone), "auto", or "simple" / "ll" / "ll128".

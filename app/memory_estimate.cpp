@@ -1,5 +1,7 @@
 #include "app/memory_estimate.h"
 
+#include "app/collective_tuner.h"
+
 #include "app/config/model_files.h"
 
 #include <algorithm>
@@ -121,7 +123,14 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
       // The largest size's first step: every rank sends on every channel at once.
       const std::int64_t biggest = w.collective.sizes.empty() ? 0 : *std::max_element(w.collective.sizes.begin(), w.collective.sizes.end());
       const std::uint64_t ranks = w.collective.ranks > 0 ? static_cast<std::uint64_t>(w.collective.ranks) : hosts;
-      const auto channels = static_cast<std::uint64_t>(std::max(1, w.collective.channels));
+      // Unset channels are NCCL's: its ring graph's on this topology (1 for the ideal network).
+      int nccl_channels = 1;
+      const std::string& algo = w.collective.algorithm;
+      if (w.collective.channels == 0 && w.collective.protocol != "none" && (algo == "ring" || algo == "tree" || algo == "auto")) {
+        TunerFacts facts = tuner_facts(config.topology, static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(ranks, 1u << 30))));
+        nccl_channels = std::max(1, nccl_system(facts).graphs[static_cast<std::size_t>(NcclAlgo::kRing)].channels);
+      }
+      const auto channels = static_cast<std::uint64_t>(w.collective.channels > 0 ? w.collective.channels : nccl_channels);
       workload += ranks * channels * packets_of(biggest / 2);
       // The step programs, held by the check and by the executor, and the check's
       // send/receive matching (a queue per sender, receiver and channel).
@@ -145,7 +154,7 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
                                                                                              : nullptr;
         if (node != nullptr && node->nvls_bandwidth.bits_per_second > 0) {
           const std::uint64_t g = std::min<std::uint64_t>(ranks, static_cast<std::uint64_t>(node->gpus));
-          const std::uint64_t ch = w.collective.channels > 1 ? channels : 16;
+          const std::uint64_t ch = w.collective.channels > 1 ? static_cast<std::uint64_t>(w.collective.channels) : 16;
           const std::uint64_t chunk = w.collective.chunk_bytes > 0 ? static_cast<std::uint64_t>(w.collective.chunk_bytes) : 128 * 1024;
           const std::uint64_t k = std::min<std::uint64_t>(4096, std::max<std::uint64_t>(1, (static_cast<std::uint64_t>(biggest) / g / ch + chunk - 1) / chunk));
           // nvls: g contributions, a sum, a multicast and g copies per piece; the tree adds

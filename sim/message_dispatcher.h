@@ -29,12 +29,13 @@ class MessageDispatcher final : public MessageObserver {
     if (MessageObserver* o = (*records_)[id].sender_observer) o->on_message_finished(id, now);
     release_when_done(id);
   }
-  // Told of every finished message before its owner (a recorder: it only reads).
+  // Told of every finished and delivered message before its owner (a recorder: it only reads).
   void set_tap(MessageObserver* tap) { tap_ = tap; }
   // Told when a receive opened for another process's sender is complete.
   void set_on_remote_delivered(std::function<void(const Message&)> f) { on_remote_delivered_ = std::move(f); }
   void on_message_delivered(MessageId id, Time now) override {
     (*records_)[id].delivered = now;
+    if (tap_) tap_->on_message_delivered(id, now);
     if (MessageObserver* o = (*records_)[id].receiver_observer) o->on_message_delivered(id, now);
     // An ordinary message is delivered before it can finish (its last ack answers the
     // last packet); an in-network one may be delivered after its sender is done with it,

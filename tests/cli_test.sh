@@ -188,6 +188,23 @@ check "run --threads with a data-checked collective checks its data" '[ $rc -eq 
 "$bin" run "$work/two_dgx_sweep.yaml" --threads 2 --out "$work/sweep2" >/dev/null 2>&1; rc2=$?
 check "run --threads 2 with a collective sweep: the serial run's results.json" \
   '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(strip "$work/sweep1/results.json")" = "$(strip "$work/sweep2/results.json")" ] && grep -q "\"partitions\": 2" "$work/sweep2/results.json"'
+# One model everywhere: run and collective on the same config give the same busbw at
+# every size (both run NCCL's model by default), and say which model ran.
+"$bin" collective "$work/two_dgx_sweep.yaml" -b 1M -e 4M --json >"$work/sweep_coll.json" 2>&1; rc=$?
+busbws() { grep -o '"busbw_GBps": *[0-9.eE+-]*' "$1" | grep -o '[0-9.eE+-]*$' | tr '\n' ' '; }
+check "run and collective give the same busbw at every size on the same config (ring)" \
+  '[ $rc -eq 0 ] && [ -n "$(busbws "$work/sweep1/results.json")" ] && [ "$(busbws "$work/sweep1/results.json")" = "$(busbws "$work/sweep_coll.json")" ]'
+check "results.json names the model that ran and NCCL's own prediction per row" \
+  'grep -q "\"model\": \"NCCL 2.28 tuning rules, protocol auto\"" "$work/sweep1/results.json" && grep -q "\"nccl_model_us\": [0-9]" "$work/sweep1/results.json"'
+{ cat "$work/two_dgx.yaml"; echo "workload: {kind: collective, op: all_reduce, algorithm: auto, check_data: false, sizes: {from: 1MiB, to: 4MiB}}"; } >"$work/two_dgx_auto.yaml"
+"$bin" run "$work/two_dgx_auto.yaml" --out "$work/auto_run" >/dev/null 2>&1; rc1=$?
+"$bin" collective "$work/two_dgx_auto.yaml" -b 1M -e 4M --json >"$work/auto_coll.json" 2>&1; rc2=$?
+check "run and collective give the same busbw at every size on the same config (auto)" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(busbws "$work/auto_run/results.json")" = "$(busbws "$work/auto_coll.json")" ]'
+"$bin" collective "$work/two_dgx_auto.yaml" -b 1M -e 1M --nccl-version 2.21.5 >"$work/v221.out" 2>&1; rc=$?
+check "collective --nccl-version 2.21.5 runs 2.21's rules and says so" '[ $rc -eq 0 ] && grep -q "model: NCCL 2.21 tuning rules" "$work/v221.out"'
+"$bin" collective "$work/two_dgx_auto.yaml" -b 1M -e 1M --nccl-version 2.9 >"$work/v29.out" 2>&1; rc=$?
+check "collective --nccl-version 2.9 is refused, exit 2, blaming the flag" '[ $rc -eq 2 ] && grep -q "^fabricsim collective: --nccl-version 2.9: error" "$work/v29.out"'
 "$bin" run "$work/two_dgx_sweep.yaml" --records messages --out "$work/sweep3" >/dev/null 2>&1; rc1=$?
 "$bin" run "$work/two_dgx_sweep.yaml" --threads 2 --records messages --out "$work/sweep4" >/dev/null 2>&1; rc2=$?
 check "run --threads with a collective writes the serial run's messages.jsonl (made during the run: id null, named by source and sequence)" \

@@ -59,7 +59,7 @@ TEST_CASE("ring AllReduce of 1 GiB on an ideal 8-GPU NVSwitch domain: 2(n-1)/n S
   // T = 2(n-1)/n * S * wire / B + 2(n-1) * (one packet / B + 2 L)
   const double n = 8, S = 1 << 30;
   const double expected_us = (2 * (n - 1) / n * S * kWire / kB + 2 * (n - 1) * kStep) * 1e6;
-  const double got = run_us(nvswitch_domain(8, "{kind: collective, op: all_reduce, algorithm: ring, bytes: 1GiB, check_data: false}"));
+  const double got = run_us(nvswitch_domain(8, "{kind: collective, op: all_reduce, algorithm: ring, protocol: none, bytes: 1GiB, check_data: false}"));
   MESSAGE("ring AllReduce 1 GiB, 8 GPUs: " << got << " us, closed form " << expected_us << " us");
   CHECK(got == within(expected_us, 0.01));
 }
@@ -69,7 +69,7 @@ TEST_CASE("ring AllGather and ReduceScatter: (n-1)/n S/B plus (n-1) step latenci
   const double expected_us = ((n - 1) / n * S * kWire / kB + (n - 1) * kStep) * 1e6;
   for (const std::string op : {"all_gather", "reduce_scatter"}) {
     CAPTURE(op);
-    const double got = run_us(nvswitch_domain(8, "{kind: collective, op: " + op + ", algorithm: ring, bytes: 256MiB}"));
+    const double got = run_us(nvswitch_domain(8, "{kind: collective, op: " + op + ", algorithm: ring, protocol: none, bytes: 256MiB}"));
     MESSAGE(op << " 256 MiB, 8 GPUs: " << got << " us, closed form " << expected_us << " us");
     CHECK(got == within(expected_us, 0.01));
   }
@@ -171,7 +171,7 @@ TEST_CASE("an MSCCL ring AllReduce for 8 GPUs runs within 2% of the built-in rin
   const double msccl = run_us(nvswitch_domain(8, "{kind: collective, op: all_reduce, algorithm: msccl, file: " FABRICSIM_SOURCE_DIR
                                                  "/tests/msccl/ring_allreduce_8.xml, bytes: 64MiB}"), &check);
   CHECK(check == "passed");
-  const double builtin = run_us(nvswitch_domain(8, "{kind: collective, op: all_reduce, algorithm: ring, bytes: 64MiB}"));
+  const double builtin = run_us(nvswitch_domain(8, "{kind: collective, op: all_reduce, algorithm: ring, protocol: none, bytes: 64MiB}"));
   MESSAGE("64 MiB AllReduce on 8 GPUs: MSCCL ring " << msccl << " us, built-in ring " << builtin << " us");
   CHECK(msccl == within(builtin, 0.02));
 }

@@ -48,7 +48,7 @@ TEST_CASE("NVLS AllReduce on an ideal switch: start-up + S * wire / B_nvls, and 
   const double wire = (65536.0 + 64) / 65536.0;
   const double closed_us = (L0 + S * wire / B) * 1e6;
   ScenarioRun run(load_config_text(one_chip("{bandwidth: 200GBps, latency: 20us}",
-                                            "{kind: collective, op: all_reduce, algorithm: nvls, bytes: 64MiB}"),
+                                            "{kind: collective, op: all_reduce, algorithm: nvls, protocol: none, bytes: 64MiB}"),
                                    "nvls"));
   run.run();
   REQUIRE(run.collective()->rows().size() == 1);
@@ -311,22 +311,22 @@ TEST_CASE("a trace whose collectives NVLS cannot serve is refused before the run
 
 TEST_CASE("algorithm auto with SHARP rail switches: CollNet Direct by NCCL's figures, crossover worked by hand") {
   // 2 x DGX H100, 8 NICs per node, SHARP in the rail switches, NVLS off, protocols on,
-  // 8 channels. CollNet Direct: GPU-per-NIC factor 8/8 = 1, algbw 450 x 0.85 / 2 =
-  // 191.25 GB/s; latency 2 x (8.0 + 7 x 0.5) + 10.7 = 33.7 us.
-  // 64 MiB: CollNet 33.7 + 67108864 / 191.25e3 = 384.6 us; the ring's Simple 122.8 +
-  // 67108864 / 213.3e3 = 437.4 us; NCCL's tree with LL128 48.5 + 67108864 / (293.6 / 2 x
-  // 0.9, its correction at 64 MiB) = 556.4 us. 256 MiB: CollNet 1437.3 us, the ring
-  // 1381.1: the ring.
+  // NCCL 2.28's figures. CollNet Direct: a channel per NIC at min(50, 450 / 8) = 50 GB/s,
+  // GPU-per-NIC factor 8/8 = 1, bus 400 x 0.85 (Hopper) = 340, algbw half: 170 GB/s;
+  // latency 2 x (3.7 + 7 x 0.4) + 31 = 44.0 us.
+  // 64 MiB: CollNet 44.0 + 67108864 / 170e3 = 438.8 us; the ring's LL128 75.2 + 67108864 /
+  // 156.59e3 = 503.8 us, its Simple 131.6 x 1.4 + 67108864 / 204.8e3 = 511.9 us; NCCL's tree
+  // with LL128 48.5 + 67108864 / (146.8 x 0.9, its correction at 64 MiB) = 556.4 us.
+  // 256 MiB: CollNet 1623.0 us, the ring's Simple 1495.0: the ring.
   const ScenarioConfig config =
       load_config_text(two_dgx_h100_yaml("", ", nvls: false", ", sharp: {bandwidth: 100GBps}"), "<test>");
   TunerFacts f = tuner_facts(config.topology, 16);
-  f.channels = 8;
   REQUIRE(f.sharp);
   const TunerChoice mid = choose_algorithm(CollectiveOp::kAllReduce, 64LL << 20, f, "auto", "auto");
   CHECK(mid.algorithm == "collnet");
   CHECK(mid.protocol == NcclProtocol::kSimple);
   for (const TunerEstimate& e : mid.estimates) {
-    if (e.algorithm == "collnet") CHECK(e.time_us == within(33.7 + 67108864 / 191.25e3, 1e-9));
+    if (e.algorithm == "collnet") CHECK(e.time_us == within(44.0 + 67108864 / 170e3, 1e-9));
   }
   CHECK(choose_algorithm(CollectiveOp::kAllReduce, 256LL << 20, f, "auto", "auto").algorithm == "ring");
   // Without protocols (the network alone) CollNet has no figures: not a candidate.

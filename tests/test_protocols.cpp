@@ -10,43 +10,29 @@
 #include "app/scenario.h"
 #include "test_support.h"
 #include "workloads/nccl_protocol.h"
+#include "workloads/nccl_tuning.h"
 
 using namespace fabricsim;
 
-TEST_CASE("NCCL's ring latency model by hand: 2 nodes x 8 GPUs, AllReduce") {
-  // 2(n-1) = 30 steps, 2(nodes-1) = 2 of them between nodes (NCCL's tuning table):
-  //   LL:     3.6 + 28 x (0.47 x 1.8, multi-node) + 2 x 2.7  = 32.688 us
-  //   LL128: 10.0 + 28 x 1.9 + 2 x 4.0                      = 71.2 us
-  //   Simple: 8.4 + 28 x 3.4 + 2 x 9.6                      = 122.8 us
-  CHECK(nccl_ring_latency_us(NcclProtocol::kLL, CollectiveOp::kAllReduce, 16, 2, true) == within(32.688, 1e-9));
-  CHECK(nccl_ring_latency_us(NcclProtocol::kLL128, CollectiveOp::kAllReduce, 16, 2, true) == within(71.2, 1e-9));
-  CHECK(nccl_ring_latency_us(NcclProtocol::kSimple, CollectiveOp::kAllReduce, 16, 2, true) == within(122.8, 1e-9));
-  // One node of 8 over NVLink: 14 steps, none between nodes, no multi-node LL factor.
-  CHECK(nccl_ring_latency_us(NcclProtocol::kLL, CollectiveOp::kAllReduce, 8, 1, true) == within(3.6 + 14 * 0.47, 1e-9));
-  CHECK(nccl_ring_latency_us(NcclProtocol::kNone, CollectiveOp::kAllReduce, 8, 1, true) == 0);
-  // Bandwidth: LL a quarter; LL128 92% but at most 16.7 GB/s per channel for AllReduce.
-  CHECK(nccl_ring_busbw_GBps(NcclProtocol::kLL, 400, CollectiveOp::kAllReduce, 2, 8) == within(100, 1e-9));
-  CHECK(nccl_ring_busbw_GBps(NcclProtocol::kLL128, 400, CollectiveOp::kAllReduce, 2, 8) == within(8 * 16.7, 1e-9));
-  CHECK(nccl_ring_busbw_GBps(NcclProtocol::kLL128, 100, CollectiveOp::kAllReduce, 2, 8) == within(92, 1e-9));
-  // LL: flags double the bytes and NCCL's model halves the rate again (its quarter).
-  CHECK(protocol_wire_factor(NcclProtocol::kLL) == 4.0);
+TEST_CASE("protocol wire bytes: LL's flag per 8 bytes, LL128's per 120") {
+  CHECK(protocol_wire_factor(NcclProtocol::kLL) == 2.0);
   CHECK(protocol_wire_factor(NcclProtocol::kLL128) == within(128.0 / 120.0, 1e-12));
+  CHECK(protocol_wire_factor(NcclProtocol::kSimple) == 1.0);
 }
 
-TEST_CASE("ring AllReduce under LL on an ideal NVSwitch domain: NCCL's latency + four times the bytes") {
+TEST_CASE("ring AllReduce under LL on an ideal NVSwitch domain: NCCL's latency + twice the bytes") {
   // 8 GPUs, 450 GB/s each into one chip, 250 ns per hop, 64 KiB packets with 64-byte
   // headers. The ring's closed form, 2(n-1)/n * S' * wire / B + 2(n-1) * (packet / B + 2 L),
-  // with S' = 4 S (LL: a flag per 8 bytes of data, and NCCL's model's quarter of Simple's
-  // bandwidth), plus NCCL's LL latency for one node
-  // over NVLink, 3.6 + 14 x 0.47 = 10.18 us, less what the links already charge per step
-  // (two 250 ns hops, 14 x 0.5 = 7 us): 3.18 us.
+  // with S' = 2 S (LL: a flag per 8 bytes of data), plus NCCL 2.28's LL ring latency for
+  // one node over NVLink, 6.6 + 14 x 0.6 = 15.0 us, less what the links already charge per
+  // step (two 250 ns hops, 14 x 0.5 = 7 us): 8.0 us.
   const double n = 8, S = 64.0 * 1024 * 1024, B = 450e9, L = 250e-9;
   const double wire = (65536.0 + 64) / 65536.0, step = (65536.0 + 64) / B + 2 * L;
-  const double expected_us = 3.18 + (2 * (n - 1) / n * 4 * S * wire / B + 2 * (n - 1) * step) * 1e6;
+  const double expected_us = 8.0 + (2 * (n - 1) / n * 2 * S * wire / B + 2 * (n - 1) * step) * 1e6;
   const std::string yaml = R"(
 topology: {kind: nvswitch, gpus: 8, switches: 1, links_per_switch: 18, nvlink_bandwidth: 25GBps, latency: 250ns}
 network: {mtu: 64KiB, header_bytes: 64}
-workload: {kind: collective, op: all_reduce, algorithm: ring, protocol: ll, bytes: 64MiB}
+workload: {kind: collective, op: all_reduce, algorithm: ring, protocol: ll, channels: 1, bytes: 64MiB}
 )";
   ScenarioRun run(load_config_text(yaml, "ll"));
   run.run();
@@ -60,15 +46,13 @@ workload: {kind: collective, op: all_reduce, algorithm: ring, protocol: ll, byte
 TEST_CASE("protocol auto: NCCL's tree with LL for small sizes, the ring with Simple for large ones, on 2 x DGX H100") {
   const std::string yaml = two_dgx_h100_yaml(
       "{kind: collective, op: all_reduce, algorithm: auto, protocol: auto, channels: 8, bytes: SIZE, check_data: false}", ", nvls: false");
-  // By NCCL's model (busbw 400 GB/s for Simple, 100 for LL, 8 x 16.7 for LL128; algbw is
-  // busbw / (2 x 15/16)):
-  // 4 KiB: the ring's LL 32.7 us + 0.04 us beats its LL128 71.2 and Simple 122.8; NCCL's
-  // tree with LL does better still: 6.8 + 2 x (7 x 0.6 x 1.8 + 1 x 5.0) = 31.92 us, plus
-  // 4096 B at half of min(min(450 x 0.92, 8 x 41.4) / 3.8, 22.5) GB/s x 0.7 (its correction
-  // at 4 KiB) = 7.875 GB/s: 0.52 us, 32.44 in all.
-  // 1 GiB: the ring's Simple 122.8 + 1073741824 / 213.3 GB/s (algbw) = 5156 us beats its
-  // LL128's 71.2 + 15070 and LL's 32.7 + 20133, and the tree's Simple, 2 x (7 x 4 + 14) =
-  // 84 us + 1073741824 / (331.2 / 2) GB/s = 6568 us.
+  // By NCCL 2.28's model (the ring and tree graphs: 8 channels of 48 GB/s, worked in the
+  // test below):
+  // 4 KiB: the ring's LL 40.0 us + 4096 B / 20.8 GB/s = 40.2 us; NCCL's tree with LL does
+  // better: 25.2 us + 4096 B at 19.5 GB/s x 0.7 (its correction at 4 KiB): 25.5 us.
+  // 1 GiB: the ring's Simple 131.6 x 1.4 + 1073741824 B / 204.8 GB/s = 5427 us beats the
+  // tree's Simple, 92.4 + 1073741824 / 165.6 = 6576 us, and the ring's LL128, 75.2 +
+  // 1073741824 / 156.6 = 6932 us.
   for (const auto& [size, algo, want] : {std::tuple<std::string, std::string, std::string>{"4KiB", "tree", "LL"}, {"1GiB", "ring", "Simple"}}) {
     std::string text = yaml;
     text.replace(text.find("SIZE"), 4, size);
@@ -98,26 +82,133 @@ workload: {kind: collective, op: all_reduce, algorithm: halving_doubling, protoc
   }
 }
 
-TEST_CASE("NCCL's tree figures: latency, bus bandwidth and the medium-size correction, worked by hand") {
-  // 4 nodes of 8 GPUs, NVLink: Simple 0 + 2 x (7 x 4.0 + log2(4) x 14) = 112 us; LL
-  // 6.8 + 2 x (7 x 0.6 x 1.8 + 2 x 5.0) = 41.92 us; LL128 14 + 2 x (7 x 1.25 + 2 x 8.5) = 65.5.
-  CHECK(nccl_tree_latency_us(NcclProtocol::kSimple, 32, 4, true) == within(112.0, 1e-12));
-  CHECK(nccl_tree_latency_us(NcclProtocol::kLL, 32, 4, true) == within(41.92, 1e-12));
-  CHECK(nccl_tree_latency_us(NcclProtocol::kLL128, 32, 4, true) == within(65.5, 1e-12));
-  // Over PCIe inside the node, 3 nodes (log2 floors to 1): 2 x (3 x 6.0 + 14) = 64 us.
-  CHECK(nccl_tree_latency_us(NcclProtocol::kSimple, 12, 3, false) == within(64.0, 1e-12));
-  // Bus bandwidth from 400 GB/s on 4 nodes, 16 channels: min(368, 16 x 36.0 = 576) = 368;
-  // LL min(368 / 3.8, 19.0) = 19.0; LL128 min(368 x 120/128 = 345, 16 x 29.0 = 464) = 345.
-  CHECK(nccl_tree_busbw_GBps(NcclProtocol::kSimple, 400, 4, 16) == within(368.0, 1e-12));
-  CHECK(nccl_tree_busbw_GBps(NcclProtocol::kLL, 400, 4, 16) == within(19.0, 1e-12));
-  CHECK(nccl_tree_busbw_GBps(NcclProtocol::kLL128, 400, 4, 16) == within(345.0, 1e-12));
-  // One channel on 2 nodes: the per-channel cap, 41.4 x 0.92 is not it: min(368, 41.4).
-  CHECK(nccl_tree_busbw_GBps(NcclProtocol::kSimple, 400, 2, 1) == within(41.4, 1e-12));
-  // Correction by log2(bytes / 64): 1 MiB -> 14: LL 0.5, LL128 0.6, Simple 0.5; 32 B -> 0:
-  // Simple 0.9; 1 GiB -> 24, past the table: 1.
-  CHECK(nccl_tree_correction(NcclProtocol::kLL, 1 << 20) == within(0.5, 1e-12));
-  CHECK(nccl_tree_correction(NcclProtocol::kLL128, 1 << 20) == within(0.6, 1e-12));
-  CHECK(nccl_tree_correction(NcclProtocol::kSimple, 1 << 20) == within(0.5, 1e-12));
-  CHECK(nccl_tree_correction(NcclProtocol::kSimple, 32) == within(0.9, 1e-12));
-  CHECK(nccl_tree_correction(NcclProtocol::kSimple, std::int64_t{1} << 30) == within(1.0, 1e-12));
+namespace {
+// 2 x DGX H100 as NCCL's tuner sees it: 16 ranks on 2 nodes over NVLink, Hopper, an Intel
+// host, the ring and tree graphs of 8 channels at 48 GB/s, NVLS's of 16 at 24 GB/s.
+NcclSystem two_dgx_h100_system() {
+  NcclSystem s;
+  s.ranks = 16;
+  s.nodes = 2;
+  s.compute_capability = 90;
+  const NcclGraph ring = nccl_ring_graph(90, 450, 50, 8, 2);
+  s.graphs[static_cast<std::size_t>(NcclAlgo::kRing)] = ring;
+  s.graphs[static_cast<std::size_t>(NcclAlgo::kTree)] = ring;
+  s.graphs[static_cast<std::size_t>(NcclAlgo::kNvlsTree)] = nccl_nvls_graph(90, 450, 50, 8, 2);
+  return s;
+}
+}  // namespace
+
+TEST_CASE("NCCL's graph search, reduced: channels and per-channel speeds") {
+  // 2 nodes of H100 (450 GB/s of NVLink, 8 x 50 GB/s NICs): a channel per NIC at the
+  // fastest Hopper inter-node speed not above 50 GB/s: 48; 48 < 50 with 8 > 4 channels:
+  // not duplicated.
+  NcclGraph g = nccl_ring_graph(90, 450, 50, 8, 2);
+  CHECK(g.channels == 8);
+  CHECK(g.bw_intra == 48.0);
+  // 2 nodes of A100 with 8 x 25 GB/s NICs: the pre-Hopper list's 24; below 25: not duplicated.
+  g = nccl_ring_graph(80, 300, 25, 8, 2);
+  CHECK(g.channels == 8);
+  CHECK(g.bw_intra == 24.0);
+  // One H100 node: 9 channels of 50 GB/s carry the most (450), then duplicated to 18 x 25.
+  g = nccl_ring_graph(90, 450, 0, 0, 1);
+  CHECK(g.channels == 18);
+  CHECK(g.bw_intra == 25.0);
+  // NVLS: 16 channels at the fastest intra speed within 450 / 16 = 28.1 GB/s (24), and
+  // across 2 nodes within 8 x 50 / 16 = 25 GB/s (24).
+  g = nccl_nvls_graph(90, 450, 50, 8, 2);
+  CHECK(g.channels == 16);
+  CHECK(g.bw_intra == 24.0);
+  CHECK(g.bw_inter == 24.0);
+}
+
+TEST_CASE("NCCL 2.28's cost model by hand: 2 x DGX H100, AllReduce") {
+  const NcclCostModel m(*nccl_rules("2.28"), two_dgx_h100_system());
+  const auto ar = CollectiveOp::kAllReduce;
+  // Ring: 30 steps, 2 between nodes; inside, at least NCCL's 1 us net overhead (x3 for Simple).
+  //   LL:     6.6 + 28 x max(0.6, 1) + 2 x 2.7        = 40.0 us; bus min(39 (Intel, 2 nodes), 384 / 2) = 39
+  //   LL128: 14.0 + 28 x max(1.9, 1) + 2 x 4.0        = 75.2 us; bus min(384 x 0.92, 8 x 36.7) = 293.6
+  //   Simple: 8.4 + 28 x max(3.4, 3) + 2 x 14         = 131.6 us; bus 384
+  // Algorithm bandwidth = bus x 16 / 30.
+  CHECK(m.cost(ar, NcclAlgo::kRing, NcclProtocol::kLL).latency_us == within(40.0, 1e-9));
+  CHECK(m.cost(ar, NcclAlgo::kRing, NcclProtocol::kLL).algbw_GBps == within(39.0 * 16 / 30, 1e-9));
+  CHECK(m.cost(ar, NcclAlgo::kRing, NcclProtocol::kLL128).latency_us == within(75.2, 1e-9));
+  CHECK(m.cost(ar, NcclAlgo::kRing, NcclProtocol::kLL128).algbw_GBps == within(293.6 * 16 / 30, 1e-9));
+  CHECK(m.cost(ar, NcclAlgo::kRing, NcclProtocol::kSimple).latency_us == within(131.6, 1e-9));
+  // The ring's plateau: Simple's latency x 1.4 once each rank's share per channel is 64 B.
+  CHECK(m.latency_us(ar, NcclAlgo::kRing, NcclProtocol::kSimple, 1 << 20) == within(131.6 * 1.4, 1e-9));
+  CHECK(m.latency_us(ar, NcclAlgo::kRing, NcclProtocol::kSimple, 4096) == within(131.6, 1e-9));
+  // Tree: 2 x ((8 - 1) x NVLink + log2(2) x network).
+  //   LL 6.8 + 2 x (4.2 + 5.0) = 25.2; LL128 14 + 2 x (8.75 + 8.5) = 48.5; Simple 8.4 + 2 x (28 + 14) = 92.4
+  //   bus min(384 x 0.92, 8 x 41.4) = 331.2; LL min(331.2 / 3.8, 39) = 39; LL128 min(331.2 x 120/128, 293.6) = 293.6
+  //   algorithm bandwidth half of it.
+  CHECK(m.cost(ar, NcclAlgo::kTree, NcclProtocol::kLL).latency_us == within(25.2, 1e-9));
+  CHECK(m.cost(ar, NcclAlgo::kTree, NcclProtocol::kLL128).latency_us == within(48.5, 1e-9));
+  CHECK(m.cost(ar, NcclAlgo::kTree, NcclProtocol::kSimple).latency_us == within(92.4, 1e-9));
+  CHECK(m.cost(ar, NcclAlgo::kTree, NcclProtocol::kSimple).algbw_GBps == within(165.6, 1e-9));
+  CHECK(m.cost(ar, NcclAlgo::kTree, NcclProtocol::kLL).algbw_GBps == within(19.5, 1e-9));
+  CHECK(m.cost(ar, NcclAlgo::kTree, NcclProtocol::kLL128).algbw_GBps == within(146.8, 1e-9));
+  // NVLS-tree: 25 (NVLink) + 2 x log2(2) x 20.9 = 66.8 us; per channel min(24 x 0.85 x 15/16
+  // x 2 = 38.25, 24 x 2, 57.7) = 38.25, x 16 channels x 16/30 = 326.4 GB/s.
+  CHECK(m.cost(ar, NcclAlgo::kNvlsTree, NcclProtocol::kSimple).latency_us == within(66.8, 1e-9));
+  CHECK(m.cost(ar, NcclAlgo::kNvlsTree, NcclProtocol::kSimple).algbw_GBps == within(326.4, 1e-9));
+  CHECK(m.cost(ar, NcclAlgo::kNvlsTree, NcclProtocol::kLL).algbw_GBps == 0);  // Simple only
+  // 1 MiB: the tree's LL128 (its correction 0.6 at log2(1 MiB / 64) = 14) wins:
+  // 48.5 + 1048576 / (146.8 x 0.6 x 1000) = 60.40 us, against NVLS-tree's 66.8 + 3.21 and
+  // the ring's LL128 75.2 + 6.70.
+  CHECK(m.time_us(ar, NcclAlgo::kTree, NcclProtocol::kLL128, 1 << 20) == within(48.5 + 1048576.0 / (146.8 * 0.6 * 1000), 1e-6));
+  CHECK(m.time_us(ar, NcclAlgo::kNvlsTree, NcclProtocol::kSimple, 1 << 20) == within(66.8 + 1048576.0 / 326400, 1e-6));
+  CHECK(m.time_us(ar, NcclAlgo::kRing, NcclProtocol::kLL128, 1 << 20) ==
+        within(75.2 + 1048576.0 / (293.6 * 16 / 30 * 1000), 1e-6));
+}
+
+TEST_CASE("NCCL's rules by release: the same system under 2.18, 2.21 and 2.27") {
+  const auto ar = CollectiveOp::kAllReduce;
+  // 2.21: 2 x nodes = 4 network steps in the ring, the tree's Simple at 28 us per hop.
+  const NcclCostModel m21(*nccl_rules("2.21.5"), two_dgx_h100_system());
+  CHECK(m21.rules().version == "2.21");
+  CHECK(m21.cost(ar, NcclAlgo::kRing, NcclProtocol::kLL).latency_us == within(6.6 + 26 * 1.0 + 4 * 2.7, 1e-9));
+  CHECK(m21.cost(ar, NcclAlgo::kTree, NcclProtocol::kSimple).latency_us == within(2 * (7 * 28.0 + 28.0), 1e-9));
+  // NVLS-tree: 25 + 2 x 14 = 53 us; min(24, 24) x 16 x 5/6 = 320 GB/s.
+  CHECK(m21.cost(ar, NcclAlgo::kNvlsTree, NcclProtocol::kSimple).latency_us == within(53.0, 1e-9));
+  CHECK(m21.cost(ar, NcclAlgo::kNvlsTree, NcclProtocol::kSimple).algbw_GBps == within(320.0, 1e-9));
+  // 2.18: NVLS-tree 23 + 2 x (2 - 1) x 19 = 61 us at 24 x 16 x 0.7 x 2 / 2 = 268.8 GB/s; LL
+  // a quarter of the ring's bus bandwidth (then the same 39 GB/s cap).
+  const NcclCostModel m18(*nccl_rules("2.18"), two_dgx_h100_system());
+  CHECK(m18.cost(ar, NcclAlgo::kNvlsTree, NcclProtocol::kSimple).latency_us == within(61.0, 1e-9));
+  CHECK(m18.cost(ar, NcclAlgo::kNvlsTree, NcclProtocol::kSimple).algbw_GBps == within(268.8, 1e-9));
+  // 2.27: 2(nodes - 1) network steps, and no NVLS-tree cap or efficiency yet.
+  const NcclCostModel m27(*nccl_rules("2.25.1-1"), two_dgx_h100_system());
+  CHECK(m27.rules().version == "2.27");
+  CHECK(m27.cost(ar, NcclAlgo::kRing, NcclProtocol::kLL).latency_us == within(40.0, 1e-9));
+  CHECK(m27.cost(ar, NcclAlgo::kNvlsTree, NcclProtocol::kSimple).latency_us == within(25 + 2 * 14.0, 1e-9));
+  // Not versions, or too old.
+  CHECK_FALSE(nccl_rules("2.17"));
+  CHECK_FALSE(nccl_rules("3.0"));
+  CHECK_FALSE(nccl_rules("latest"));
+  CHECK(nccl_rules("2.30.4")->version == "2.28");
+}
+
+
+TEST_CASE("a collective row carries NCCL's own prediction, and unset channels are NCCL's graph's") {
+  // 2 x DGX H100, the ring forced, 1 MiB: NCCL 2.28 picks LL128 (75.2 us + 1 MiB at
+  // 293.6 x 16/30 GB/s = 81.90 us; LL 40.0 + 50.4, Simple 184.2 + 5.1), and runs it on its
+  // ring graph's 8 channels: the same run as `channels: 8`.
+  const auto run_ring = [](const std::string& channels) {
+    ScenarioRun run(load_config_text(two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: ring" + channels +
+                                                       ", bytes: 1MiB, check_data: false}"),
+                                     "<test>"));
+    run.run();
+    REQUIRE(run.collective()->rows().size() == 1);
+    return run.collective()->rows()[0];
+  };
+  const CollectiveRow unset = run_ring("");
+  CHECK(unset.protocol == "LL128");
+  CHECK(unset.nccl_model_us == within(75.2 + 1048576.0 / (293.6 * 16 / 30 * 1000), 1e-6));
+  const CollectiveRow eight = run_ring(", channels: 8");
+  CHECK(unset.time == eight.time);
+  CHECK(run_ring(", channels: 1").time > eight.time);
+  // The ideal network: no NCCL prediction.
+  const CollectiveRow ideal = run_ring(", protocol: none");
+  CHECK(ideal.protocol == "-");
+  CHECK(ideal.nccl_model_us < 0);
 }

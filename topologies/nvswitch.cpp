@@ -22,6 +22,7 @@ std::optional<NvSwitchSpec> nvswitch_preset(const std::string& name) {
     // for an 8 x H100 AllReduce (NVIDIA/nccl-tests issue 290), an algorithm bandwidth of
     // 476 x 8 / 14 = 272 GB/s; no start-up cost until calibrated.
     s.nvls_bandwidth = Bandwidth::gBps(272);
+    s.compute_capability = 90;
     return s;
   }
   if (name == "dgx_a100") {
@@ -31,6 +32,7 @@ std::optional<NvSwitchSpec> nvswitch_preset(const std::string& name) {
     s.switches = 6;
     s.links_per_switch = std::vector<int>(6, 2);
     s.nvlink_bandwidth = Bandwidth::gBps(25);
+    s.compute_capability = 80;
     return s;
   }
   if (name == "gb200_nvl72") {
@@ -40,6 +42,7 @@ std::optional<NvSwitchSpec> nvswitch_preset(const std::string& name) {
     s.switches = 18;
     s.links_per_switch = std::vector<int>(18, 1);
     s.nvlink_bandwidth = Bandwidth::gBps(50);
+    s.compute_capability = 100;
     return s;
   }
   return std::nullopt;

@@ -23,6 +23,9 @@ struct NvSwitchSpec {
   // this), and the fixed start-up cost of an NVLS collective. 0: the chips do not reduce.
   Bandwidth nvls_bandwidth{0};
   Time nvls_latency = 0;
+  // The GPUs' CUDA compute capability (80 A100, 90 H100/H200, 100 B200/GB200): NCCL's
+  // tuner picks its per-generation figures by it.
+  int compute_capability = 90;
 
   int links_per_gpu() const;
   Bandwidth gpu_bandwidth() const;  // per direction, into the switch layer

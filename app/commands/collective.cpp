@@ -21,6 +21,7 @@ void add_options(po::options_description& options) {
       ("op", po::value<std::string>()->value_name("OP"), "the operation (default all_reduce)")
       ("algo", po::value<std::string>()->value_name("ALGO"), "the algorithm (default: the config's, else auto: NCCL's choice per size)")
       ("proto", po::value<std::string>()->value_name("PROTO"), "NCCL's protocol: auto (default), simple, ll, ll128, or none (the network alone)")
+      ("nccl-version", po::value<std::string>()->value_name("VERSION"), "whose tuning rules NCCL's model follows: 2.18, 2.21, 2.27 or 2.28 (default; any release from 2.18 maps to its line)")
       ("minbytes,b", po::value<std::string>()->value_name("SIZE"), "smallest size (default 8)")
       ("maxbytes,e", po::value<std::string>()->value_name("SIZE"), "largest size (default 128MiB)")
       ("stepfactor,f", po::value<std::string>()->value_name("N"), "size multiplier (default 2)")
@@ -52,7 +53,7 @@ int collective_command(const po::variables_map& vm) {
       kept.push_back("workload.algorithm=" + c.algorithm);
       if (c.protocol_given) kept.push_back("workload.protocol=" + c.protocol);
       if (!c.file.empty()) kept.push_back("workload.file=" + c.file);
-      kept.push_back("workload.channels=" + std::to_string(c.channels));
+      if (c.channels > 0) kept.push_back("workload.channels=" + std::to_string(c.channels));
       if (c.chunk_bytes > 0) kept.push_back("workload.chunk_bytes=" + std::to_string(c.chunk_bytes));
       if (c.local_size > 0) kept.push_back("workload.local_size=" + std::to_string(c.local_size));
       if (c.ranks > 0) kept.push_back("workload.ranks=" + std::to_string(c.ranks));
@@ -90,6 +91,7 @@ int collective_command(const po::variables_map& vm) {
   } else if (std::none_of(kept.begin(), kept.end(), [](const std::string& k) { return k.rfind("workload.protocol=", 0) == 0; })) {
     sets.push_back("workload.protocol=auto");  // NCCL's choice, as nccl-tests gets
   }
+  if (vm.count("nccl-version")) sets.push_back("network.nccl_version=" + vm["nccl-version"].as<std::string>());
   sets.push_back("workload.sizes.from=" + opt("minbytes", "8"));
   sets.push_back("workload.sizes.to=" + opt("maxbytes", "128MiB"));
   sets.push_back("workload.sizes.factor=" + opt("stepfactor", "2"));
@@ -110,7 +112,8 @@ int collective_command(const po::variables_map& vm) {
     static const Flag kFlags[] = {{"workload.sizes.from=", "-b", "minbytes"},  {"workload.sizes.to=", "-e", "maxbytes"},
                                   {"workload.sizes.factor=", "-f", "stepfactor"}, {"workload.op=", "--op", "op"},
                                   {"workload.algorithm=", "--algo", "algo"},   {"workload.ranks=", "--ranks", "ranks"},
-                                  {"workload.channels=", "--channels", "channels"}, {"workload.file=", "--file", "file"}};
+                                  {"workload.channels=", "--channels", "channels"}, {"workload.file=", "--file", "file"},
+                                  {"network.nccl_version=", "--nccl-version", "nccl-version"}};
     for (const Flag& f : kFlags) {
       const std::string set = std::string("--set ") + f.key;
       if (e.where().rfind(set, 0) == 0 && vm.count(f.option)) {

@@ -60,13 +60,13 @@ struct TopologyConfig {
 struct CollectiveConfig {
   CollectiveOp op = CollectiveOp::kAllReduce;
   std::string algorithm = "ring";   // a built-in algorithm, "auto", or "msccl" / "steps" with `file`
-  std::string protocol = "none";    // NCCL's: none (the network alone), auto, simple, ll, ll128
+  std::string protocol = "auto";    // NCCL's: auto (NCCL's choice), simple, ll, ll128, or none (the ideal network)
   bool protocol_given = false;      // written in the config (the collective command keeps it)
   std::string file;                 // MSCCL XML or our YAML steps, resolved against the config's folder
   SourceRef file_source;
   std::vector<std::int64_t> sizes;  // bytes, nccl-tests meaning (build_collective)
   int ranks = 0;                    // 0: every endpoint, in order
-  int channels = 1;
+  int channels = 0;                 // 0: as NCCL sets them (its graph's; 1 with `protocol: none`)
   std::int64_t chunk_bytes = 0;
   int root = 0;
   int local_size = 0;               // hierarchical; 0: GPUs per node of a cluster, else all ranks
@@ -169,6 +169,10 @@ struct NetworkConfig {
   // (`steps`), those inside one node's NVSwitch domain (`in_node`), every one (`coupled`).
   enum class FlowRings : std::uint8_t { kSteps, kInNode, kCoupled };
   FlowRings flow_rings = FlowRings::kSteps;
+  // Whose tuning rules NCCL's model follows (workloads/nccl_tuning.h): a release line.
+  std::string nccl_version = "2.28";
+  // NCCL's LL cap across nodes and its per-step proxy overhead depend on the host CPU.
+  bool cpu_amd = false;
 };
 
 struct MessageConfig {

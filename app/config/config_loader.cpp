@@ -11,6 +11,7 @@
 #include "app/config/profile.h"
 #include "app/config/topology_config.h"
 #include "workloads/collective_algorithms.h"
+#include "workloads/nccl_tuning.h"
 #include "app/config/yaml_reader.h"
 
 namespace fabricsim {
@@ -125,6 +126,17 @@ NetworkConfig read_network(MapReader m) {
       {{"steps", NetworkConfig::FlowRings::kSteps}, {"in_node", NetworkConfig::FlowRings::kInNode},
        {"coupled", NetworkConfig::FlowRings::kCoupled}},
       NetworkConfig::FlowRings::kSteps);
+  if (m.has("nccl_version")) {
+    const std::string v = m.string("nccl_version");
+    if (!nccl_rules(v)) {
+      std::string known;
+      for (const auto& k : nccl_rule_versions()) known += (known.empty() ? "" : ", ") + k;
+      m.context().fail(m.node()["nccl_version"], m.child_path("nccl_version"),
+                       "expected an NCCL release from 2.18 on (rule sets: " + known + "), got '" + v + "'");
+    }
+    n.nccl_version = nccl_rules(v)->version;
+  }
+  n.cpu_amd = m.choice<bool>("cpu", {{"intel", false}, {"amd", true}}, false);
   m.finish();
   return n;
 }
@@ -163,7 +175,7 @@ void read_collective(MapReader& m, CollectiveConfig& c) {
   c.algorithm = m.choice<std::string>("algorithm", algorithms, std::string("ring"));
   c.protocol_given = m.has("protocol");
   c.protocol = m.choice<std::string>("protocol", {{"none", "none"}, {"auto", "auto"}, {"simple", "simple"}, {"ll", "ll"}, {"ll128", "ll128"}},
-                                     std::string("none"));
+                                     std::string("auto"));
   if (c.algorithm == "msccl" || c.algorithm == "steps") {
     c.file = m.string("file");
     c.file_source = m.context().source(m.node()["file"], m.child_path("file"));
@@ -186,7 +198,7 @@ void read_collective(MapReader& m, CollectiveConfig& c) {
     c.sizes.push_back(m.bytes("bytes", 1, INT64_C(1) << 40));
   }
   c.ranks = static_cast<int>(m.integer("ranks", 2, 1 << 20, 0));
-  c.channels = static_cast<int>(m.integer("channels", 1, 64, 1));
+  c.channels = m.has("channels") ? static_cast<int>(m.integer("channels", 1, 64)) : 0;
   c.chunk_bytes = m.bytes("chunk_bytes", 0, INT64_C(1) << 40, 0);
   c.root = static_cast<int>(m.integer("root", 0, c.ranks > 0 ? c.ranks - 1 : (1 << 20), 0));
   c.local_size = static_cast<int>(m.integer("local_size", 0, 4096, 0));

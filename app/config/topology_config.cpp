@@ -189,6 +189,7 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
   const bool profiled = m.has("profile");
   s.nvlink_bandwidth = m.bandwidth("nvlink_bandwidth", preset || profiled ? std::optional<Bandwidth>(s.nvlink_bandwidth) : std::nullopt);
   s.latency = read_latency(m, "latency", s.latency);
+  s.compute_capability = static_cast<int>(m.integer("compute_capability", 70, 120, s.compute_capability));
   if (profiled) {
     const LinkProfile profile = load_profile_key(m);
     if (!profile.nvlink && !profile.nvls) {

@@ -1,6 +1,7 @@
 #include "app/output/message_log.h"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 #include <cstdio>
 #include <sstream>
@@ -39,6 +40,12 @@ MessageLog::MessageLog(const ScenarioRun& run, std::size_t partitions)
     : run_(&run), partitions_(std::max<std::size_t>(1, partitions)), split_(partitions > 1) {}
 
 std::string MessageLog::line(MessageId id, const Message& m) const {
+  std::string out = line_head(id, m);
+  if (m.delivered >= 0) out += std::to_string(m.delivered); else out += "null";
+  return out + "}\n";
+}
+
+std::string MessageLog::line_head(MessageId id, const Message& m) const {
   const Topology& t = run_->topology();
   std::ostringstream out;
   // A message made before the run has a serial; one made during it (a collective's, a
@@ -51,9 +58,21 @@ std::string MessageLog::line(MessageId id, const Message& m) const {
       << ",\"start_ps\":" << run_->message_start(id) << ",\"finish_ps\":";
   if (m.finished >= 0) out << m.finished; else out << "null";
   out << ",\"delivered_ps\":";
-  if (m.delivered >= 0) out << m.delivered; else out << "null";
-  out << "}\n";
   return out.str();
+}
+
+namespace {
+// An ordinary message is delivered before it finishes (its last ack answers its last
+// packet), but within one window the two may fall to two threads: its record waits for
+// the receiver's note.
+bool ordinary(const Message& m) { return m.in_network == InNetwork::kNone && m.has_sender && m.awaits_delivery; }
+}  // namespace
+
+void MessageLog::on_message_delivered(MessageId id, Time now) {
+  if (!split_ || !out_ || deferred_) return;
+  const Message& m = run_->network().messages()[id];
+  if (!ordinary(m)) return;
+  partitions_[run_->network().host_partition(m.dst)].delivered.push_back({m.src, m.sequence, now});
 }
 
 void MessageLog::on_message_finished(MessageId id, Time now) {
@@ -70,12 +89,22 @@ void MessageLog::on_message_finished(MessageId id, Time now) {
   }
   if (!out_ || deferred_) return;
   if (!split_ && !p.pending.empty() && p.pending.front().finished != now) flush();
-  p.pending.push_back({now, m.src, m.sequence, line(id, m)});
+  if (split_ && ordinary(m)) {
+    p.pending.push_back({now, m.src, m.sequence, line_head(id, m), true});
+  } else {
+    p.pending.push_back({now, m.src, m.sequence, line(id, m), false});
+  }
 }
 
 void MessageLog::flush() {
   if (!out_) return;
   std::vector<Pending> all;
+  // Deliveries noted since the last flush, and those still waiting for their finish.
+  std::map<std::pair<HostId, std::uint32_t>, Time> delivered;
+  for (Partition& p : partitions_) {
+    for (const Delivered& d : p.delivered) delivered[{d.src, d.sequence}] = d.at;
+    p.delivered.clear();
+  }
   for (Partition& p : partitions_) {
     for (Pending& x : p.pending) all.push_back(std::move(x));
     p.pending.clear();
@@ -83,8 +112,22 @@ void MessageLog::flush() {
   std::sort(all.begin(), all.end(), [](const Pending& a, const Pending& b) {
     return std::tie(a.finished, a.src, a.sequence) < std::tie(b.finished, b.src, b.sequence);
   });
-  for (const Pending& x : all) *out_ << x.line;
+  for (Pending& x : all) {
+    if (x.awaits_delivered) {
+      const auto it = delivered.find({x.src, x.sequence});
+      if (it != delivered.end()) {
+        x.line += std::to_string(it->second);
+        delivered.erase(it);
+      } else {
+        x.line += "null";
+      }
+      x.line += "}\n";
+    }
+    *out_ << x.line;
+  }
   written_ += all.size();
+  // Delivered but not yet finished: kept for a later window.
+  for (const auto& [key, at] : delivered) partitions_.front().delivered.push_back({key.first, key.second, at});
 }
 
 SlowestMessage MessageLog::slowest() const {

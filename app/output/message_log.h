@@ -38,6 +38,9 @@ class MessageLog final : public MessageObserver {
   void finish_records();
 
   void on_message_finished(MessageId id, Time now) override;
+  // A split run: the receiver's partition notes when an ordinary message was delivered, so
+  // the sender's record takes it between windows instead of reading another thread's.
+  void on_message_delivered(MessageId id, Time now) override;
   // Writes what the buffers hold (a split run calls it between windows: every partition
   // is stopped, and nothing later than what they hold can finish before it).
   void flush();
@@ -54,15 +57,24 @@ class MessageLog final : public MessageObserver {
 
  private:
   std::string line(MessageId id, const Message& m) const;
+  // The record up to its delivered time's value.
+  std::string line_head(MessageId id, const Message& m) const;
   struct Pending {
     Time finished;
     HostId src;
     std::uint32_t sequence;
     std::string line;
+    bool awaits_delivered = false;  // `line` is a head: the delivered time comes at flush()
+  };
+  struct Delivered {
+    HostId src;
+    std::uint32_t sequence;
+    Time at;
   };
   struct Partition {
     SlowestMessage slowest;
     std::vector<Pending> pending;
+    std::vector<Delivered> delivered;  // split runs: ordinary messages delivered here
   };
 
   const ScenarioRun* run_;

@@ -51,6 +51,11 @@ void write_row_fields(JsonWriter& j, const CollectiveRow& row) {
   j.key("algorithm").value(row.algorithm);
   j.key("nccl_algo").value(nccl_algo_name(row.algorithm));
   j.key("nccl_proto").value(row.protocol);
+  if (row.nccl_model_us >= 0) {
+    j.key("nccl_model_us").value(row.nccl_model_us);
+  } else {
+    j.key("nccl_model_us").null();
+  }
 }
 
 namespace {
@@ -262,6 +267,13 @@ std::string results_json(const ScenarioRun& run) {
     j.key("algorithm").value(c->config().algorithm);
     j.key("ranks").value(c->ranks());
     j.key("busbw_factor").value(busbw_factor(c->config().op, c->ranks()));
+    j.key("protocol").value(c->config().protocol);
+    j.key("model").value(c->model_description());
+    if (c->nccl_model()) {
+      j.key("nccl_version").value(c->nccl_version());
+    } else {
+      j.key("nccl_version").null();
+    }
     j.key("rows").begin_array();
     for (const CollectiveRow& row : c->rows()) {
       j.begin_object();
@@ -419,14 +431,17 @@ std::string results_json(const ScenarioRun& run) {
 
 void print_collective_table(std::ostream& out, const CollectiveSweep& c) {
   char line[256];
-  std::snprintf(line, sizeof line, "  %14s %14s %6s %12s %10s %10s  %-9s %-6s  %s\n", "size(B)", "count", "type", "time(us)",
-                "algbw", "busbw", "algo", "proto", "data");
+  out << "  model: " << c.model_description() << "\n";
+  std::snprintf(line, sizeof line, "  %14s %14s %6s %12s %10s %10s  %-9s %-6s %12s  %s\n", "size(B)", "count", "type", "time(us)",
+                "algbw", "busbw", "algo", "proto", "nccl(us)", "data");
   out << line;
   for (const CollectiveRow& row : c.rows()) {
-    std::snprintf(line, sizeof line, "  %14lld %14lld %6s %12.2f %10.2f %10.2f  %-9s %-6s  %s\n",
+    char nccl[32] = "-";
+    if (row.nccl_model_us >= 0) std::snprintf(nccl, sizeof nccl, "%.2f", row.nccl_model_us);
+    std::snprintf(line, sizeof line, "  %14lld %14lld %6s %12.2f %10.2f %10.2f  %-9s %-6s %12s  %s\n",
                   static_cast<long long>(row.size_bytes), static_cast<long long>(row.size_bytes / 4), "float",
                   row.time >= 0 ? to_us(row.time) : -1.0, row.algbw_GBps, row.busbw_GBps, nccl_algo_name(row.algorithm),
-                  row.protocol.c_str(), row.data_check.c_str());
+                  row.protocol.c_str(), nccl, row.data_check.c_str());
     out << line;
   }
 }
