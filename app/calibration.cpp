@@ -1,5 +1,7 @@
 #include "app/calibration.h"
 
+#include "calibrate/probe_stats.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -169,6 +171,50 @@ ImportResult import_logs(const ImportRequest& request) {
   }
   for (const auto& path : request.perftest_logs) apply_perftest(load_perftest(path), path, r.profile, out);
   return r;
+}
+
+}  // namespace fabricsim
+
+namespace fabricsim {
+
+namespace {
+double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
+}  // namespace
+
+LinkProfile gpu_profile(const GpuProbeReport& g) {
+  LinkProfile p;
+  p.sources.push_back("fabricsim calibrate gpu: " + std::to_string(g.devices.size()) + " x " +
+                      (g.devices.empty() ? std::string("?") : g.devices[0].name) + ", " + g.driver);
+  if (g.devices.empty()) return p;
+  std::vector<double> fp32, bf16, tflops, launch, pcie, peer_bw, peer_lat;
+  for (const auto& d : g.devices) {
+    fp32.push_back(d.reduce_fp32_GBps.median), bf16.push_back(d.reduce_bf16_GBps.median);
+    tflops.push_back(d.matmul_tflops.median), launch.push_back(d.launch_us.median);
+    pcie.push_back(std::min(d.h2d_GBps.median, d.d2h_GBps.median));
+  }
+  for (const auto& pr : g.peers) {
+    if (!pr.peer_access) continue;
+    peer_bw.push_back(pr.bandwidth_GBps.median);
+    peer_lat.push_back(pr.latency_us.median);
+  }
+  p.reduce_GBps_fp32 = median_of(fp32);
+  p.reduce_GBps_bf16 = median_of(bf16);
+  p.matmul_tflops = median_of(tflops);
+  p.launch_latency_us = median_of(launch);
+  // A NIC reads the GPU's memory and writes into it over the GPU's PCIe link: each way at
+  // the slower of the two copies.
+  LinkSpec link;
+  link.bandwidth = Bandwidth{static_cast<std::int64_t>(median_of(pcie) * 8e9)};
+  p.pcie = link;
+  p.pcie_latency_given = false;
+  if (!peer_bw.empty()) {
+    LinkSpec nvlink;
+    nvlink.bandwidth = Bandwidth{static_cast<std::int64_t>(median_of(peer_bw) * 8e9)};
+    // A remote load goes GPU -> switch -> GPU and its data comes back the same way: four hops.
+    nvlink.latency = static_cast<Time>(median_of(peer_lat) / 4 * 1e6);
+    p.nvlink = nvlink;
+  }
+  return p;
 }
 
 }  // namespace fabricsim

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "app/config/profile.h"
+#include "calibrate/gpu_probe.h"
 #include "calibrate/fit.h"
 #include "calibrate/log_import.h"
 #include "workloads/collective.h"
@@ -46,6 +47,12 @@ struct ImportResult {
 // Throws std::runtime_error naming the log and line for unreadable logs, and
 // std::invalid_argument for requests that cannot be translated.
 ImportResult import_logs(const ImportRequest& request);
+
+// `calibrate gpu`'s profile from the probe's figures: medians over the GPUs of the
+// reduction, GEMM and launch figures; NVLink from the peer pairs with direct access (per
+// GPU, a remote load's latency over its four hops); PCIe, each way, from the slower of the
+// pinned copies to and from the host (bandwidth only: the probe times no PCIe latency).
+LinkProfile gpu_profile(const GpuProbeReport& report);
 
 // A perftest table into the profile's NIC entry: a bandwidth table's fit sets the
 // bandwidth (and records the per-message overhead), a latency table the per-link latency.

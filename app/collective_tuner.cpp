@@ -77,7 +77,7 @@ NcclSystem nccl_system(const TunerFacts& f) {
   const auto at = [&](NcclAlgo a) -> NcclGraph& { return s.graphs[static_cast<std::size_t>(a)]; };
   at(NcclAlgo::kRing) = ring;
   const bool whole_nodes = f.nodes > 1 && f.gpus_per_node >= 1 && f.ranks % f.gpus_per_node == 0;
-  if (whole_nodes) at(NcclAlgo::kTree) = ring;  // NCCL's tree graph: the same search, a tree pattern
+  if (whole_nodes) at(NcclAlgo::kTree) = nccl_tree_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes);
   if (f.sharp && whole_nodes && f.nvlink_GBps > 0 && f.nics_per_node > 0) {
     // CollNet Direct: a channel per NIC (its heads), each at what that NIC carries.
     NcclGraph g;

@@ -35,8 +35,6 @@ void json_stat(JsonWriter& j, const char* key, const ProbeStat& s) {
   j.end_object();
 }
 
-double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
-
 int probe_gpu(const po::variables_map& vm) {
   const GpuProbeResult r = run_gpu_probe(GpuProbeOptions{}, probe_progress);
   end_progress();
@@ -45,31 +43,7 @@ int probe_gpu(const po::variables_map& vm) {
     return kExitNoDevice;
   }
   const GpuProbeReport& g = r.report;
-  // The profile: medians over GPUs, NVLink from the peer pairs with direct access.
-  LinkProfile p;
-  p.sources.push_back("fabricsim calibrate gpu: " + std::to_string(g.devices.size()) + " x " +
-                      (g.devices.empty() ? std::string("?") : g.devices[0].name) + ", " + g.driver);
-  std::vector<double> fp32, bf16, tflops, launch, peer_bw, peer_lat;
-  for (const auto& d : g.devices) {
-    fp32.push_back(d.reduce_fp32_GBps.median), bf16.push_back(d.reduce_bf16_GBps.median);
-    tflops.push_back(d.matmul_tflops.median), launch.push_back(d.launch_us.median);
-  }
-  for (const auto& pr : g.peers) {
-    if (!pr.peer_access) continue;
-    peer_bw.push_back(pr.bandwidth_GBps.median);
-    peer_lat.push_back(pr.latency_us.median);
-  }
-  p.reduce_GBps_fp32 = median_of(fp32);
-  p.reduce_GBps_bf16 = median_of(bf16);
-  p.matmul_tflops = median_of(tflops);
-  p.launch_latency_us = median_of(launch);
-  if (!peer_bw.empty()) {
-    LinkSpec nvlink;
-    nvlink.bandwidth = Bandwidth{static_cast<std::int64_t>(median_of(peer_bw) * 8e9)};
-    // A remote load goes GPU -> switch -> GPU and its data comes back the same way: four hops.
-    nvlink.latency = static_cast<Time>(median_of(peer_lat) / 4 * 1e6);
-    p.nvlink = nvlink;
-  }
+  const LinkProfile p = gpu_profile(g);
   if (vm.count("json")) {
     JsonWriter j;
     j.begin_object();

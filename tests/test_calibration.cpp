@@ -274,3 +274,54 @@ TEST_CASE("a GPU profile's figures reach the trace generator and the collective'
   CHECK(load_config_text(own, "<test>").workload.collective.reduce_bytes_per_second == within(100e9, 1e-12));
   std::filesystem::remove(path);
 }
+
+TEST_CASE("calibrate gpu's profile: PCIe from the slower pinned copy, NVLink from peers, GPU figures") {
+  // The H200 measured for the accuracy issue: h2d 55.4 and d2h 55.3 GB/s pinned, launch
+  // 3.80 us, bf16 reduce 1,323 GB/s, bf16 matmul 783 TFLOP/s; one GPU, so no peers.
+  const auto stat = [](double v) { return ProbeStat{v, v, v, 20}; };
+  GpuProbeReport r;
+  r.driver = "CUDA 12.8";
+  GpuDeviceFigures d;
+  d.name = "NVIDIA H200";
+  d.h2d_GBps = stat(55.4);
+  d.d2h_GBps = stat(55.3);
+  d.launch_us = stat(3.80);
+  d.reduce_bf16_GBps = stat(1323);
+  d.reduce_fp32_GBps = stat(1300);
+  d.matmul_tflops = stat(783);
+  r.devices.push_back(d);
+  LinkProfile p = gpu_profile(r);
+  REQUIRE(p.pcie);
+  CHECK(static_cast<double>(p.pcie->bandwidth.bits_per_second) / 8e9 == within(55.3, 1e-9));
+  CHECK_FALSE(p.pcie_latency_given);
+  CHECK_FALSE(p.nvlink);
+  CHECK(*p.matmul_tflops == 783);
+  CHECK(*p.launch_latency_us == within(3.80, 1e-12));
+  // Written and read back: PCIe's bandwidth only, and a cluster keeps its PCIe latency.
+  const std::string yaml = profile_yaml(p);
+  CHECK(yaml.find("pcie: {bandwidth: 55.300GBps}") != std::string::npos);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "fabricsim_gpu_profile_test";
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir / "gpu.profile.yaml") << yaml; }
+  const LinkProfile back = load_profile((dir / "gpu.profile.yaml").string());
+  REQUIRE(back.pcie);
+  CHECK_FALSE(back.pcie_latency_given);
+  const std::string cluster = "topology:\n  kind: cluster\n  nodes: 2\n  profile: " + (dir / "gpu.profile.yaml").string() +
+                              "\n  node: {preset: dgx_h100}\n  pcie: {latency: 700ns}\n  nic: {bandwidth: 400Gbps}\n"
+                              "  fabric: {kind: rail_optimized, spines: 1, fabric_link: {bandwidth: 400Gbps}}\n";
+  const ScenarioConfig c = load_config_text(cluster, "<test>");
+  CHECK(static_cast<double>(c.topology.cluster.pcie.bandwidth.bits_per_second) / 8e9 == within(55.3, 1e-9));
+  CHECK(c.topology.cluster.pcie.latency == ns(700));
+  // Two GPUs with peer access: NVLink at the peer copy's rate, a quarter of the load's latency per hop.
+  GpuPeerFigures peer;
+  peer.src = 0, peer.dst = 1, peer.peer_access = true;
+  peer.bandwidth_GBps = stat(380);
+  peer.latency_us = stat(2.0);
+  r.devices.push_back(d);
+  r.peers.push_back(peer);
+  p = gpu_profile(r);
+  REQUIRE(p.nvlink);
+  CHECK(static_cast<double>(p.nvlink->bandwidth.bits_per_second) / 8e9 == within(380, 1e-9));
+  CHECK(p.nvlink->latency == ns(500));
+  std::filesystem::remove_all(dir);
+}

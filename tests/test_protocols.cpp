@@ -92,7 +92,7 @@ NcclSystem two_dgx_h100_system() {
   s.compute_capability = 90;
   const NcclGraph ring = nccl_ring_graph(90, 450, 50, 8, 2);
   s.graphs[static_cast<std::size_t>(NcclAlgo::kRing)] = ring;
-  s.graphs[static_cast<std::size_t>(NcclAlgo::kTree)] = ring;
+  s.graphs[static_cast<std::size_t>(NcclAlgo::kTree)] = nccl_tree_graph(90, 450, 50, 8, 2);
   s.graphs[static_cast<std::size_t>(NcclAlgo::kNvlsTree)] = nccl_nvls_graph(90, 450, 50, 8, 2);
   return s;
 }
@@ -113,6 +113,14 @@ TEST_CASE("NCCL's graph search, reduced: channels and per-channel speeds") {
   g = nccl_ring_graph(90, 450, 0, 0, 1);
   CHECK(g.channels == 18);
   CHECK(g.bw_intra == 25.0);
+  // The 2-node tree: the ring's 8 channels, the intra speed raised within min(2 x 48,
+  // 450 / 8 = 56.25): Hopper's 50. On A100 within min(48, 300 / 8 = 37.5): 30.
+  g = nccl_tree_graph(90, 450, 50, 8, 2);
+  CHECK(g.channels == 8);
+  CHECK(g.bw_intra == 50.0);
+  CHECK(g.bw_inter == 48.0);
+  CHECK(nccl_tree_graph(80, 300, 25, 8, 2).bw_intra == 30.0);
+  CHECK(nccl_tree_graph(90, 450, 50, 8, 4).bw_intra == 48.0);  // more nodes: as the ring
   // NVLS: 16 channels at the fastest intra speed within 450 / 16 = 28.1 GB/s (24), and
   // across 2 nodes within 8 x 50 / 16 = 25 GB/s (24).
   g = nccl_nvls_graph(90, 450, 50, 8, 2);
@@ -139,7 +147,7 @@ TEST_CASE("NCCL 2.28's cost model by hand: 2 x DGX H100, AllReduce") {
   CHECK(m.latency_us(ar, NcclAlgo::kRing, NcclProtocol::kSimple, 4096) == within(131.6, 1e-9));
   // Tree: 2 x ((8 - 1) x NVLink + log2(2) x network).
   //   LL 6.8 + 2 x (4.2 + 5.0) = 25.2; LL128 14 + 2 x (8.75 + 8.5) = 48.5; Simple 8.4 + 2 x (28 + 14) = 92.4
-  //   bus min(384 x 0.92, 8 x 41.4) = 331.2; LL min(331.2 / 3.8, 39) = 39; LL128 min(331.2 x 120/128, 293.6) = 293.6
+  //   bus min(8 x 50 x 0.92, 8 x 41.4) = 331.2 (the tree graph: 50 GB/s inside); LL min(331.2 / 3.8, 39) = 39; LL128 min(331.2 x 120/128, 293.6) = 293.6
   //   algorithm bandwidth half of it.
   CHECK(m.cost(ar, NcclAlgo::kTree, NcclProtocol::kLL).latency_us == within(25.2, 1e-9));
   CHECK(m.cost(ar, NcclAlgo::kTree, NcclProtocol::kLL128).latency_us == within(48.5, 1e-9));

@@ -387,6 +387,14 @@ NcclGraph nccl_ring_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_
   return g;
 }
 
+NcclGraph nccl_tree_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes) {
+  NcclGraph g = nccl_ring_graph(cc, nvlink_GBps, nic_GBps, nics_per_node, nodes);
+  if (nodes != 2 || g.channels <= 0 || nvlink_GBps <= 0) return g;
+  const double limit = std::min(2 * g.bw_inter, nvlink_GBps / g.channels);
+  g.bw_intra = std::max(g.bw_intra, fastest_speed_within(speeds(cc >= 90, false), limit));
+  return g;
+}
+
 NcclGraph nccl_nvls_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes) {
   // NVLS runs NCCL_NVLS_NCHANNELS channels (16 by default through 2.28), each at the
   // fastest listed speed the GPU's NVLinks, and across nodes its NICs, carry.

@@ -111,6 +111,10 @@ class NcclCostModel {
 // count, the channel count and per-channel speeds NCCL's search and channel duplication
 // settle on (speeds from its per-generation speed lists; docs/model.md).
 NcclGraph nccl_ring_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes);
+// NCCL's tree graph: the ring's search, then (its second pass, for trees on two nodes)
+// the intra-node speed raised while the GPU's NVLinks carry it, up to twice the
+// inter-node speed: a 2-node tree sends half as much over the network as inside a node.
+NcclGraph nccl_tree_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes);
 NcclGraph nccl_nvls_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes);
 
 // floor(log2(n)) for n >= 1 (NCCL's log2i): a tree's depth over n nodes.

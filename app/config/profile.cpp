@@ -35,9 +35,10 @@ LinkProfile load_profile(const std::string& path) {
     MapReader l = m.map(key);
     LinkSpec s;
     s.bandwidth = l.bandwidth("bandwidth");
+    const std::string k = key;
+    if (k == "pcie" && !l.has("latency")) p.pcie_latency_given = false;
     s.latency = l.time("latency", s.latency);
     l.finish();
-    const std::string k = key;
     (k == "nvlink" ? p.nvlink : k == "pcie" ? p.pcie : k == "nic" ? p.nic : p.nvls) = s;
   }
   MapReader gpu = m.map("gpu", false);
@@ -85,7 +86,13 @@ std::string profile_yaml(const LinkProfile& p) {
     out << buf;
   };
   link("nvlink", p.nvlink, "per GPU into the NVSwitch layer, per hop");
-  link("pcie", p.pcie, "GPU to NIC");
+  if (p.pcie && !p.pcie_latency_given) {
+    std::snprintf(buf, sizeof buf, "pcie: {bandwidth: %.3fGBps}  # GPU to NIC: the slower of pinned host-to-GPU and GPU-to-host copies; latency not measured\n",
+                  static_cast<double>(p.pcie->bandwidth.bits_per_second) / 8e9);
+    out << buf;
+  } else {
+    link("pcie", p.pcie, "GPU to NIC");
+  }
   link("nic", p.nic, "NIC to the fabric");
   link("nvls", p.nvls, "NVLink SHARP: the switch layer's reduction rate (AllReduce algbw), an NVLS collective's start-up cost");
   if (p.reduce_GBps_fp32 || p.reduce_GBps_bf16 || p.matmul_tflops || p.launch_latency_us) {

@@ -24,6 +24,7 @@ struct CollectiveFitRecord {
 struct LinkProfile {
   std::optional<LinkSpec> nvlink;  // per GPU into the NVSwitch layer (all its links together), per hop
   std::optional<LinkSpec> pcie;
+  bool pcie_latency_given = true;  // false: the profile measured PCIe's bandwidth only (the GPU probe)
   std::optional<LinkSpec> nic;
   // NVLink SHARP: the switch layer's reduction rate (as an AllReduce's algorithm
   // bandwidth) and an NVLS collective's start-up cost.

@@ -281,7 +281,11 @@ void read_cluster(MapReader& m, ClusterSpec& c) {
   node.finish();
   c.nics_per_node = static_cast<int>(m.integer("nics_per_node", 1, c.node.gpus, c.node.gpus));
   c.rdma_nics = m.choice<bool>("nic_model", {{"relay", false}, {"rdma", true}}, true);
-  if (profile && profile->pcie) c.pcie = *profile->pcie;
+  if (profile && profile->pcie) {
+    const Time latency = c.pcie.latency;
+    c.pcie = *profile->pcie;
+    if (!profile->pcie_latency_given) c.pcie.latency = latency;  // a bandwidth-only profile keeps the default latency
+  }
   c.pcie = read_link(m.map("pcie", false), c.pcie.bandwidth, c.pcie.latency, /*pcie=*/true);
   if (profile && profile->nic) {
     c.nic_link = read_link(m.map("nic", false), profile->nic->bandwidth, profile->nic->latency);
