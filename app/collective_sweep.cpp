@@ -128,7 +128,7 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
     // NCCL's protocol: its wire bytes through the network, and at the start NCCL's own
     // latency for the pair (its model's), less what the simulated links charge
     // themselves along the algorithm's critical path.
-    p.wire_factor = protocol_wire_factor(choice.protocol);
+    p.wire_factor = choice.wire_factor;
     const double extra_ps = std::max(0.0, choice.nccl_latency_us - wire_latency_us(choice.algorithm)) * 1e6;
     p.start_latency_ps = std::max<std::int64_t>(p.start_latency_ps, static_cast<std::int64_t>(extra_ps));
   }

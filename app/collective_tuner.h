@@ -59,6 +59,11 @@ struct TunerChoice {
   // -1 and 0 otherwise).
   double nccl_time_us = -1;
   double nccl_latency_us = 0;
+  // Bytes the network moves per payload byte under the chosen protocol: its flags (LL 2,
+  // LL128 128/120), or, where NCCL's model gives the protocol less of Simple's bandwidth
+  // than that (LL's cap, LL128's per-channel cap: what the GPU's threads sustain), that
+  // share, so a run pays the protocol's GPU-side rate too.
+  double wire_factor = 1.0;
 };
 
 // What NCCL's tuner sees of this topology (graphs from NCCL's search, reduced).

@@ -7,6 +7,7 @@
 
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
+#include "app/collective_tuner.h"
 #include "app/scenario.h"
 #include "test_support.h"
 #include "workloads/nccl_protocol.h"
@@ -20,15 +21,17 @@ TEST_CASE("protocol wire bytes: LL's flag per 8 bytes, LL128's per 120") {
   CHECK(protocol_wire_factor(NcclProtocol::kSimple) == 1.0);
 }
 
-TEST_CASE("ring AllReduce under LL on an ideal NVSwitch domain: NCCL's latency + twice the bytes") {
+TEST_CASE("ring AllReduce under LL on an ideal NVSwitch domain: NCCL's latency + LL's share of the bandwidth") {
   // 8 GPUs, 450 GB/s each into one chip, 250 ns per hop, 64 KiB packets with 64-byte
   // headers. The ring's closed form, 2(n-1)/n * S' * wire / B + 2(n-1) * (packet / B + 2 L),
-  // with S' = 2 S (LL: a flag per 8 bytes of data), plus NCCL 2.28's LL ring latency for
-  // one node over NVLink, 6.6 + 14 x 0.6 = 15.0 us, less what the links already charge per
-  // step (two 250 ns hops, 14 x 0.5 = 7 us): 8.0 us.
-  const double n = 8, S = 64.0 * 1024 * 1024, B = 450e9, L = 250e-9;
+  // with S' = f S: NCCL's model gives LL min(141 GB/s (Hopper, one node), 450 / 2) = 141 of
+  // the ring graph's 18 x 25 = 450 GB/s of bus bandwidth, more than its flags' 2x: f =
+  // 450 / 141. Plus NCCL 2.28's LL ring latency for one node over NVLink, 6.6 + 14 x 0.6 =
+  // 15.0 us, less what the links already charge per step (two 250 ns hops, 14 x 0.5 = 7
+  // us): 8.0 us.
+  const double n = 8, S = 64.0 * 1024 * 1024, B = 450e9, L = 250e-9, f = 450.0 / 141.0;
   const double wire = (65536.0 + 64) / 65536.0, step = (65536.0 + 64) / B + 2 * L;
-  const double expected_us = 8.0 + (2 * (n - 1) / n * 2 * S * wire / B + 2 * (n - 1) * step) * 1e6;
+  const double expected_us = 8.0 + (2 * (n - 1) / n * f * S * wire / B + 2 * (n - 1) * step) * 1e6;
   const std::string yaml = R"(
 topology: {kind: nvswitch, gpus: 8, switches: 1, links_per_switch: 18, nvlink_bandwidth: 25GBps, latency: 250ns}
 network: {mtu: 64KiB, header_bytes: 64}
@@ -219,4 +222,18 @@ TEST_CASE("a collective row carries NCCL's own prediction, and unset channels ar
   const CollectiveRow ideal = run_ring(", protocol: none");
   CHECK(ideal.protocol == "-");
   CHECK(ideal.nccl_model_us < 0);
+}
+
+TEST_CASE("a protocol's network bytes: its flags, or NCCL's share of Simple's bandwidth where smaller") {
+  // 2 x DGX H100, the ring: NCCL 2.28 gives LL128 min(384 x 0.92, 8 x 36.7) = 293.6 of
+  // Simple's 384 GB/s, less than its flags' 120/128: the run moves 384 / 293.6 bytes per
+  // byte; LL gets 39 of 384 (the 2-node cap), so 384 / 39.
+  const ScenarioConfig config = load_config_text(two_dgx_h100_yaml("", ", nvls: false"), "<test>");
+  const TunerFacts f = tuner_facts(config.topology, 16);
+  const TunerChoice ll128 = choose_algorithm(CollectiveOp::kAllReduce, 16 << 20, f, "ring", "ll128");
+  CHECK(ll128.protocol == NcclProtocol::kLL128);
+  CHECK(ll128.wire_factor == within(384.0 / 293.6, 1e-9));
+  const TunerChoice ll = choose_algorithm(CollectiveOp::kAllReduce, 16 << 20, f, "ring", "ll");
+  CHECK(ll.wire_factor == within(384.0 / 39.0, 1e-9));
+  CHECK(choose_algorithm(CollectiveOp::kAllReduce, 16 << 20, f, "ring", "simple").wire_factor == 1.0);
 }
