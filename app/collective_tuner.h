@@ -35,7 +35,7 @@ struct TunerFacts {
   int nics_per_node = 0;      // CollNet Direct's heads
   double nic_GBps = 0;        // one NIC, per direction
   int compute_capability = 90;
-  std::string nccl_version = "2.28";
+  std::string nccl_version = kDefaultNcclVersion;
   bool cpu_amd = false;
 };
 

@@ -118,17 +118,6 @@ double fastest_speed_within(const std::vector<double>& list, double limit) {
 
 }  // namespace
 
-const char* nccl_algo_label(NcclAlgo a) {
-  switch (a) {
-    case NcclAlgo::kTree: return "Tree";
-    case NcclAlgo::kRing: return "Ring";
-    case NcclAlgo::kCollNetDirect: return "CollNetDirect";
-    case NcclAlgo::kNvls: return "NVLS";
-    case NcclAlgo::kNvlsTree: return "NVLSTree";
-  }
-  return "-";
-}
-
 const char* nccl_algo_key(NcclAlgo a) {
   switch (a) {
     case NcclAlgo::kTree: return "tree";
@@ -145,10 +134,6 @@ std::optional<NcclAlgo> nccl_algo_from_key(std::string_view key) {
     if (key == nccl_algo_key(static_cast<NcclAlgo>(a))) return static_cast<NcclAlgo>(a);
   }
   return std::nullopt;
-}
-
-NcclProtocol nccl_proto_at(int index) {
-  return index == kLL ? NcclProtocol::kLL : index == kLL128 ? NcclProtocol::kLL128 : NcclProtocol::kSimple;
 }
 
 int nccl_proto_index(NcclProtocol p) {

@@ -24,10 +24,8 @@ enum class NcclAlgo : std::uint8_t { kTree, kRing, kCollNetDirect, kNvls, kNvlsT
 inline constexpr int kNcclAlgos = 5;
 inline constexpr int kNcclProtos = 3;  // LL, LL128, Simple (NCCL's order)
 
-const char* nccl_algo_label(NcclAlgo a);  // "Tree", "Ring", "CollNetDirect", "NVLS", "NVLSTree"
 const char* nccl_algo_key(NcclAlgo a);    // our algorithm names: "tree", "ring", "collnet", "nvls", "nvls_tree"
 std::optional<NcclAlgo> nccl_algo_from_key(std::string_view key);
-NcclProtocol nccl_proto_at(int index);    // 0 LL, 1 LL128, 2 Simple
 int nccl_proto_index(NcclProtocol p);     // -1 for kNone
 
 // One NCCL release line's tuning constants and rules.
@@ -58,7 +56,7 @@ struct NcclRules {
 // for what is not a version.
 std::optional<NcclRules> nccl_rules(std::string_view version);
 const std::vector<std::string>& nccl_rule_versions();
-inline constexpr const char* kDefaultNcclVersion = "2.28";
+inline constexpr const char* kDefaultNcclVersion = "2.28";  // the newest line's rules
 
 // One of NCCL's topology graphs, as its search leaves it (per channel, GB/s).
 struct NcclGraph {

@@ -16,6 +16,7 @@
 #include "topologies/cluster.h"
 #include "topologies/faults.h"
 #include "workloads/collective.h"
+#include "workloads/nccl_tuning.h"
 
 namespace fabricsim {
 
@@ -170,7 +171,7 @@ struct NetworkConfig {
   enum class FlowRings : std::uint8_t { kSteps, kInNode, kCoupled };
   FlowRings flow_rings = FlowRings::kSteps;
   // Whose tuning rules NCCL's model follows (workloads/nccl_tuning.h): a release line.
-  std::string nccl_version = "2.28";
+  std::string nccl_version = kDefaultNcclVersion;
   // NCCL's LL cap across nodes and its per-step proxy overhead depend on the host CPU.
   bool cpu_amd = false;
 };
