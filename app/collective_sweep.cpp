@@ -6,6 +6,7 @@
 
 #include "app/config/config_error.h"
 #include "app/custom_steps.h"
+#include "app/validation/coverage.h"
 #include "workloads/collective_algorithms.h"
 #include "workloads/collective_data.h"
 #include "workloads/msccl_xml.h"
@@ -35,6 +36,7 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   tuner_facts_ = tuner_facts(config.topology, ranks_);
   tuner_facts_.nccl_version = config.network.nccl_version;
   tuner_facts_.cpu_amd = config.network.cpu_amd;
+  validation_gaps_ = coverage_gaps(config.topology, ranks_, validation_corpus());
   if (config.network.fidelity == NetworkConfig::Fidelity::kFlow) {
     // Flows carry NVLS's sums and copies through the first switch, not SHARP's through
     // the fabric: auto leaves CollNet out, and asking for it is refused.

@@ -54,6 +54,8 @@ class CollectiveSweep final {
   bool nccl_model() const { return config_.protocol != "none"; }
   const std::string& nccl_version() const { return tuner_facts_.nccl_version; }
   std::string model_description() const;
+  // Where this collective's system lies outside the accuracy corpus (one line each).
+  const std::vector<std::string>& validation_gaps() const { return validation_gaps_; }
   // Executors still held: the running size's and the finished ones not yet freed.
   std::size_t executors_held() const { return finished_.size() + (current_ ? 1 : 0); }
   // Told of each rank's part of each size and of its steps (timelines); before the run.
@@ -82,6 +84,7 @@ class CollectiveSweep final {
   int local_size_ = 0;
   Time nvls_latency_ = 0;
   TunerFacts tuner_facts_;
+  std::vector<std::string> validation_gaps_;
   std::vector<HostId> hosts_;
   std::vector<CollectiveRow> rows_;
   std::size_t next_ = 0;

@@ -274,6 +274,9 @@ std::string results_json(const ScenarioRun& run) {
     } else {
       j.key("nccl_version").null();
     }
+    j.key("validation_gaps").begin_array();
+    for (const std::string& gap : c->validation_gaps()) j.value(gap);
+    j.end_array();
     j.key("rows").begin_array();
     for (const CollectiveRow& row : c->rows()) {
       j.begin_object();
@@ -432,6 +435,9 @@ std::string results_json(const ScenarioRun& run) {
 void print_collective_table(std::ostream& out, const CollectiveSweep& c) {
   char line[256];
   out << "  model: " << c.model_description() << "\n";
+  for (const std::string& gap : c.validation_gaps()) {
+    out << "  outside the validated corpus (configs/validation/corpus.tsv): " << gap << "\n";
+  }
   std::snprintf(line, sizeof line, "  %14s %14s %6s %12s %10s %10s  %-9s %-6s %12s  %s\n", "size(B)", "count", "type", "time(us)",
                 "algbw", "busbw", "algo", "proto", "nccl(us)", "data");
   out << line;
