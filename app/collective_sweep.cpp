@@ -147,7 +147,8 @@ int CollectiveSweep::channels_for(const TunerChoice& choice) const {
 }
 
 std::string CollectiveSweep::model_description() const {
-  if (!nccl_model()) return "ideal network (protocol none: no NCCL costs)";
+  if (config_.protocol == "none") return "ideal network (protocol none: no NCCL costs)";
+  if (!nccl_model()) return "ideal network (a host fabric: no GPUs for NCCL's model)";
   return "NCCL " + tuner_facts_.nccl_version + " tuning rules, protocol " + config_.protocol;
 }
 

@@ -50,8 +50,11 @@ class CollectiveSweep final {
   const std::vector<CollectiveRow>& rows() const { return rows_; }
   int ranks() const { return ranks_; }
   const CollectiveConfig& config() const { return config_; }
-  // Which model ran: NCCL's (its release line's rules) or the ideal network.
-  bool nccl_model() const { return config_.protocol != "none"; }
+  // Which model ran: NCCL's (its release line's rules) or the ideal network (asked for, or
+  // a host fabric: no GPUs' NVLink nor NICs for NCCL's model to cost).
+  bool nccl_model() const {
+    return config_.protocol != "none" && (tuner_facts_.nvlink_GBps > 0 || tuner_facts_.node_nic_GBps > 0);
+  }
   const std::string& nccl_version() const { return tuner_facts_.nccl_version; }
   std::string model_description() const;
   // Where this collective's system lies outside the accuracy corpus (one line each).

@@ -38,6 +38,22 @@ double utilization(const LinkDirection& d, Time sim_time) {
 
 }  // namespace
 
+namespace {
+// Which model a collective ran, and where its system lies outside the accuracy corpus.
+void write_model_fields(JsonWriter& j, const CollectiveSweep& c) {
+  j.key("protocol").value(c.config().protocol);
+  j.key("model").value(c.model_description());
+  if (c.nccl_model()) {
+    j.key("nccl_version").value(c.nccl_version());
+  } else {
+    j.key("nccl_version").null();
+  }
+  j.key("validation_gaps").begin_array();
+  for (const std::string& gap : c.validation_gaps()) j.value(gap);
+  j.end_array();
+}
+}  // namespace
+
 void write_row_fields(JsonWriter& j, const CollectiveRow& row) {
   j.key("size_bytes").value(static_cast<std::int64_t>(row.size_bytes));
   if (row.time >= 0) {
@@ -241,6 +257,7 @@ std::string results_json(const ScenarioRun& run) {
       j.key("op").value(op_name(c.config().op));
       j.key("algorithm").value(c.config().algorithm);
       j.key("ranks").value(c.ranks());
+      write_model_fields(j, c);
       j.key("endpoints").begin_array();
       for (HostId h : run.job_hosts(k)) j.value(node_name(topo, NodeRef::host(h)));
       j.end_array();
@@ -267,16 +284,7 @@ std::string results_json(const ScenarioRun& run) {
     j.key("algorithm").value(c->config().algorithm);
     j.key("ranks").value(c->ranks());
     j.key("busbw_factor").value(busbw_factor(c->config().op, c->ranks()));
-    j.key("protocol").value(c->config().protocol);
-    j.key("model").value(c->model_description());
-    if (c->nccl_model()) {
-      j.key("nccl_version").value(c->nccl_version());
-    } else {
-      j.key("nccl_version").null();
-    }
-    j.key("validation_gaps").begin_array();
-    for (const std::string& gap : c->validation_gaps()) j.value(gap);
-    j.end_array();
+    write_model_fields(j, *c);
     j.key("rows").begin_array();
     for (const CollectiveRow& row : c->rows()) {
       j.begin_object();
