@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "app/output/collective_report.h"
 #include "app/output/flow_stats.h"
 #include "app/output/json_writer.h"
 #include "app/output/training_report.h"
@@ -35,46 +36,6 @@ double utilization(const LinkDirection& d, Time sim_time) {
   if (sim_time <= 0) return 0;
   return static_cast<double>(d.port->counters().busy_time) / static_cast<double>(sim_time);
 }
-
-}  // namespace
-
-namespace {
-// Which model a collective ran, and where its system lies outside the accuracy corpus.
-void write_model_fields(JsonWriter& j, const CollectiveSweep& c) {
-  j.key("protocol").value(c.config().protocol);
-  j.key("model").value(c.model_description());
-  if (c.nccl_model()) {
-    j.key("nccl_version").value(c.nccl_version());
-  } else {
-    j.key("nccl_version").null();
-  }
-  j.key("validation_gaps").begin_array();
-  for (const std::string& gap : c.validation_gaps()) j.value(gap);
-  j.end_array();
-}
-}  // namespace
-
-void write_row_fields(JsonWriter& j, const CollectiveRow& row) {
-  j.key("size_bytes").value(static_cast<std::int64_t>(row.size_bytes));
-  if (row.time >= 0) {
-    j.key("time_us").value(to_us(row.time));
-  } else {
-    j.key("time_us").null();
-  }
-  j.key("algbw_GBps").value(row.algbw_GBps);
-  j.key("busbw_GBps").value(row.busbw_GBps);
-  j.key("data_check").value(row.data_check);
-  j.key("algorithm").value(row.algorithm);
-  j.key("nccl_algo").value(nccl_algo_name(row.algorithm));
-  j.key("nccl_proto").value(row.protocol);
-  if (row.nccl_model_us >= 0) {
-    j.key("nccl_model_us").value(row.nccl_model_us);
-  } else {
-    j.key("nccl_model_us").null();
-  }
-}
-
-namespace {
 
 // At flow fidelity: the bytes a link carried over what it could have.
 double flow_utilization(const FlowModel& f, std::uint32_t link, Time sim_time) {
@@ -438,26 +399,6 @@ std::string results_json(const ScenarioRun& run) {
   }
   j.end_object();
   return j.str();
-}
-
-void print_collective_table(std::ostream& out, const CollectiveSweep& c) {
-  char line[256];
-  out << "  model: " << c.model_description() << "\n";
-  for (const std::string& gap : c.validation_gaps()) {
-    out << "  outside the validated corpus (configs/validation/corpus.tsv): " << gap << "\n";
-  }
-  std::snprintf(line, sizeof line, "  %14s %14s %6s %12s %10s %10s  %-9s %-6s %12s  %s\n", "size(B)", "count", "type", "time(us)",
-                "algbw", "busbw", "algo", "proto", "nccl(us)", "data");
-  out << line;
-  for (const CollectiveRow& row : c.rows()) {
-    char nccl[32] = "-";
-    if (row.nccl_model_us >= 0) std::snprintf(nccl, sizeof nccl, "%.2f", row.nccl_model_us);
-    std::snprintf(line, sizeof line, "  %14lld %14lld %6s %12.2f %10.2f %10.2f  %-9s %-6s %12s  %s\n",
-                  static_cast<long long>(row.size_bytes), static_cast<long long>(row.size_bytes / 4), "float",
-                  row.time >= 0 ? to_us(row.time) : -1.0, row.algbw_GBps, row.busbw_GBps, nccl_algo_name(row.algorithm),
-                  row.protocol.c_str(), nccl, row.data_check.c_str());
-    out << line;
-  }
 }
 
 void print_summary(std::ostream& out, const ScenarioRun& run, const std::string& results_path) {

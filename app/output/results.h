@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/output/collective_report.h"
 #include "app/output/json_writer.h"
 #include "app/scenario.h"
 
@@ -13,15 +14,11 @@ namespace fabricsim {
 // results.json: run facts, one record per message and one per link direction.
 // Deterministic for a given config and seed except `wall_seconds`.
 std::string results_json(const ScenarioRun& run);
-// One collective size's figures, as nccl-tests reports them (time_us null if unfinished).
-void write_row_fields(JsonWriter& j, const CollectiveRow& row);
 
 // Link direction `i`'s utilization over the run (busy time, or at flow fidelity the bytes
 // carried, over what the simulated time allowed).
 double link_utilization(const ScenarioRun& run, std::size_t i);
 
-// nccl-tests-style rows: size, count (floats), type, time, algbw, busbw (GB/s), data check.
-void print_collective_table(std::ostream& out, const CollectiveSweep& c);
 
 // A few lines for a person at a terminal.
 void print_summary(std::ostream& out, const ScenarioRun& run, const std::string& results_path);
