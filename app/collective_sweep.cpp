@@ -118,12 +118,13 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
     if (p.op != config_.op) throw std::invalid_argument(std::string("the algorithm does ") + op_name(p.op) + ", the workload asks for " + op_name(config_.op));
     return p;
   }
+  const TunerChoice choice = choice_for(bytes);
   AlgorithmParams params;
-  params.channels = channels_for(choice_for(bytes));
+  // The config's channels, else NCCL's for what it chose (one ring or tree on the ideal network).
+  params.channels = config_.channels > 0 ? config_.channels : std::max(1, choice.nccl_channels);
   params.chunk_bytes = config_.chunk_bytes;
   params.root = config_.root;
   params.local_size = local_size_;
-  const TunerChoice choice = choice_for(bytes);
   if (choice.algorithm == "nvls" || choice.algorithm == "nvls_tree") params.start_latency_ps = nvls_latency_;
   CollectiveProgram p = build_collective(choice.algorithm, config_.op, ranks_, bytes, params);
   if (choice.protocol != NcclProtocol::kNone) {
@@ -135,15 +136,6 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
     p.start_latency_ps = std::max<std::int64_t>(p.start_latency_ps, static_cast<std::int64_t>(extra_ps));
   }
   return p;
-}
-
-int CollectiveSweep::channels_for(const TunerChoice& choice) const {
-  if (config_.channels > 0) return config_.channels;
-  if (choice.protocol == NcclProtocol::kNone) return 1;  // the ideal network: one ring or tree
-  // NCCL's own: its ring and tree graphs' channels; CollNet's a channel per NIC; NVLS its 16.
-  const NcclSystem s = nccl_system(tuner_facts_);
-  if (const auto a = nccl_algo_from_key(choice.algorithm)) return std::max(1, s.graphs[static_cast<std::size_t>(*a)].channels);
-  return 1;
 }
 
 std::string CollectiveSweep::model_description() const {

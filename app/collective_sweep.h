@@ -72,12 +72,10 @@ class CollectiveSweep final {
   // The algorithm and protocol for this size: the configured ones, or the tuner's
   // choice under `auto`.
   TunerChoice choice_for(std::int64_t bytes) const;
-  void start_next(Time at);
+  void start_next(Time at);  // records the size that ended and starts the next at `at`
   // What the simulated links themselves charge along `algorithm`'s critical path, in us
   // (NCCL's latency figures include it).
   double wire_latency_us(const std::string& algorithm) const;
-  // The channels a size runs on: the config's, else NCCL's for the chosen algorithm.
-  int channels_for(const TunerChoice& choice) const;  // records the size that ended and starts the next at `at`
 
   Network* network_;
   CollectiveConfig config_;

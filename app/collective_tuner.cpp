@@ -100,7 +100,8 @@ void choose_by_nccl_model(TunerChoice& choice, CollectiveOp op, std::int64_t byt
                           const std::string& algorithm, const std::string& protocol) {
   const std::optional<NcclRules> rules = nccl_rules(f.nccl_version);
   if (!rules || (f.nvlink_GBps <= 0 && f.node_nic_GBps <= 0)) return;
-  const NcclCostModel model(*rules, nccl_system(f));
+  const NcclSystem system = nccl_system(f);
+  const NcclCostModel model(*rules, system);
   std::vector<NcclProtocol> protocols{NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
   if (protocol != "auto") protocols = {protocol_from_name(protocol).value_or(NcclProtocol::kSimple)};
   double best = -1;
@@ -117,6 +118,7 @@ void choose_by_nccl_model(TunerChoice& choice, CollectiveOp op, std::int64_t byt
         choice.protocol = p;
         choice.nccl_time_us = t;
         choice.nccl_latency_us = model.latency_us(op, a, p, bytes);
+        choice.nccl_channels = system.graphs[static_cast<std::size_t>(a)].channels;
         const double simple = model.cost(op, a, NcclProtocol::kSimple).algbw_GBps;
         const double mine = model.cost(op, a, p).algbw_GBps;
         choice.wire_factor = std::max(protocol_wire_factor(p), simple > 0 && mine > 0 ? simple / mine : 1.0);

@@ -59,6 +59,7 @@ struct TunerChoice {
   // -1 and 0 otherwise).
   double nccl_time_us = -1;
   double nccl_latency_us = 0;
+  int nccl_channels = 0;  // the chosen algorithm's channels in NCCL's graph (0: no NCCL model)
   // Bytes the network moves per payload byte under the chosen protocol: its flags (LL 2,
   // LL128 128/120), or, where NCCL's model gives the protocol less of Simple's bandwidth
   // than that (LL's cap, LL128's per-channel cap: what the GPU's threads sustain), that

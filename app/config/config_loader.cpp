@@ -136,7 +136,7 @@ NetworkConfig read_network(MapReader m) {
     }
     n.nccl_version = nccl_rules(v)->version;
   }
-  n.cpu_amd = m.choice<bool>("cpu", {{"intel", false}, {"amd", true}}, false);
+  n.cpu_amd = m.choice<bool>("cpu", {{"intel", false}, {"amd", true}}, n.cpu_amd);
   m.finish();
   return n;
 }
@@ -175,7 +175,7 @@ void read_collective(MapReader& m, CollectiveConfig& c) {
   c.algorithm = m.choice<std::string>("algorithm", algorithms, std::string("ring"));
   c.protocol_given = m.has("protocol");
   c.protocol = m.choice<std::string>("protocol", {{"none", "none"}, {"auto", "auto"}, {"simple", "simple"}, {"ll", "ll"}, {"ll128", "ll128"}},
-                                     std::string("auto"));
+                                     c.protocol);
   if (c.algorithm == "msccl" || c.algorithm == "steps") {
     c.file = m.string("file");
     c.file_source = m.context().source(m.node()["file"], m.child_path("file"));
