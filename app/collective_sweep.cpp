@@ -205,7 +205,16 @@ void CollectiveSweep::start_next(Time at) {
   if (next_ >= config_.sizes.size()) return;
   const std::int64_t bytes = config_.sizes[next_++];
   const TunerChoice choice = choice_for(bytes);
-  rows_.push_back({bytes, -1, 0, 0, "not finished", choice.algorithm, protocol_name(choice.protocol), choice.nccl_time_us});
+  CollectiveRow& row = rows_.emplace_back();
+  row.size_bytes = bytes;
+  row.data_check = "not finished";
+  row.algorithm = choice.algorithm;
+  row.protocol = protocol_name(choice.protocol);
+  row.nccl_model_us = choice.nccl_time_us;
+  if (nccl_model() && config_.op == CollectiveOp::kAllReduce) {
+    const int nodes = (ranks_ + std::max(1, local_size_) - 1) / std::max(1, local_size_);
+    row.error_band = error_band(built_in_corpus_errors(), nccl_algo_name(choice.algorithm), row.protocol, bytes, nodes);
+  }
   CollectiveOptions options;
   options.reduce_bytes_per_second = config_.reduce_bytes_per_second;
   options.check_data = config_.check_data;

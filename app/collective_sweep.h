@@ -12,6 +12,7 @@
 
 #include "app/collective_tuner.h"
 #include "app/config/config.h"
+#include "app/validation/error_bands.h"
 #include "sim/network.h"
 #include "sim/process_group.h"
 #include "topologies/topology.h"
@@ -28,6 +29,9 @@ struct CollectiveRow {
   std::string algorithm;   // what ran (the tuner's choice under `auto`)
   std::string protocol = "Simple";
   double nccl_model_us = -1;  // NCCL's own prediction for what ran (-1: no NCCL model ran)
+  // The errors the accuracy corpus saw for rows like this one (AllReduce under NCCL's
+  // model only: what the corpus measured); not found elsewhere.
+  ErrorBand error_band;
 };
 
 // NCCL's names for our algorithms (NCCL_ALGO), as nccl-tests users read them.

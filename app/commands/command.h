@@ -31,6 +31,7 @@ extern const Command kSweepCommand;
 extern const Command kCompareCommand;
 extern const Command kWhatifCommand;
 extern const Command kCalibrateCommand;
+extern const Command kErrorBandsCommand;
 
 // In the order the help lists them.
 const std::vector<const Command*>& all_commands();

@@ -1,0 +1,123 @@
+// `fabricsim error-bands`. One command, one file: its options, usage and what it runs.
+#include "app/commands/command_support.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+
+#include "app/output/json_writer.h"
+#include "app/validation/error_bands.h"
+
+namespace fabricsim {
+
+namespace {
+
+void add_options(po::options_description& options) {
+  options.add_options()("json", "print one JSON object")("markdown", "print Markdown tables (docs/accuracy.md)");
+}
+
+// One regime per algorithm, protocol, size band and node side the corpus has rows of.
+std::vector<ErrorBand> regimes(const std::vector<CorpusError>& corpus) {
+  std::vector<std::tuple<std::string, std::string, SizeBand, bool>> seen;
+  std::vector<ErrorBand> out;
+  for (const CorpusError& e : corpus) {
+    const auto key = std::make_tuple(e.algorithm, e.protocol, size_band(e.bytes), e.nodes > 1);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    out.push_back(error_band(corpus, e.algorithm, e.protocol, e.bytes, e.nodes));
+  }
+  return out;
+}
+
+int error_bands_command(const po::variables_map& vm) {
+  std::vector<CorpusError> corpus;
+  try {
+    if (vm.count("config")) {
+      const std::string path = vm["config"].as<std::string>();
+      std::ifstream in(path);
+      if (!in) throw std::runtime_error(path + ": cannot be read");
+      std::ostringstream text;
+      text << in.rdbuf();
+      corpus = parse_corpus_errors(text.str().c_str());
+    } else {
+      corpus = built_in_corpus_errors();
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "fabricsim error-bands: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  const std::vector<ErrorBand> bands = regimes(corpus);
+  const std::vector<LeaveOneOut> checks = leave_one_out(corpus);
+  char line[256];
+  if (vm.count("json")) {
+    JsonWriter j;
+    j.begin_object();
+    j.key("bands").begin_array();
+    for (const ErrorBand& b : bands) {
+      j.begin_object();
+      j.key("regime").value(b.regime);
+      j.key("low").value(b.low);
+      j.key("high").value(b.high);
+      j.key("rows").value(static_cast<std::int64_t>(b.rows));
+      j.key("tables").value(static_cast<std::int64_t>(b.tables));
+      j.end_object();
+    }
+    j.end_array();
+    j.key("leave_one_out").begin_array();
+    for (const LeaveOneOut& l : checks) {
+      j.begin_object();
+      j.key("table").value(l.table);
+      j.key("rows").value(static_cast<std::int64_t>(l.rows));
+      j.key("banded").value(static_cast<std::int64_t>(l.banded));
+      j.key("covered").value(static_cast<std::int64_t>(l.covered));
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+    std::cout << j.str() << "\n";
+  } else if (vm.count("markdown")) {
+    std::cout << "| regime | error band | rows | tables |\n| --- | ---: | ---: | ---: |\n";
+    for (const ErrorBand& b : bands) {
+      std::snprintf(line, sizeof line, "| %s | %+.1f%% to %+.1f%% | %d | %d |\n", b.regime.c_str(), b.low * 100, b.high * 100,
+                    b.rows, b.tables);
+      std::cout << line;
+    }
+    std::cout << "\nLeave one out: each predicted table's rows of 1 MiB and up against the bands the other tables give.\n\n"
+              << "| table | rows | with a band | inside it |\n| --- | ---: | ---: | ---: |\n";
+    for (const LeaveOneOut& l : checks) {
+      std::snprintf(line, sizeof line, "| %s | %d | %d | %d (%.0f%%) |\n", l.table.c_str(), l.rows, l.banded, l.covered,
+                    l.banded > 0 ? 100.0 * l.covered / l.banded : 0.0);
+      std::cout << line;
+    }
+  } else {
+    std::cout << "# fabricsim error-bands: " << corpus.size() << " predicted rows\n";
+    for (const ErrorBand& b : bands) {
+      std::snprintf(line, sizeof line, "  %-48s %+7.1f%% .. %+7.1f%%  %3d rows from %d table(s)\n", b.regime.c_str(), b.low * 100,
+                    b.high * 100, b.rows, b.tables);
+      std::cout << line;
+    }
+    std::cout << "  leave one out (rows of 1 MiB and up; inside the other tables' band):\n";
+    for (const LeaveOneOut& l : checks) {
+      std::snprintf(line, sizeof line, "  %-24s %3d rows, %3d with a band, %3d inside\n", l.table.c_str(), l.rows, l.banded,
+                    l.covered);
+      std::cout << line;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+const Command kErrorBandsCommand{
+    "error-bands",
+    "fabricsim error-bands [CORPUS_ERRORS_TSV] [--json | --markdown]\n",
+    "the accuracy corpus's error bands per regime, and how often each table falls inside the others' (leave one out)",
+    add_options,
+    [](const po::variables_map& vm, int, char**) { return error_bands_command(vm); },
+};
+
+}  // namespace fabricsim

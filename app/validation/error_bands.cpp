@@ -1,0 +1,115 @@
+#include "app/validation/error_bands.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace fabricsim {
+
+const char* validation_corpus_errors_text();  // app/validation/corpus_data.cpp.in
+
+SizeBand size_band(std::int64_t bytes) {
+  if (bytes < (std::int64_t{1} << 20)) return SizeBand::kSmall;
+  if (bytes < (std::int64_t{64} << 20)) return SizeBand::kMid;
+  return SizeBand::kLarge;
+}
+
+const char* size_band_name(SizeBand band) {
+  switch (band) {
+    case SizeBand::kSmall: return "< 1 MiB";
+    case SizeBand::kMid: return "1-64 MiB";
+    case SizeBand::kLarge: return ">= 64 MiB";
+  }
+  return "?";
+}
+
+std::vector<CorpusError> parse_corpus_errors(const char* text) {
+  std::vector<CorpusError> out;
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty() || line[0] == '#' || line.rfind("table\t", 0) == 0) continue;
+    std::vector<std::string> f;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, '\t');) f.push_back(cell);
+    // table, use, nodes, algorithm/protocol, bytes, measured busbw, simulated busbw, error
+    if (f.size() != 8) throw std::runtime_error("corpus_errors.tsv line " + std::to_string(number) + ": expected 8 columns");
+    if (f[1] != "prediction") continue;
+    CorpusError e;
+    e.table = f[0];
+    e.nodes = std::stoi(f[2]);
+    const auto slash = f[3].find('/');
+    e.algorithm = f[3].substr(0, slash);
+    e.protocol = slash == std::string::npos ? "" : f[3].substr(slash + 1);
+    e.bytes = std::stoll(f[4]);
+    if (std::stod(f[5]) <= 0) continue;  // nothing measured: no error to learn from
+    e.error = std::stod(f[7]);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+const std::vector<CorpusError>& built_in_corpus_errors() {
+  static const std::vector<CorpusError> corpus = parse_corpus_errors(validation_corpus_errors_text());
+  return corpus;
+}
+
+namespace {
+
+ErrorBand band_of(const std::vector<const CorpusError*>& rows, std::string regime) {
+  ErrorBand b;
+  if (rows.empty()) return b;
+  b.found = true;
+  b.regime = std::move(regime);
+  b.low = rows.front()->error;
+  b.high = rows.front()->error;
+  std::set<std::string> tables;
+  for (const CorpusError* r : rows) {
+    b.low = std::min(b.low, r->error);
+    b.high = std::max(b.high, r->error);
+    tables.insert(r->table);
+  }
+  b.rows = static_cast<int>(rows.size());
+  b.tables = static_cast<int>(tables.size());
+  return b;
+}
+
+}  // namespace
+
+ErrorBand error_band(const std::vector<CorpusError>& corpus, const std::string& algorithm, const std::string& protocol,
+                     std::int64_t bytes, int nodes, const std::string& left_out) {
+  const SizeBand band = size_band(bytes);
+  const bool across = nodes > 1;
+  std::vector<const CorpusError*> same_pair, same_algorithm, same_size;
+  for (const CorpusError& e : corpus) {
+    if (e.table == left_out || size_band(e.bytes) != band || (e.nodes > 1) != across) continue;
+    same_size.push_back(&e);
+    if (e.algorithm != algorithm) continue;
+    same_algorithm.push_back(&e);
+    if (e.protocol == protocol) same_pair.push_back(&e);
+  }
+  const std::string where = std::string(size_band_name(band)) + (across ? ", across nodes" : ", one node");
+  if (!same_pair.empty()) return band_of(same_pair, algorithm + "/" + protocol + ", " + where);
+  if (!same_algorithm.empty()) return band_of(same_algorithm, algorithm + " (any protocol), " + where);
+  return band_of(same_size, "any algorithm, " + where);
+}
+
+std::vector<LeaveOneOut> leave_one_out(const std::vector<CorpusError>& corpus) {
+  std::vector<LeaveOneOut> out;
+  for (const CorpusError& e : corpus) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const LeaveOneOut& l) { return l.table == e.table; });
+    if (it == out.end()) it = out.insert(out.end(), LeaveOneOut{e.table});
+    if (e.bytes < (std::int64_t{1} << 20)) continue;
+    ++it->rows;
+    const ErrorBand b = error_band(corpus, e.algorithm, e.protocol, e.bytes, e.nodes, e.table);
+    if (!b.found) continue;
+    ++it->banded;
+    if (e.error >= b.low && e.error <= b.high) ++it->covered;
+  }
+  return out;
+}
+
+}  // namespace fabricsim

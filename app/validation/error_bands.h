@@ -1,0 +1,57 @@
+#pragma once
+// Expected error of a predicted collective, from the accuracy corpus: every row of every
+// predicted table (configs/validation/corpus_errors.tsv, written by scripts/accuracy
+// --write) is one measured error, simulated busbw / measured busbw - 1. A row's band is
+// the range of the errors the corpus saw in its regime: the same algorithm and protocol,
+// the same size band and one node or several. Where the corpus has no row of that regime
+// the band widens to the algorithm, then to the size band alone, and says so.
+// A band is an observation, not a bound: docs/accuracy.md says how often each table's
+// rows fell inside the band the other tables gave (leave one out).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fabricsim {
+
+struct CorpusError {
+  std::string table;
+  int nodes = 1;
+  std::string algorithm;  // NCCL's name: Ring, Tree, NVLS, NVLSTree, CollNetDirect
+  std::string protocol;   // LL, LL128, Simple
+  std::int64_t bytes = 0;
+  double error = 0;  // simulated busbw / measured busbw - 1
+};
+
+enum class SizeBand { kSmall, kMid, kLarge };  // < 1 MiB, [1 MiB, 64 MiB), >= 64 MiB
+SizeBand size_band(std::int64_t bytes);
+const char* size_band_name(SizeBand band);
+
+struct ErrorBand {
+  bool found = false;  // false: the corpus has no predicted row of this size band
+  double low = 0;      // the most negative error seen (simulated below measured)
+  double high = 0;     // the most positive error seen
+  int rows = 0;
+  int tables = 0;
+  std::string regime;  // what matched, e.g. "Ring/Simple, >= 64 MiB, across nodes"
+};
+
+// The predicted rows of corpus_errors.tsv's text; throws std::runtime_error on a
+// malformed line (the file is ours: a bad line is a bug, not input).
+std::vector<CorpusError> parse_corpus_errors(const char* text);
+// The corpus as built into this binary.
+const std::vector<CorpusError>& built_in_corpus_errors();
+
+// The band for one predicted row; rows of `left_out` (a table's name) are ignored.
+ErrorBand error_band(const std::vector<CorpusError>& corpus, const std::string& algorithm, const std::string& protocol,
+                     std::int64_t bytes, int nodes, const std::string& left_out = {});
+
+// Leave one out: each table's rows checked against the bands of the other tables.
+struct LeaveOneOut {
+  std::string table;
+  int rows = 0;     // rows at 1 MiB and up
+  int banded = 0;   // of those, rows the other tables gave a band for
+  int covered = 0;  // of those, rows whose error lay inside that band
+};
+std::vector<LeaveOneOut> leave_one_out(const std::vector<CorpusError>& corpus);
+
+}  // namespace fabricsim

@@ -1,0 +1,91 @@
+// Error bands from the accuracy corpus's measured errors: hand-made corpora whose bands
+// and leave-one-out counts are counted by hand.
+#include <doctest/doctest.h>
+
+#include "app/validation/error_bands.h"
+
+using namespace fabricsim;
+
+namespace {
+// table, use, nodes, algorithm/protocol, bytes, measured, simulated, error
+const char* kCorpus =
+    "# a comment\n"
+    "table\tuse\tnodes\talgorithm/protocol\tbytes\tmeasured_busbw_GBps\tsimulated_busbw_GBps\terror\n"
+    "fitted\tcalibration\t1\tNVLS/-\t134217728\t100\t150\t0.5\n"
+    "a\tprediction\t2\tRing/Simple\t134217728\t100\t110\t0.10\n"
+    "a\tprediction\t2\tRing/Simple\t268435456\t100\t95\t-0.05\n"
+    "a\tprediction\t2\tTree/LL128\t2097152\t100\t130\t0.30\n"
+    "a\tprediction\t2\tTree/LL\t8\t0\t0.01\t0\n"
+    "b\tprediction\t2\tRing/Simple\t536870912\t100\t120\t0.20\n"
+    "b\tprediction\t2\tRing/LL128\t4194304\t100\t102\t0.02\n"
+    "c\tprediction\t4\tNVLSTree/Simple\t1073741824\t100\t108\t0.08\n";
+}  // namespace
+
+TEST_CASE("the corpus's predicted rows are read; fitted rows and rows with nothing measured are not") {
+  const auto rows = parse_corpus_errors(kCorpus);
+  REQUIRE(rows.size() == 6);
+  CHECK(rows[0].table == "a");
+  CHECK(rows[0].algorithm == "Ring");
+  CHECK(rows[0].protocol == "Simple");
+  CHECK(rows[0].bytes == 134217728);
+  CHECK(rows[0].nodes == 2);
+  CHECK(rows[0].error == doctest::Approx(0.10));
+  CHECK_THROWS(parse_corpus_errors("a\tprediction\t2\n"));
+}
+
+TEST_CASE("a band is the range of the errors of its regime, widened only where the regime has no row") {
+  const auto corpus = parse_corpus_errors(kCorpus);
+  // Ring/Simple >= 64 MiB across nodes: 0.10, -0.05 (a) and 0.20 (b).
+  ErrorBand b = error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 2);
+  REQUIRE(b.found);
+  CHECK(b.low == doctest::Approx(-0.05));
+  CHECK(b.high == doctest::Approx(0.20));
+  CHECK(b.rows == 3);
+  CHECK(b.tables == 2);
+  CHECK(b.regime == "Ring/Simple, >= 64 MiB, across nodes");
+  // Ring/LL at 2 MiB: no Ring/LL row; the ring's 1-64 MiB rows are b's LL128 one.
+  b = error_band(corpus, "Ring", "LL", std::int64_t{2} << 20, 16);
+  REQUIRE(b.found);
+  CHECK(b.low == doctest::Approx(0.02));
+  CHECK(b.high == doctest::Approx(0.02));
+  CHECK(b.regime == "Ring (any protocol), 1-64 MiB, across nodes");
+  // NVLS at 8 MiB: no NVLS row in the band; any algorithm there: 0.30 and 0.02.
+  b = error_band(corpus, "NVLS", "Simple", std::int64_t{8} << 20, 2);
+  REQUIRE(b.found);
+  CHECK(b.low == doctest::Approx(0.02));
+  CHECK(b.high == doctest::Approx(0.30));
+  CHECK(b.regime == "any algorithm, 1-64 MiB, across nodes");
+  // One node: the corpus has no predicted single-node row.
+  CHECK_FALSE(error_band(corpus, "NVLS", "Simple", std::int64_t{1} << 30, 1).found);
+  // Leaving a table out: Ring/Simple from b alone.
+  b = error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 2, "a");
+  CHECK(b.low == doctest::Approx(0.20));
+  CHECK(b.high == doctest::Approx(0.20));
+}
+
+TEST_CASE("leave one out checks each table's rows of 1 MiB and up against the other tables' bands") {
+  const auto checks = leave_one_out(parse_corpus_errors(kCorpus));
+  REQUIRE(checks.size() == 3);
+  // a: Ring/Simple 0.10 and -0.05 against b's [0.20, 0.20]: outside; Tree/LL128 0.30 at
+  // 2 MiB against any algorithm 1-64 MiB from b: [0.02, 0.02]: outside.
+  CHECK(checks[0].table == "a");
+  CHECK(checks[0].rows == 3);
+  CHECK(checks[0].banded == 3);
+  CHECK(checks[0].covered == 0);
+  // b: 0.20 against a's [-0.05, 0.10]: outside; Ring/LL128 0.02 at 4 MiB against the
+  // ring's 1-64 MiB rows of a: none, so any algorithm there: a's Tree 0.30: outside.
+  CHECK(checks[1].rows == 2);
+  CHECK(checks[1].banded == 2);
+  CHECK(checks[1].covered == 0);
+  // c: NVLSTree at 1 GiB on 4 nodes against any algorithm >= 64 MiB across nodes: a and
+  // b's ring rows, [-0.05, 0.20]: 0.08 inside.
+  CHECK(checks[2].rows == 1);
+  CHECK(checks[2].banded == 1);
+  CHECK(checks[2].covered == 1);
+}
+
+TEST_CASE("the built-in corpus errors are configs/validation/corpus_errors.tsv's predicted rows") {
+  const auto& corpus = built_in_corpus_errors();
+  REQUIRE_FALSE(corpus.empty());
+  for (const CorpusError& e : corpus) CHECK(e.table != "h100_1node_nvls");  // a calibration table
+}
