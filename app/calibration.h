@@ -8,7 +8,7 @@
 #include "calibrate/gpu_probe.h"
 #include "calibrate/fit.h"
 #include "calibrate/log_import.h"
-#include "workloads/collective.h"
+#include "workloads/collectives/collective.h"
 
 namespace fabricsim {
 

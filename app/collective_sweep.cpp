@@ -7,9 +7,9 @@
 #include "app/config/config_error.h"
 #include "app/custom_steps.h"
 #include "app/validation/coverage.h"
-#include "workloads/collective_algorithms.h"
-#include "workloads/collective_data.h"
-#include "workloads/msccl_xml.h"
+#include "workloads/collectives/collective_algorithms.h"
+#include "workloads/collectives/collective_data.h"
+#include "workloads/collectives/msccl_xml.h"
 
 namespace fabricsim {
 

@@ -16,7 +16,7 @@
 #include "sim/network.h"
 #include "sim/process_group.h"
 #include "topologies/topology.h"
-#include "workloads/collective_executor.h"
+#include "workloads/collectives/collective_executor.h"
 
 namespace fabricsim {
 

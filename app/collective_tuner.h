@@ -3,7 +3,7 @@
 // With protocols on (`auto` or a named one) every candidate NCCL has here (ring; NCCL's
 // tree for AllReduce across whole nodes; NVLS on one NVSwitch domain whose switches
 // reduce; NVLS-tree across such nodes; CollNet Direct where the rail switches run SHARP)
-// is costed per protocol by NCCL's own model (workloads/nccl_tuning.h) for the chosen
+// is costed per protocol by NCCL's own model (workloads/collectives/nccl_tuning.h) for the chosen
 // NCCL release, and the least predicted time wins, as NCCL picks. With `protocol: none`
 // (the ideal network) the estimate is the network's alone: latency + size / bandwidth.
 #include <cstdint>
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "app/config/config.h"
-#include "workloads/collective.h"
-#include "workloads/nccl_protocol.h"
-#include "workloads/nccl_tuning.h"
+#include "workloads/collectives/collective.h"
+#include "workloads/collectives/nccl_protocol.h"
+#include "workloads/collectives/nccl_tuning.h"
 
 namespace fabricsim {
 

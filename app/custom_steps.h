@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "workloads/collective.h"
+#include "workloads/collectives/collective.h"
 
 namespace fabricsim {
 

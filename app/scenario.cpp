@@ -18,11 +18,11 @@
 #include "topologies/compile.h"
 #include "topologies/faults.h"
 #include "sim/rng.h"
-#include "workloads/flow_size_cdf.h"
-#include "workloads/synthetic_traffic.h"
-#include "workloads/chakra/chakra_import.h"
-#include "workloads/trace.h"
-#include "workloads/transformer_trace.h"
+#include "workloads/traffic/flow_size_cdf.h"
+#include "workloads/traffic/synthetic_traffic.h"
+#include "workloads/traces/chakra/chakra_import.h"
+#include "workloads/traces/trace.h"
+#include "workloads/traces/transformer_trace.h"
 #include "app/config/model_files.h"
 
 namespace fabricsim {

@@ -21,8 +21,8 @@
 #include "topologies/topology.h"
 #include "app/collective_sweep.h"
 #include "sim/deadlock_detector.h"
-#include "workloads/trace_replay.h"
-#include "workloads/message_schedule.h"
+#include "workloads/traces/trace_replay.h"
+#include "workloads/traffic/message_schedule.h"
 
 namespace fabricsim {
 

@@ -10,7 +10,7 @@
 #include "app/output/results.h"
 #include "app/scenario.h"
 #include "test_support.h"
-#include "workloads/trace.h"
+#include "workloads/traces/trace.h"
 
 using namespace fabricsim;
 

@@ -8,9 +8,9 @@
 #include "app/custom_steps.h"
 #include "app/scenario.h"
 #include "test_support.h"
-#include "workloads/collective_algorithms.h"
-#include "workloads/collective_data.h"
-#include "workloads/msccl_xml.h"
+#include "workloads/collectives/collective_algorithms.h"
+#include "workloads/collectives/collective_data.h"
+#include "workloads/collectives/msccl_xml.h"
 
 using namespace fabricsim;
 

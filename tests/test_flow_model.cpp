@@ -9,9 +9,9 @@
 #include "app/scenario.h"
 #include "sim/flow_model.h"
 #include "sim/simulator.h"
-#include "workloads/collective_algorithms.h"
-#include "workloads/coupled_ring.h"
-#include "workloads/trace.h"
+#include "workloads/collectives/collective_algorithms.h"
+#include "workloads/collectives/coupled_ring.h"
+#include "workloads/traces/trace.h"
 #include "test_support.h"
 
 using namespace fabricsim;

@@ -12,8 +12,8 @@
 #include "app/config/config_loader.h"
 #include "app/scenario.h"
 #include "test_support.h"
-#include "workloads/collective_algorithms.h"
-#include "workloads/collective_data.h"
+#include "workloads/collectives/collective_algorithms.h"
+#include "workloads/collectives/collective_data.h"
 
 using namespace fabricsim;
 

@@ -7,8 +7,8 @@
 #include "app/config/config_loader.h"
 #include "app/scenario.h"
 #include "test_support.h"
-#include "workloads/chakra/chakra_import.h"
-#include "workloads/trace_replay.h"
+#include "workloads/traces/chakra/chakra_import.h"
+#include "workloads/traces/trace_replay.h"
 
 using namespace fabricsim;
 

@@ -1,4 +1,4 @@
-// NCCL's protocols (workloads/nccl_protocol.h): NCCL's own latency and bandwidth figures
+// NCCL's protocols (workloads/collectives/nccl_protocol.h): NCCL's own latency and bandwidth figures
 // by hand, and a ring under LL through the packet network against its closed form.
 #include <doctest/doctest.h>
 
@@ -10,8 +10,8 @@
 #include "app/collective_tuner.h"
 #include "app/scenario.h"
 #include "test_support.h"
-#include "workloads/nccl_protocol.h"
-#include "workloads/nccl_tuning.h"
+#include "workloads/collectives/nccl_protocol.h"
+#include "workloads/collectives/nccl_tuning.h"
 
 using namespace fabricsim;
 

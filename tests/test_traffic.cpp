@@ -10,8 +10,8 @@
 #include "app/config/config_loader.h"
 #include "app/output/flow_stats.h"
 #include "app/scenario.h"
-#include "workloads/flow_size_cdf.h"
-#include "workloads/synthetic_traffic.h"
+#include "workloads/traffic/flow_size_cdf.h"
+#include "workloads/traffic/synthetic_traffic.h"
 
 using namespace fabricsim;
 

@@ -10,9 +10,9 @@
 #include "app/scenario.h"
 #include "app/output/training_report.h"
 #include "test_support.h"
-#include "workloads/chakra/chakra_import.h"
-#include "workloads/trace.h"
-#include "workloads/transformer_trace.h"
+#include "workloads/traces/chakra/chakra_import.h"
+#include "workloads/traces/trace.h"
+#include "workloads/traces/transformer_trace.h"
 
 using namespace fabricsim;
 

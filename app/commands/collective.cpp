@@ -10,7 +10,7 @@
 #include "app/config/config_error.h"
 #include "app/output/json_writer.h"
 #include "app/output/results.h"
-#include "workloads/nccl_protocol.h"
+#include "workloads/collectives/nccl_protocol.h"
 
 namespace fabricsim {
 

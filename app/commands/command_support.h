@@ -8,7 +8,7 @@
 #include "app/commands/command.h"
 #include "app/config/config.h"
 #include "app/scenario.h"
-#include "workloads/transformer_trace.h"
+#include "workloads/traces/transformer_trace.h"
 
 namespace fabricsim {
 

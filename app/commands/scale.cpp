@@ -11,7 +11,7 @@
 #include "app/config/model_files.h"
 #include "app/output/json_writer.h"
 #include "app/output/training_report.h"
-#include "workloads/trace.h"
+#include "workloads/traces/trace.h"
 
 namespace fabricsim {
 

@@ -6,7 +6,7 @@
 #include "app/config/config_loader.h"
 #include "app/config/model_files.h"
 #include "sim/units.h"
-#include "workloads/trace.h"
+#include "workloads/traces/trace.h"
 
 namespace fabricsim {
 

@@ -15,8 +15,8 @@
 #include "sim/time.h"
 #include "topologies/cluster.h"
 #include "topologies/faults.h"
-#include "workloads/collective.h"
-#include "workloads/nccl_tuning.h"
+#include "workloads/collectives/collective.h"
+#include "workloads/collectives/nccl_tuning.h"
 
 namespace fabricsim {
 
@@ -56,8 +56,8 @@ struct TopologyConfig {
   SourceRef nic_model_source;  // cluster.nic_model, where given
 };
 
-// Synthetic traffic for fabric studies (workloads/synthetic_traffic.h).
-// A collective (workloads/collective.h): one size, or a sweep of sizes run back to back.
+// Synthetic traffic for fabric studies (workloads/traffic/synthetic_traffic.h).
+// A collective (workloads/collectives/collective.h): one size, or a sweep of sizes run back to back.
 struct CollectiveConfig {
   CollectiveOp op = CollectiveOp::kAllReduce;
   std::string algorithm = "ring";   // a built-in algorithm, "auto", or "msccl" / "steps" with `file`
@@ -166,11 +166,11 @@ struct NetworkConfig {
   // Flow fidelity: solve rates at most once per this interval (0: at every change, exact).
   Time flow_rate_interval = 0;
   // Flow fidelity, trace replay: which ring collectives run as one flow per channel over
-  // all their edges (workloads/coupled_ring.h) instead of a flow per send: none
+  // all their edges (workloads/collectives/coupled_ring.h) instead of a flow per send: none
   // (`steps`), those inside one node's NVSwitch domain (`in_node`), every one (`coupled`).
   enum class FlowRings : std::uint8_t { kSteps, kInNode, kCoupled };
   FlowRings flow_rings = FlowRings::kSteps;
-  // Whose tuning rules NCCL's model follows (workloads/nccl_tuning.h): a release line.
+  // Whose tuning rules NCCL's model follows (workloads/collectives/nccl_tuning.h): a release line.
   std::string nccl_version = kDefaultNcclVersion;
   // NCCL's LL cap across nodes and its per-step proxy overhead depend on the host CPU.
   bool cpu_amd = false;

@@ -10,8 +10,8 @@
 #include "app/config/congestion_control_config.h"
 #include "app/config/profile.h"
 #include "app/config/topology_config.h"
-#include "workloads/collective_algorithms.h"
-#include "workloads/nccl_tuning.h"
+#include "workloads/collectives/collective_algorithms.h"
+#include "workloads/collectives/nccl_tuning.h"
 #include "app/config/yaml_reader.h"
 
 namespace fabricsim {

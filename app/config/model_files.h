@@ -3,7 +3,7 @@
 // read with the same located errors as configs.
 #include <string>
 
-#include "workloads/transformer_trace.h"
+#include "workloads/traces/transformer_trace.h"
 
 namespace fabricsim {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "app/output/json_writer.h"
-#include "workloads/trace_replay.h"
+#include "workloads/traces/trace_replay.h"
 
 namespace fabricsim {
 

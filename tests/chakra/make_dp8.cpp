@@ -1,8 +1,8 @@
 #include <algorithm>
 // Writes tests/chakra: an 8-rank data-parallel step with a pipeline hand-off, as Chakra
 // files and as our JSON Lines, from the same operations.
-#include "workloads/chakra/chakra_import.h"
-#include "workloads/trace.h"
+#include "workloads/traces/chakra/chakra_import.h"
+#include "workloads/traces/trace.h"
 #include <string>
 using namespace fabricsim;
 int main(int argc, char** argv) {

@@ -1,0 +1,97 @@
+#include "workloads/collectives/coupled_ring.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/nic.h"
+
+namespace fabricsim {
+
+std::vector<CoupledRing::Ring> CoupledRing::on_hosts(const std::vector<Ring>& rings, const std::vector<HostId>& hosts) {
+  std::vector<Ring> out = rings;
+  for (Ring& r : out) {
+    for (auto& [from, to] : r.edges) {
+      from = hosts.at(from);
+      to = hosts.at(to);
+    }
+  }
+  return out;
+}
+
+std::vector<CoupledRing::Ring> CoupledRing::rings_for(CollectiveOp op, int n, std::int64_t bytes, const AlgorithmParams& params) {
+  if (n < 2 || params.chunk_bytes > 0 || params.start_latency_ps != 0) return {};
+  if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kAllGather && op != CollectiveOp::kReduceScatter) return {};
+  const int channels = std::max(1, params.channels);
+  // The program's slots: one per (rank's segment, channel), each ceil(bytes / slots).
+  const std::int64_t slots = static_cast<std::int64_t>(n) * channels;
+  const std::int64_t chunk = std::max<std::int64_t>(1, (bytes + slots - 1) / slots);
+  const int steps = op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
+  std::vector<Ring> rings(static_cast<std::size_t>(channels));
+  std::vector<int> successor(static_cast<std::size_t>(n));
+  for (int c = 0; c < channels; ++c) {
+    const std::vector<int> order = ring_order(n, c, params);
+    for (int i = 0; i < n; ++i) successor[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = order[static_cast<std::size_t>((i + 1) % n)];
+    Ring& ring = rings[static_cast<std::size_t>(c)];
+    ring.chunk = chunk;
+    ring.steps = steps;
+    for (int k = 0; k < n; ++k) ring.edges.emplace_back(static_cast<HostId>(k), static_cast<HostId>(successor[static_cast<std::size_t>(k)]));
+  }
+  return rings;
+}
+
+CoupledRing::CoupledRing(Network& network, std::vector<Ring> rings, std::uint16_t shares, std::uint8_t traffic_class,
+                         std::function<void(Time)> on_done)
+    : network_(&network), rings_(std::move(rings)), shares_(std::max<std::uint16_t>(1, shares)),
+      traffic_class_(traffic_class), on_done_(std::move(on_done)) {
+  if (rings_.empty()) throw std::invalid_argument("a coupled ring needs rings");
+}
+
+void CoupledRing::start_at(Time at) { network_->partition(0).schedule_at(*this, at); }
+
+void CoupledRing::on_event() {
+  if (!posted_) {
+    posted_ = true;
+    const NicConfig& nic = network_->params().nic;
+    for (const Ring& r : rings_) {
+      // Each share's sends are messages of their own on the wire: their own headers.
+      const std::int64_t each = r.chunk / shares_;
+      const std::int64_t wire = static_cast<std::int64_t>(shares_) * r.steps *
+                                (each + static_cast<std::int64_t>(packets_for(each, nic.mtu)) * nic.header_bytes);
+      const MessageId id = network_->add_message(r.edges[0].first, r.edges[0].second, r.chunk * r.steps, traffic_class_);
+      network_->dispatcher().assign(id, this, this);
+      ids_.push_back(id);
+      sent_.push_back(-1);
+      network_->post_ring_flow(id, r.edges, each, wire, shares_);
+    }
+    return;
+  }
+  done_ = true;
+  on_done_(network_->partition(0).now());
+}
+
+int CoupledRing::ring_of(MessageId id) const {
+  const auto it = std::find(ids_.begin(), ids_.end(), id);
+  return it == ids_.end() ? -1 : static_cast<int>(it - ids_.begin());
+}
+
+void CoupledRing::on_message_sent(MessageId id, Time now) {
+  const int r = ring_of(id);
+  if (r >= 0) sent_[static_cast<std::size_t>(r)] = now;
+}
+
+void CoupledRing::on_message_delivered(MessageId id, Time now) {
+  const int r = ring_of(id);
+  if (r < 0) return;
+  const Ring& ring = rings_[static_cast<std::size_t>(r)];
+  // The steps before the last each waited one path delay for their chunk.
+  const Time sent = sent_[static_cast<std::size_t>(r)];
+  const Time delay = sent >= 0 && sent <= now ? now - sent : 0;
+  end_ = std::max(end_, now + static_cast<Time>(ring.steps - 1) * delay);
+  if (++delivered_ == rings_.size()) network_->partition(0).schedule_at(*this, end_);
+}
+
+void CoupledRing::on_message_finished(MessageId id, Time) {
+  if (ring_of(id) >= 0) ++finished_;
+}
+
+}  // namespace fabricsim

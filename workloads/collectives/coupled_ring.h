@@ -1,0 +1,77 @@
+#pragma once
+// Flow fidelity (network.flow_rings: coupled): a ring collective as one flow per channel
+// instead of one per send. A ring of n ranks moves in 2(n - 1) steps (AllReduce; n - 1
+// for AllGather and ReduceScatter); in each step every rank sends a chunk to its
+// successor and the step ends when the slowest edge's chunk is in, so the whole ring runs
+// at the rate of its tightest edge. One flow over every edge's links (each edge loading
+// its own links, as its sends would) takes that rate by max-min, carries the edges'
+// bytes once, and is delivered one path delay D after it drains; each rank is done
+// (steps - 1) x D after that, the path delays of the steps before the last. That is the
+// step-by-step time, 2(n - 1) (chunk / rate + D), wherever the rate holds for the whole
+// collective; what differs is that the edges' links are loaded without the gaps of D
+// between steps, and that every rank finishes at once. A DP ring over n nodes is then
+// one flow, not 2(n - 1) n: flows grow with the collectives, not with ranks squared
+// (docs/model.md).
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "sim/event_queue.h"
+#include "sim/message.h"
+#include "sim/network.h"
+#include "workloads/collectives/collective.h"
+#include "workloads/collectives/collective_algorithms.h"
+
+namespace fabricsim {
+
+class CoupledRing final : public EventHandler, public MessageObserver {
+ public:
+  struct Ring {  // one channel's
+    std::vector<std::pair<HostId, HostId>> edges;  // sender, successor
+    int steps = 0;                                 // sends per edge
+    std::int64_t chunk = 0;                        // payload bytes per send
+  };
+  // The rings the ring algorithm's program for `op` (AllReduce, AllGather, ReduceScatter;
+  // one piece per segment) would have, worked out from its ring order without building
+  // the program, whose steps grow with ranks squared (39 million for a DP ring of 1,562
+  // ranks on 8 channels). Else empty. Edges name the collective's ranks (a trace's
+  // collectives repeat: worked out once per kind); `on_hosts` puts them on the members'
+  // endpoints.
+  static std::vector<Ring> rings_for(CollectiveOp op, int ranks, std::int64_t bytes, const AlgorithmParams& params);
+  static std::vector<Ring> on_hosts(const std::vector<Ring>& rings, const std::vector<HostId>& hosts);
+
+  // `shares`: each ring stands for that many equal rings on the same links (channels
+  // inside one NVSwitch domain, Message::shares). `on_done` is told when every rank is done.
+  CoupledRing(Network& network, std::vector<Ring> rings, std::uint16_t shares, std::uint8_t traffic_class,
+              std::function<void(Time)> on_done);
+  CoupledRing(const CoupledRing&) = delete;
+  CoupledRing& operator=(const CoupledRing&) = delete;
+
+  void start_at(Time at);
+  bool done() const { return done_; }
+  bool idle() const { return done_ && finished_ == rings_.size(); }
+
+  void on_event() override;
+  void on_message_sent(MessageId id, Time now) override;
+  void on_message_delivered(MessageId id, Time now) override;
+  void on_message_finished(MessageId id, Time now) override;
+
+ private:
+  int ring_of(MessageId id) const;
+
+  Network* network_;
+  std::vector<Ring> rings_;
+  std::uint16_t shares_;
+  std::uint8_t traffic_class_;
+  std::function<void(Time)> on_done_;
+  std::vector<MessageId> ids_;
+  std::vector<Time> sent_;
+  bool posted_ = false;
+  bool done_ = false;
+  std::size_t delivered_ = 0;
+  std::size_t finished_ = 0;
+  Time end_ = 0;  // the last rank done, once every ring is delivered
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,398 @@
+#include "workloads/collectives/nccl_tuning.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace fabricsim {
+
+namespace {
+
+constexpr int kTree = 0, kRing = 1, kCollNet = 2, kNvls = 3, kNvlsTree = 4;
+constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
+constexpr int kNvlinkHw = 0, kPcieHw = 1, kNetHw = 2;
+
+int generation(int compute_capability) {
+  return compute_capability >= 100 ? 3 : compute_capability >= 90 ? 2 : compute_capability >= 80 ? 1 : 0;
+}
+int node_class(int nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; }  // NCCL's N1 / N2 / N4
+
+// The tables of NVIDIA/nccl src/graph/tuning.cc at each line's release tag (v2.18.5-1,
+// v2.21.5-1, v2.27.7-1, v2.28.9-1). Blackwell rows before 2.27 repeat Hopper's, as those
+// releases index Blackwell parts as Hopper.
+NcclRules rules_2_21() {
+  NcclRules r;
+  r.version = "2.21";
+  r.base[kTree] = {6.8, 14.0, 0};
+  r.base[kRing] = {6.6, 14.0, 8.4};
+  r.hw[kNvlinkHw][kTree] = {.6, 1.25, 28};
+  r.hw[kNvlinkHw][kRing] = {.6, 1.9, 3.4};
+  r.hw[kNvlinkHw][kCollNet] = {0, 0, 3.7};
+  r.hw[kNvlinkHw][kNvls] = {0, 0, 25};
+  r.hw[kNvlinkHw][kNvlsTree] = {0, 0, 25};
+  r.hw[kPcieHw][kTree] = {1.0, 1.9, 28};
+  r.hw[kPcieHw][kRing] = {1.0, 2.5, 5.7};
+  r.hw[kPcieHw][kCollNet] = {0, 0, 3.7};
+  r.hw[kNetHw][kTree] = {5.0, 8.5, 28};
+  r.hw[kNetHw][kRing] = {2.7, 4.0, 14.0};
+  r.hw[kNetHw][kCollNet] = {0, 0, 31};
+  r.hw[kNetHw][kNvls] = {0, 0, 18};
+  r.hw[kNetHw][kNvlsTree] = {0, 0, 14};
+  r.ll_max_bw = {{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {141.0, 45.0, 35.0}}};
+  r.ring_ll128_per_channel = {{{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {36.7, 36.7, 36.7}}};
+  r.tree_ll128_per_channel = {{{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {36.7, 36.7, 29.0}}};
+  r.tree_per_channel = {{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {38.7, 41.4, 36.0}}};
+  r.ring_inter_steps_per_node_pair = false;
+  return r;
+}
+
+NcclRules rules_2_18() {
+  NcclRules r = rules_2_21();
+  r.version = "2.18";
+  r.base[kCollNet] = {6.8, 14.0, 0};
+  r.base[kNvls] = {0, 0, 23.0};
+  r.base[kNvlsTree] = {0, 0, 23.0};
+  r.hw[kNvlinkHw][kTree] = {.6, 1.25, 4};
+  r.hw[kNvlinkHw][kCollNet] = {0, 0, 8.0};
+  r.hw[kNvlinkHw][kNvls] = {0, 0, 0};
+  r.hw[kNvlinkHw][kNvlsTree] = {0, 0, 0};
+  r.hw[kPcieHw][kTree] = {1.0, 1.9, 6};
+  r.hw[kPcieHw][kCollNet] = {0, 0, 8.0};
+  r.hw[kNetHw][kTree] = {5.0, 8.5, 14};
+  r.hw[kNetHw][kCollNet] = {0, 0, 10.7};
+  r.hw[kNetHw][kNvlsTree] = {0, 0, 19};
+  r.ll_max_bw[2] = r.ll_max_bw[1];
+  r.ll_max_bw[3] = r.ll_max_bw[1];
+  r.rules_2_18 = true;
+  r.collnet_arity_us = 0.5;
+  return r;
+}
+
+NcclRules rules_2_27() {
+  NcclRules r = rules_2_21();
+  r.version = "2.27";
+  r.base[kTree] = {6.8, 14.0, 8.4};
+  r.hw[kNvlinkHw][kTree] = {.6, 1.25, 4.0};
+  r.hw[kPcieHw][kTree] = {1.0, 1.9, 4.0};
+  r.hw[kNetHw][kTree] = {5.0, 8.5, 14};
+  r.ll_max_bw[3] = {2 * 141.0, 2 * 45.0, 2 * 35.0};
+  r.ring_ll128_per_channel[3] = {2 * 36.7, 2 * 36.7, 2 * 36.7};
+  r.tree_ll128_per_channel[3] = {2 * 36.7, 2 * 36.7, 2 * 29.0};
+  r.tree_per_channel[3] = {2 * 38.7, 2 * 41.4, 2 * 36.0};
+  r.ring_inter_steps_per_node_pair = true;
+  r.tree_net_latency_at_one_gpu_per_node = true;
+  return r;
+}
+
+NcclRules rules_2_28() {
+  NcclRules r = rules_2_27();
+  r.version = "2.28";
+  r.hw[kNetHw][kNvlsTree] = {0, 0, 20.9};
+  r.ring_ll128_per_channel[3] = {40.0, 40.0, 40.0};
+  r.tree_ll128_per_channel[3] = {55.6, 31.67, 20.0};
+  r.tree_per_channel[3] = {70.0, 42.8, 24.0};
+  r.nvls_tree_per_channel = {{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}}};
+  r.nvls_efficiency = {0.0, 0.0, 0.85, 0.74};
+  return r;
+}
+
+// NCCL's speed lists for its graph search (src/graph/search.cc), GB/s per channel.
+const std::vector<double>& speeds(bool sm90, bool inter) {
+  static const std::vector<double> intra_old{40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
+  static const std::vector<double> inter_old{48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                             7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+  static const std::vector<double> intra_90{60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+  static const std::vector<double> inter_90{48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                            15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+  if (sm90) return inter ? inter_90 : intra_90;
+  return inter ? inter_old : intra_old;
+}
+
+double fastest_speed_within(const std::vector<double>& list, double limit) {
+  for (double s : list) {
+    if (s <= limit + 1e-9) return s;
+  }
+  return list.back();
+}
+
+}  // namespace
+
+const char* nccl_algo_key(NcclAlgo a) {
+  switch (a) {
+    case NcclAlgo::kTree: return "tree";
+    case NcclAlgo::kRing: return "ring";
+    case NcclAlgo::kCollNetDirect: return "collnet";
+    case NcclAlgo::kNvls: return "nvls";
+    case NcclAlgo::kNvlsTree: return "nvls_tree";
+  }
+  return "";
+}
+
+std::optional<NcclAlgo> nccl_algo_from_key(std::string_view key) {
+  for (int a = 0; a < kNcclAlgos; ++a) {
+    if (key == nccl_algo_key(static_cast<NcclAlgo>(a))) return static_cast<NcclAlgo>(a);
+  }
+  return std::nullopt;
+}
+
+int nccl_proto_index(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::kLL: return kLL;
+    case NcclProtocol::kLL128: return kLL128;
+    case NcclProtocol::kSimple: return kSimple;
+    case NcclProtocol::kNone: break;
+  }
+  return -1;
+}
+
+std::optional<NcclRules> nccl_rules(std::string_view version) {
+  // "2.21.5-1" -> major 2, minor 21.
+  int major = 0, minor = 0;
+  const char* begin = version.data();
+  const char* end = begin + version.size();
+  auto r = std::from_chars(begin, end, major);
+  if (r.ec != std::errc() || r.ptr == end || *r.ptr != '.') return std::nullopt;
+  auto m = std::from_chars(r.ptr + 1, end, minor);
+  if (m.ec != std::errc()) return std::nullopt;
+  if (m.ptr != end && *m.ptr != '.' && *m.ptr != '-') return std::nullopt;
+  if (major != 2 || minor < 18) return std::nullopt;
+  if (minor == 18) return rules_2_18();
+  if (minor <= 22) return rules_2_21();
+  if (minor <= 27) return rules_2_27();
+  return rules_2_28();
+}
+
+const std::vector<std::string>& nccl_rule_versions() {
+  static const std::vector<std::string> v{"2.18", "2.21", "2.27", "2.28"};
+  return v;
+}
+
+int floor_log2(int n) {
+  int l = 0;
+  while ((2 << l) <= n) ++l;
+  return l;
+}
+
+NcclCostModel::NcclCostModel(const NcclRules& rules, const NcclSystem& system) : rules_(rules), system_(system) {}
+
+NcclCost NcclCostModel::cost(CollectiveOp op, NcclAlgo algo, NcclProtocol proto) const {
+  const int a = static_cast<int>(algo);
+  const int p = nccl_proto_index(proto);
+  const NcclSystem& s = system_;
+  const NcclRules& r = rules_;
+  const NcclGraph& g = s.graphs[static_cast<std::size_t>(a)];
+  const int n_ranks = std::max(1, s.ranks), n_nodes = std::max(1, s.nodes);
+  if (p < 0 || g.channels <= 0 || n_ranks <= 1) return {};
+  const bool gather = op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
+  const bool all_reduce = op == CollectiveOp::kAllReduce;
+  // Which operations each algorithm serves, and NVLS's Simple-only rule.
+  if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv) return {};
+  if ((op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce) && a != kRing) return {};
+  if (gather && a != kRing && (r.rules_2_18 || (a != kNvls && a != kCollNet))) return {};
+  if ((a == kNvls || a == kNvlsTree) && p != kSimple) return {};
+  if (a == kCollNet && p != kSimple) return {};
+  if (a == kNvlsTree && n_nodes == 1) return {};
+  if (a == kNvlsTree && !all_reduce) return {};
+  if (a == kTree && !all_reduce) return {};
+  // NCCL leaves NVLS across nodes to CollNet-enabled communicators, and CollNet
+  // gathers to fabrics whose NICs reduce: neither is modelled across nodes here.
+  if (a == kNvls && n_nodes > 1) return {};
+  if (a == kCollNet && gather) return {};
+  if (p == kLL128 && !s.ll128) return {};
+
+  const int gen = generation(s.compute_capability);
+  const int nc = node_class(n_nodes);
+  const double ppn = static_cast<double>(n_ranks) / n_nodes;
+  const int nsteps = all_reduce ? 2 * (n_ranks - 1) : gather ? n_ranks - 1 : n_ranks;
+  const int ll_row = n_nodes == 1 ? gen : (s.cpu_amd ? 1 : 0);
+  const double ll_max = r.ll_max_bw[static_cast<std::size_t>(ll_row)][static_cast<std::size_t>(nc)];
+
+  double bw = n_nodes <= 2 || a == kCollNet ? g.bw_intra : g.bw_inter;
+  if (a == kNvls || a == kNvlsTree) {
+    if (r.nvls_efficiency[static_cast<std::size_t>(gen)] > 0) {
+      if (g.channels < 2) return {};
+      double intra = g.bw_intra * r.nvls_efficiency[static_cast<std::size_t>(gen)] * (g.channels - 1) / g.channels;
+      intra *= all_reduce ? 2.0 : (ppn - 1) / ppn;
+      const double inter = g.bw_inter * (n_nodes <= 2 && a == kNvlsTree ? 2 : 1);
+      const double cap = a == kNvlsTree ? r.nvls_tree_per_channel[static_cast<std::size_t>(gen)][static_cast<std::size_t>(nc)]
+                                        : std::numeric_limits<double>::max();
+      bw = std::min({intra, inter, cap > 0 ? cap : std::numeric_limits<double>::max()});
+    } else if (!r.rules_2_18) {
+      if (a == kNvls) bw = std::min(g.bw_intra, g.bw_inter);
+      if (a == kNvlsTree) bw = std::min(g.bw_intra, n_nodes <= 2 ? g.bw_inter : g.bw_inter / 2);
+    }
+  }
+  double bus = g.channels * bw;
+  if (a == kRing && p == kLL) {
+    const double share = r.rules_2_18 ? ((n_nodes > 1 || all_reduce || op == CollectiveOp::kReduce) ? 0.25 : 1.0 / 3.0) : 0.5;
+    bus = std::min(ll_max, bus * share);
+  }
+  if (a == kRing && p == kLL128) {
+    const double share = r.rules_2_18 && ppn < 2 ? 0.7 : 0.92;
+    bus = std::min(bus * share, g.channels * r.ring_ll128_per_channel[static_cast<std::size_t>(gen)][static_cast<std::size_t>(nc)]);
+  }
+  if (a == kTree) bus = std::min(bus * .92, g.channels * r.tree_per_channel[static_cast<std::size_t>(gen)][static_cast<std::size_t>(nc)]);
+  if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max);
+  if (a == kTree && p == kLL128) {
+    bus = std::min(bus * (n_nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                   g.channels * r.tree_ll128_per_channel[static_cast<std::size_t>(gen)][static_cast<std::size_t>(nc)]);
+  }
+  if (a == kCollNet) {
+    // CollNet Direct needs a NIC per GPU for full speed: the GPU-per-NIC factor, softened.
+    double factor = ppn / g.channels;
+    factor -= (factor - 1) / 2;
+    bus /= factor;
+    if (s.compute_capability >= 90) bus *= .85;
+  }
+  double ratio = .5;
+  if (a == kRing) ratio = static_cast<double>(n_ranks) / nsteps;
+  if (a == kNvls || a == kNvlsTree) {
+    if (r.nvls_efficiency[static_cast<std::size_t>(gen)] > 0) {
+      ratio = static_cast<double>(n_ranks) / nsteps;
+    } else if (r.rules_2_18 && a == kNvlsTree) {
+      ratio = .70 * n_nodes / (2.0 * (n_nodes - 1));
+    } else {
+      ratio = 5.0 / 6.0;
+    }
+  }
+  // Gathers and scatters on NVLS keep their bus bandwidth as NCCL's algorithm bandwidth.
+  if (gather && a != kRing) ratio = 1.0;
+  NcclCost c;
+  c.algbw_GBps = bus * ratio;
+
+  const int intra_hw = s.nvlink ? kNvlinkHw : kPcieHw;
+  c.latency_us = r.base[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
+  double intra_lat = r.hw[static_cast<std::size_t>(intra_hw)][static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
+  const int net_algo = r.tree_net_latency_at_one_gpu_per_node && ppn == 1 ? kTree : a;
+  double inter_lat = r.hw[kNetHw][static_cast<std::size_t>(net_algo)][static_cast<std::size_t>(p)] + g.latency_inter;
+  if (p == kSimple) inter_lat += g.latency_inter;  // the flush
+  const int local = n_ranks / n_nodes;
+  switch (a) {
+    case kRing: {
+      const int hw = n_nodes == 1 ? intra_hw : kNetHw;
+      if (op == CollectiveOp::kReduce || op == CollectiveOp::kBroadcast) {
+        // NCCL's graphs on these fabrics use different channels each way: per step.
+        double lat = r.hw[static_cast<std::size_t>(hw)][kRing][static_cast<std::size_t>(p)];
+        if (p == kSimple) lat = r.hw[static_cast<std::size_t>(hw)][kTree][static_cast<std::size_t>(p)];
+        c.latency_us += nsteps * lat;
+      } else {
+        // Inter-node rings still launch every step through the proxy: NCCL's net overhead.
+        double overhead = n_nodes > 1 ? s.net_overhead_us * (p == kSimple ? 3 : 1) : 0.0;
+        intra_lat = std::max(intra_lat, overhead);
+        int inter_steps = 0;
+        if (n_nodes > 1) {
+          if (r.ring_inter_steps_per_node_pair) inter_steps = all_reduce ? 2 * (n_nodes - 1) : n_nodes - 1;
+          else inter_steps = all_reduce ? 2 * n_nodes : n_nodes - 1;
+        }
+        c.latency_us += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
+      }
+      break;
+    }
+    case kTree: c.latency_us += 2 * ((local - 1) * intra_lat + floor_log2(n_nodes) * inter_lat); break;
+    case kCollNet:
+      c.latency_us += 2 * (std::min(1, local - 1) * intra_lat + (local - 1) * r.collnet_arity_us) + inter_lat;
+      break;
+    case kNvls:
+      if (r.rules_2_18) {
+        if (n_nodes > 1) c.latency_us += r.hw[kNetHw][kNvls][kSimple];
+      } else {
+        c.latency_us = intra_lat + (n_nodes > 1 ? inter_lat : 0.0);
+      }
+      break;
+    case kNvlsTree:
+      if (r.rules_2_18) c.latency_us += 2 * (n_nodes - 1) * r.hw[kNetHw][kNvlsTree][kSimple];
+      else c.latency_us += intra_lat + 2 * floor_log2(n_nodes) * inter_lat;
+      break;
+    default: break;
+  }
+  return c;
+}
+
+namespace {
+// NCCL's correction of the tree's bandwidth for medium sizes, by log2(bytes / 64).
+double tree_correction(int proto, std::int64_t bytes) {
+  static constexpr double kFactor[3][23] = {
+      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+  const int log_size = floor_log2(static_cast<int>(std::min<std::int64_t>(std::max<std::int64_t>(bytes >> 6, 1), 1 << 30)));
+  if ((bytes >> 6) < 1 || log_size >= 23) return 1.0;
+  return kFactor[proto][log_size];
+}
+}  // namespace
+
+double NcclCostModel::latency_us(CollectiveOp op, NcclAlgo a, NcclProtocol p, std::int64_t bytes) const {
+  const NcclCost c = cost(op, a, p);
+  double lat = c.latency_us;
+  const int channels = system_.comm_channels > 0 ? system_.comm_channels : system_.graphs[static_cast<std::size_t>(NcclAlgo::kRing)].channels;
+  if (a == NcclAlgo::kRing && p == NcclProtocol::kSimple && system_.nodes > 1 && op == CollectiveOp::kAllReduce &&
+      bytes / std::max<std::int64_t>(1, static_cast<std::int64_t>(channels) * system_.ranks) >= 64) {
+    lat *= system_.compute_capability < 80 ? 1.9 : 1.4;  // NCCL's plateau of the ring
+  }
+  return lat;
+}
+
+double NcclCostModel::time_us(CollectiveOp op, NcclAlgo a, NcclProtocol p, std::int64_t bytes) const {
+  const NcclCost c = cost(op, a, p);
+  if (c.algbw_GBps <= 0) return -1.0;
+  double bw = c.algbw_GBps;
+  if (a == NcclAlgo::kTree && op == CollectiveOp::kAllReduce) bw *= tree_correction(nccl_proto_index(p), bytes);
+  return latency_us(op, a, p, bytes) + static_cast<double>(bytes) / (1000 * bw);
+}
+
+NcclGraph nccl_ring_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes) {
+  // NCCL searches for as many channels as its paths carry at the fastest listed speed;
+  // across nodes each channel leaves through one NIC, so a node's NICs give its channels.
+  NcclGraph g;
+  const bool sm90 = cc >= 90;
+  const double intra_cap = nvlink_GBps > 0 ? nvlink_GBps : nic_GBps;
+  if (intra_cap <= 0) return g;
+  if (nodes > 1 && nic_GBps > 0) {
+    g.channels = std::max(1, nics_per_node);
+    const double limit = std::min(nic_GBps, intra_cap / g.channels);
+    g.bw_intra = g.bw_inter = fastest_speed_within(speeds(sm90, true), limit);
+  } else {
+    // One node: the channel count and speed that carry the most, the faster on a tie.
+    double best = 0;
+    for (double s : speeds(sm90, false)) {
+      const int c = std::min(16, static_cast<int>(std::floor(intra_cap / s + 1e-9)));
+      if (c >= 1 && c * s > best + 1e-9) best = c * s, g.channels = c, g.bw_intra = g.bw_inter = s;
+    }
+  }
+  // NCCL duplicates fast channels (ncclTopoDupChannels): not below 25 GB/s, nor on
+  // Hopper and later below 50 GB/s with more than four channels.
+  if (g.channels > 0 && g.bw_intra >= 25.0 && !(cc > 80 && g.bw_intra < 50.0 && g.channels > 4)) {
+    const int dup = std::min(g.channels * 2, 32);
+    const int divide = (dup + g.channels - 1) / g.channels;
+    g.bw_intra /= divide;
+    g.bw_inter /= divide;
+    g.channels = dup;
+  }
+  return g;
+}
+
+NcclGraph nccl_tree_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes) {
+  NcclGraph g = nccl_ring_graph(cc, nvlink_GBps, nic_GBps, nics_per_node, nodes);
+  if (nodes != 2 || g.channels <= 0 || nvlink_GBps <= 0) return g;
+  const double limit = std::min(2 * g.bw_inter, nvlink_GBps / g.channels);
+  g.bw_intra = std::max(g.bw_intra, fastest_speed_within(speeds(cc >= 90, false), limit));
+  return g;
+}
+
+NcclGraph nccl_nvls_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes) {
+  // NVLS runs NCCL_NVLS_NCHANNELS channels (16 by default through 2.28), each at the
+  // fastest listed speed the GPU's NVLinks, and across nodes its NICs, carry.
+  NcclGraph g;
+  if (nvlink_GBps <= 0) return g;
+  const bool sm90 = cc >= 90;
+  g.channels = 16;
+  g.bw_intra = fastest_speed_within(speeds(sm90, false), nvlink_GBps / g.channels);
+  g.bw_inter = g.bw_intra;
+  if (nodes > 1 && nic_GBps > 0) {
+    g.bw_inter = fastest_speed_within(speeds(sm90, true), nic_GBps * std::max(1, nics_per_node) / g.channels);
+  }
+  return g;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,121 @@
+#pragma once
+// NCCL's own cost model, as its tuner evaluates it before every collective
+// (src/graph/tuning.cc in NVIDIA/nccl: ncclTopoTuneModel and ncclTopoGetAlgoTime).
+// For each algorithm and protocol NCCL keeps a latency (us) and an algorithm bandwidth
+// (GB/s) computed from its topology graphs, and predicts time = latency + bytes / bw;
+// with NCCL_ALGO / NCCL_PROTO unset it runs the pair of least predicted time.
+// The figures changed between releases: `NcclRules` holds one release line's tables,
+// chosen by version ("2.18", "2.21", "2.27", "2.28"; docs/model.md lists what each covers).
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workloads/collectives/collective.h"
+#include "workloads/collectives/nccl_protocol.h"
+
+namespace fabricsim {
+
+// NCCL's algorithms that fabricsim runs, in NCCL's index order (PAT and CollNet Chain
+// are not modelled).
+enum class NcclAlgo : std::uint8_t { kTree, kRing, kCollNetDirect, kNvls, kNvlsTree };
+inline constexpr int kNcclAlgos = 5;
+inline constexpr int kNcclProtos = 3;  // LL, LL128, Simple (NCCL's order)
+
+const char* nccl_algo_key(NcclAlgo a);    // our algorithm names: "tree", "ring", "collnet", "nvls", "nvls_tree"
+std::optional<NcclAlgo> nccl_algo_from_key(std::string_view key);
+int nccl_proto_index(NcclProtocol p);     // -1 for kNone
+
+// One NCCL release line's tuning constants and rules.
+struct NcclRules {
+  std::string version;
+  // [algo][proto] base latency; [hw: NVLink, PCIe, network][algo][proto] per-hop latency (us).
+  std::array<std::array<double, kNcclProtos>, kNcclAlgos> base{};
+  std::array<std::array<std::array<double, kNcclProtos>, kNcclAlgos>, 3> hw{};
+  // [generation: Volta, Ampere, Hopper, Blackwell][nodes: 1, 2, more]. llMaxBws' first
+  // index is the GPU generation on one node and the CPU (0 Intel, 1 AMD) across nodes.
+  std::array<std::array<double, 3>, 4> ll_max_bw{};
+  std::array<std::array<double, 3>, 4> ring_ll128_per_channel{};
+  std::array<std::array<double, 3>, 4> tree_ll128_per_channel{};
+  std::array<std::array<double, 3>, 4> tree_per_channel{};
+  std::array<std::array<double, 3>, 4> nvls_tree_per_channel{};  // 0: no cap (before 2.28)
+  std::array<double, 4> nvls_efficiency{};                       // 0: the older NVLS formula
+  bool ring_inter_steps_per_node_pair = true;  // 2(nodes-1) network steps (2.23+), else 2 x nodes
+  bool tree_net_latency_at_one_gpu_per_node = false;  // ppn = 1 takes the tree's network latency (2.23+)
+  // 2.18: LL at a quarter of the ring's bus bandwidth (a third for one-node gathers),
+  // LL128 at 0.7 with one GPU per node, NVLS's older latency and bandwidth rules, and
+  // gathers and scatters on the ring only.
+  bool rules_2_18 = false;
+  double collnet_arity_us = 0.4;  // CollNet Direct's per-GPU serialization (0.5 in 2.18)
+};
+
+// A release ("2.21", "2.21.5", "2.25.1-1") to its line's rules: 2.18; 2.19 to 2.22 take
+// 2.21's; 2.23 to 2.27 take 2.27's; 2.28 and later take 2.28's. nullopt before 2.18 or
+// for what is not a version.
+std::optional<NcclRules> nccl_rules(std::string_view version);
+const std::vector<std::string>& nccl_rule_versions();
+inline constexpr const char* kDefaultNcclVersion = "2.28";  // the newest line's rules
+
+// One of NCCL's topology graphs, as its search leaves it (per channel, GB/s).
+struct NcclGraph {
+  int channels = 0;
+  double bw_intra = 0;
+  double bw_inter = 0;
+  double latency_inter = 0;  // us; NCCL sets it for some networks, 0 for InfiniBand and RoCE
+};
+
+// What NCCL's tuner knows of the communicator.
+struct NcclSystem {
+  int ranks = 0;
+  int nodes = 1;
+  int compute_capability = 90;  // 70 Volta, 80 Ampere, 90 Hopper, 100 Blackwell
+  bool cpu_amd = false;         // LL's cap across nodes is the CPU's
+  bool nvlink = true;           // GPUs of a node talk over NVLink (else PCIe)
+  double net_overhead_us = 1.0; // NCCL_NET_OVERHEAD: 1 us on Intel, 2 on AMD
+  std::array<NcclGraph, kNcclAlgos> graphs{};  // 0 channels: the algorithm is not available
+  bool ll128 = true;            // NCCL enables LL128 by default where the NIC is close to the GPU
+  int comm_channels = 0;        // the communicator's channels (the ring plateau test); 0: the ring's
+};
+
+// One (algorithm, protocol) entry of NCCL's table: latency in us, algorithm bandwidth in
+// GB/s (0: not available).
+struct NcclCost {
+  double latency_us = 0;
+  double algbw_GBps = 0;
+};
+
+class NcclCostModel {
+ public:
+  NcclCostModel(const NcclRules& rules, const NcclSystem& system);
+  // The table entry, before the per-size corrections.
+  NcclCost cost(CollectiveOp op, NcclAlgo a, NcclProtocol p) const;
+  // NCCL's predicted time for one operation of `bytes` (ncclTopoGetAlgoTime with one
+  // operation in flight), or a negative value where the pair is not available.
+  double time_us(CollectiveOp op, NcclAlgo a, NcclProtocol p, std::int64_t bytes) const;
+  // The latency that time_us() charges for `bytes` (the ring's Simple plateau included).
+  double latency_us(CollectiveOp op, NcclAlgo a, NcclProtocol p, std::int64_t bytes) const;
+  const NcclRules& rules() const { return rules_; }
+  const NcclSystem& system() const { return system_; }
+
+ private:
+  NcclRules rules_;
+  NcclSystem system_;
+};
+
+// NCCL's topology search, reduced to what its tuner reads: given a GPU's NVLink
+// bandwidth into its node's switches, one NIC's bandwidth, the NICs per node and the node
+// count, the channel count and per-channel speeds NCCL's search and channel duplication
+// settle on (speeds from its per-generation speed lists; docs/model.md).
+NcclGraph nccl_ring_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes);
+// NCCL's tree graph: the ring's search, then (its second pass, for trees on two nodes)
+// the intra-node speed raised while the GPU's NVLinks carry it, up to twice the
+// inter-node speed: a 2-node tree sends half as much over the network as inside a node.
+NcclGraph nccl_tree_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes);
+NcclGraph nccl_nvls_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes);
+
+// floor(log2(n)) for n >= 1 (NCCL's log2i): a tree's depth over n nodes.
+int floor_log2(int n);
+
+}  // namespace fabricsim

@@ -1,0 +1,205 @@
+#include "workloads/collectives/nvls.h"
+
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace fabricsim {
+namespace {
+
+// Appends `rank`'s contributions on `channel`: for each piece j, one to each owner's sum
+// (owners first_owner.. first_owner + owners - 1, local index q), one after another.
+void add_contributions(CollectiveProgram& p, int rank, int first_owner, int owners, int group, int channel, int pieces,
+                       const std::function<int(int, int, int)>& slot) {
+  auto& steps = p.programs[static_cast<std::size_t>(rank)].steps;
+  int previous = -1;
+  for (int j = 0; j < pieces; ++j) {
+    for (int q = 0; q < owners; ++q) {
+      Step s;
+      s.kind = StepKind::kSwitchReduce;
+      s.peer = first_owner + q;
+      s.group = group;
+      s.channel = channel;
+      s.src = slot(q, channel, j);
+      if (previous >= 0) s.deps = {previous};
+      steps.push_back(std::move(s));
+      previous = static_cast<int>(steps.size()) - 1;
+    }
+  }
+}
+
+}  // namespace
+
+CollectiveProgram nvls(CollectiveOp op, int n, std::int64_t bytes, const AlgorithmParams& a) {
+  const bool reduce = op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter;
+  const bool gather = op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather;
+  if (!reduce && !gather) throw std::invalid_argument(std::string("nvls does not do ") + op_name(op));
+  const int channels = a.channels > 1 ? a.channels : kNvlsChannels;
+  // Pieces per (owner, channel): NCCL's NVLS chunk unless told otherwise.
+  const std::int64_t chunk = a.chunk_bytes > 0 ? a.chunk_bytes : kNvlsChunkBytes;
+  const std::int64_t share = std::max<std::int64_t>(1, bytes / n / channels);
+  const int k = static_cast<int>(std::min<std::int64_t>(4096, (share + chunk - 1) / chunk));
+  CollectiveProgram p;
+  p.name = "nvls";
+  p.start_latency_ps = a.start_latency_ps;
+  p.op = op;
+  p.ranks = n;
+  p.chunks = n * channels * k;
+  p.slots = p.chunks;
+  p.slot_bytes = std::max<std::int64_t>(1, (bytes + p.chunks - 1) / p.chunks);
+  p.programs.resize(static_cast<std::size_t>(n));
+  // Owner-major slots, so that owner q's share is the contiguous block q (what
+  // reduce_scatter leaves and all_gather starts from).
+  const auto slot = [&](int owner, int channel, int piece) { return (owner * channels + channel) * k + piece; };
+  const auto add = [&](int rank, Step s) {
+    auto& steps = p.programs[static_cast<std::size_t>(rank)].steps;
+    steps.push_back(std::move(s));
+    return static_cast<int>(steps.size()) - 1;
+  };
+  for (int r = 0; r < n; ++r) {
+    for (int c = 0; c < channels; ++c) {
+      // Contributions in piece order, owners in turn, one after another per channel (as
+      // a channel's threads walk the buffer), so the first sums are ready early and
+      // their multicasts overlap the later contributions.
+      if (reduce) add_contributions(p, r, 0, n, -1, c, k, slot);
+      // This rank's own pieces: take each sum, then multicast it (all_gather: multicast
+      // the input at once).
+      int previous_multicast = -1;
+      for (int j = 0; j < k; ++j) {
+        int sum = -1;
+        if (reduce) {
+          Step s;
+          s.kind = StepKind::kRecvSum;
+          s.channel = c;
+          s.dst = slot(r, c, j);
+          sum = add(r, std::move(s));
+        }
+        if (gather) {
+          Step s;
+          s.kind = StepKind::kMulticast;
+          s.channel = c;
+          s.src = slot(r, c, j);
+          if (sum >= 0) s.deps.push_back(sum);
+          if (previous_multicast >= 0) s.deps.push_back(previous_multicast);
+          previous_multicast = add(r, std::move(s));
+        }
+      }
+      if (!gather) continue;
+      // Every owner's multicasts, this rank's own included, in the order they are sent.
+      for (int q = 0; q < n; ++q) {
+        for (int j = 0; j < k; ++j) {
+          Step s;
+          s.kind = StepKind::kRecv;
+          s.peer = q;
+          s.channel = c;
+          s.dst = slot(q, c, j);
+          add(r, std::move(s));
+        }
+      }
+    }
+  }
+  return p;
+}
+
+CollectiveProgram nvls_tree(CollectiveOp op, int n, std::int64_t bytes, const AlgorithmParams& a) {
+  if (op != CollectiveOp::kAllReduce) throw std::invalid_argument(std::string("nvls_tree does not do ") + op_name(op));
+  const int g = a.local_size;
+  if (g < 2 || n % g != 0 || n / g < 2) {
+    throw std::invalid_argument("nvls_tree needs whole nodes of at least two GPUs and at least two nodes: " +
+                                std::to_string(n) + " ranks, " + std::to_string(g) + " per node (one node: use nvls)");
+  }
+  const int nodes = n / g;
+  const int channels = a.channels > 1 ? a.channels : kNvlsChannels;
+  const std::int64_t chunk = a.chunk_bytes > 0 ? a.chunk_bytes : kNvlsChunkBytes;
+  const std::int64_t share = std::max<std::int64_t>(1, bytes / g / channels);
+  const int k = static_cast<int>(std::min<std::int64_t>(4096, (share + chunk - 1) / chunk));
+  CollectiveProgram p;
+  p.name = "nvls_tree";
+  p.op = op;
+  p.ranks = n;
+  p.start_latency_ps = a.start_latency_ps;
+  p.chunks = g * channels * k;
+  p.slots = p.chunks;
+  p.slot_bytes = std::max<std::int64_t>(1, (bytes + p.chunks - 1) / p.chunks);
+  p.programs.resize(static_cast<std::size_t>(n));
+  for (int node = 0; node < nodes; ++node) {
+    std::vector<int> members;
+    for (int l = 0; l < g; ++l) members.push_back(node * g + l);
+    p.groups.push_back(std::move(members));
+  }
+  // Slots by local owner: local rank l of every node owns the same share.
+  const auto slot = [&](int owner, int channel, int piece) { return (owner * channels + channel) * k + piece; };
+  const auto add = [&](int rank, Step s) {
+    auto& steps = p.programs[static_cast<std::size_t>(rank)].steps;
+    steps.push_back(std::move(s));
+    return static_cast<int>(steps.size()) - 1;
+  };
+  const auto transfer = [&](int rank, StepKind kind, int peer, int channel, int at, std::vector<int> deps) {
+    Step s;
+    s.kind = kind;
+    s.peer = peer;
+    s.channel = channel;
+    if (kind == StepKind::kSend) s.src = at; else s.dst = at;
+    s.deps = std::move(deps);
+    return add(rank, std::move(s));
+  };
+  // Two binary trees over the nodes (heap order, the second mirrored), pieces alternating
+  // between them, so every rail carries its share both ways (as NCCL's double tree does).
+  const auto node_at = [&](int tree, int position) { return tree == 0 ? position : nodes - 1 - position; };
+  const auto position_of = [&](int tree, int node) { return tree == 0 ? node : nodes - 1 - node; };
+  for (int r = 0; r < n; ++r) {
+    const int node = r / g, local = r % g;
+    for (int c = 0; c < channels; ++c) {
+      // 1. This node's sums: every GPU adds each piece into the switch's sum for its owner.
+      add_contributions(p, r, node * g, g, node, c, k, slot);
+      // 2. Own pieces: the node's sum, the tree across nodes on this GPU's rail, then a
+      // multicast of the total to the node.
+      int previous_multicast = -1;
+      for (int j = 0; j < k; ++j) {
+        const int at = slot(local, c, j);
+        Step sum_step;
+        sum_step.kind = StepKind::kRecvSum;
+        sum_step.group = node;
+        sum_step.channel = c;
+        sum_step.dst = at;
+        const int sum = add(r, std::move(sum_step));
+        const int tree = j % 2;
+        const int position = position_of(tree, node);
+        std::vector<int> gathered{sum};
+        for (int child = 2 * position + 1; child <= 2 * position + 2 && child < nodes; ++child) {
+          gathered.push_back(transfer(r, StepKind::kRecvReduce, node_at(tree, child) * g + local, c, at, {sum}));
+        }
+        int total = -1;
+        if (position == 0) {
+          Step join;  // the root has the total once its children's partial sums are in
+          join.kind = StepKind::kNop;
+          join.deps = gathered;
+          total = add(r, std::move(join));
+        } else {
+          const int parent = node_at(tree, (position - 1) / 2) * g + local;
+          const int up = transfer(r, StepKind::kSend, parent, c, at, gathered);
+          total = transfer(r, StepKind::kRecv, parent, c, at, {up});
+        }
+        for (int child = 2 * position + 1; child <= 2 * position + 2 && child < nodes; ++child) {
+          transfer(r, StepKind::kSend, node_at(tree, child) * g + local, c, at, {total});
+        }
+        Step m;
+        m.kind = StepKind::kMulticast;
+        m.group = node;
+        m.channel = c;
+        m.src = at;
+        m.deps = {total};
+        if (previous_multicast >= 0) m.deps.push_back(previous_multicast);
+        previous_multicast = add(r, std::move(m));
+      }
+      // 3. Every owner's totals, by multicast from the node's GPUs (this one included).
+      for (int q = 0; q < g; ++q) {
+        for (int j = 0; j < k; ++j) transfer(r, StepKind::kRecv, node * g + q, c, slot(q, c, j), {});
+      }
+    }
+  }
+  return p;
+}
+
+}  // namespace fabricsim

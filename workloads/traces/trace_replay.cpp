@@ -1,0 +1,587 @@
+#include "workloads/traces/trace_replay.h"
+
+#include <cmath>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+namespace fabricsim {
+
+TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank_hosts, ReplayOptions options)
+    : network_(&network), trace_(std::move(trace)), hosts_(std::move(rank_hosts)), options_(std::move(options)) {
+  if (static_cast<int>(hosts_.size()) != trace_.ranks) throw std::invalid_argument("one endpoint per trace rank needed");
+  if (!options_.generated) {
+    if (std::string problem = check_trace(trace_); !problem.empty()) throw std::invalid_argument(problem);
+  }
+  trace_.drop_indexes();  // the lookups built it; running needs only the tables
+  if (!options_.ideal_network) check_algorithms();
+  const auto n = static_cast<std::size_t>(trace_.ranks);
+  state_.resize(n);
+  streams_.resize(n);
+  ranks_.resize(n);
+  agents_.resize(n);
+  split_ = network_->partition_count() > 1;
+  children_.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto& ops = trace_.ops[r];
+    state_[r].resize(ops.size());
+    streams_[r].owner = this;
+    streams_[r].rank = static_cast<int>(r);
+    streams_[r].set_order(network_->next_order_key());
+    RankStart& rs = ranks_[r];
+    rs.owner = this;
+    rs.rank = static_cast<int>(r);
+    rs.sim = &network_->partition(network_->host_partition(hosts_[r]));
+    rs.set_order(network_->next_order_key());
+    rs.left = static_cast<std::int64_t>(ops.size());
+    agents_[r].owner = this;
+    agents_[r].rank = static_cast<int>(r);
+    rank_of_host_[hosts_[r]] = static_cast<int>(r);
+    // Ids to places: the generator numbers a rank's operations in order, so only other
+    // traces need a table (built for one rank at a time).
+    bool in_order = true;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      in_order = in_order && ops[i].id == static_cast<int>(i);
+      if (ops[i].kind == TraceOpKind::kCompute) streams_[r].order.push_back(static_cast<int>(i));
+    }
+    std::unordered_map<int, int> index_of;
+    if (!in_order) {
+      for (std::size_t i = 0; i < ops.size(); ++i) index_of[ops[i].id] = static_cast<int>(i);
+    }
+    // Children in one array per rank: counted, placed, then filled in dependency order
+    // (each op's children in the order of their index, as they were listed before).
+    std::vector<OpState>& st = state_[r];
+    std::vector<std::uint32_t> count(ops.size() + 1, 0);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const std::span<const int> deps = trace_.deps(static_cast<int>(r), ops[i]);
+      st[i].waiting = static_cast<std::int32_t>(deps.size());
+      for (int d : deps) ++count[static_cast<std::size_t>(in_order ? d : index_of.at(d))];
+    }
+    std::uint32_t at = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      st[i].children_at = at;
+      at += count[i];
+      count[i] = st[i].children_at;  // now: where the next child of i goes
+    }
+    children_[r].resize(at);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      for (int d : trace_.deps(static_cast<int>(r), ops[i])) {
+        children_[r][count[static_cast<std::size_t>(in_order ? d : index_of.at(d))]++] = static_cast<int>(i);
+      }
+    }
+  }
+  // Over MPI processes a remote sender names its message's receiver by key.
+  if (network_->over_processes()) {
+    for (RankAgent& a : agents_) network_->register_observer(&a);
+  }
+  // Each collective's handlers get their order keys now, from its lowest member's op:
+  // the same whenever, and on whichever thread, it is launched.
+  first_key_.assign(trace_.keys.size(), 0);
+  for (std::size_t r = 0; r < n; ++r) {
+    for (const TraceOp& op : trace_.ops[r]) {
+      const std::vector<int>& group = trace_.group(op);
+      if (op.kind != TraceOpKind::kCollective || group.empty()) continue;
+      if (*std::min_element(group.begin(), group.end()) != static_cast<int>(r)) continue;
+      first_key_[op.key] = network_->next_order_key();
+      for (std::size_t k = 1; k < 2 * group.size(); ++k) network_->next_order_key();
+    }
+  }
+  // A group in one unit (links shorter than the fabric's longest: a DGX node) is in one
+  // partition however the run is split; a group across units hears that its last member
+  // arrived one notice later.
+  notice_ = network_->longest_latency();
+}
+
+bool TraceReplay::one_unit(const std::vector<int>& group) const {
+  const std::vector<std::uint32_t>& unit = options_.host_unit;
+  if (unit.empty()) return group.size() <= 1;
+  for (int member : group) {
+    if (unit[hosts_[static_cast<std::size_t>(member)]] != unit[hosts_[static_cast<std::size_t>(group.front())]]) return false;
+  }
+  return true;
+}
+
+std::span<const int> TraceReplay::children(int rank, int op) const {
+  const std::vector<OpState>& st = state_[static_cast<std::size_t>(rank)];
+  const std::vector<int>& all = children_[static_cast<std::size_t>(rank)];
+  const std::size_t from = st[static_cast<std::size_t>(op)].children_at;
+  const std::size_t to = static_cast<std::size_t>(op) + 1 < st.size() ? st[static_cast<std::size_t>(op) + 1].children_at : all.size();
+  return {all.data() + from, to - from};
+}
+
+bool TraceReplay::done() const {
+  for (const RankStart& r : ranks_) {
+    if (r.left != 0) return false;
+  }
+  return true;
+}
+
+Time TraceReplay::iteration_time() const {
+  Time last = started_;
+  for (const RankStart& r : ranks_) last = std::max(last, r.finished);
+  return last - started_;
+}
+
+void TraceReplay::check_algorithms() const {
+  // Every collective's algorithm must do its operation for its group on these endpoints
+  // (a group, operation and algorithm checked once, on a small size): a refusal now is
+  // a config error, later it would stop the run halfway. Programs are built once per
+  // (algorithm, operation, size); only those that reduce in the network depend on where
+  // the members are, and are kept to check each group against.
+  std::map<std::tuple<std::string, int, int>, std::optional<CollectiveProgram>> in_network;
+  std::set<std::tuple<std::string, int, std::vector<int>>> seen;
+  for (int r = 0; r < trace_.ranks; ++r) {
+    for (const TraceOp& op : trace_.ops[static_cast<std::size_t>(r)]) {
+      if (op.kind != TraceOpKind::kCollective) continue;
+      const std::string& algorithm = op.algorithm == 0 ? options_.default_algorithm : trace_.algorithm(op);
+      if (algorithm == "auto") continue;  // the tuner picks only what fits
+      // The ring does these for any group of two or more on any channels, so its program
+      // (steps growing with ranks squared: 39 million for 1,562 ranks on 8 channels) is
+      // not built to know that.
+      if (algorithm == "ring" && op.op != CollectiveOp::kAllToAll && op.op != CollectiveOp::kSendRecv) continue;
+      const std::vector<int>& group = trace_.group(op);
+      const auto where = [&] { return "rank " + std::to_string(r) + " operation " + std::to_string(op.id) + " (" + algorithm + "): "; };
+      const int n = static_cast<int>(group.size());
+      auto [built, fresh] = in_network.try_emplace({algorithm, static_cast<int>(op.op), n});
+      if (fresh) {
+        AlgorithmParams params = options_.params;
+        params.local_size = std::min<int>(params.local_size, n);
+        if (n % std::max(1, params.local_size) != 0) params.local_size = n;
+        try {
+          CollectiveProgram program = build_collective(algorithm, op.op, n, 1 << 20, params);
+          if (uses_in_network(program)) built->second = std::move(program);
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument(where() + e.what());
+        }
+      }
+      if (!built->second || !seen.insert({algorithm, static_cast<int>(op.op), group}).second) continue;
+      std::vector<HostId> hosts;
+      for (int member : group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
+      if (auto problem = CollectiveExecutor::in_network_problem(*network_, *built->second, hosts)) {
+        throw std::invalid_argument(where() + *problem);
+      }
+    }
+  }
+}
+
+void TraceReplay::start_at(Time at) {
+  started_ = at;
+  for (RankStart& r : ranks_) {
+    r.finished = at;
+    r.sim->schedule_at(r, at);
+  }
+}
+
+void TraceReplay::RankStart::on_event() {
+  for (std::size_t i = 0; i < owner->state_[static_cast<std::size_t>(rank)].size(); ++i) {
+    if (owner->state_[static_cast<std::size_t>(rank)][i].waiting == 0) owner->ready(rank, static_cast<int>(i));
+  }
+}
+
+void TraceReplay::ready(int rank, int i) {
+  OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  st.waiting = kReady;
+  const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  const Time now = ranks_[static_cast<std::size_t>(rank)].sim->now();
+  switch (op.kind) {
+    case TraceOpKind::kCompute: try_compute(rank); break;
+    case TraceOpKind::kCollective: {
+      st.start = now;
+      std::unique_lock<std::mutex> lock(mutex_);
+      const std::vector<int>& group = trace_.group(op);
+      if (split_ && !options_.ideal_network && !one_unit(group)) {
+        // Its other members may be on other threads, or in other processes, and past now:
+        // it is launched between windows, one notice after its last member's arrival.
+        arrivals_.push_back({now, rank, i});
+        break;
+      }
+      auto& pending = collectives_[op.key];
+      pending.members.emplace_back(rank, i);
+      if (pending.members.size() < group.size()) break;
+      PendingCollective all = std::move(pending);
+      collectives_.erase(op.key);
+      if (options_.ideal_network) {
+        lock.unlock();
+        for (const auto& [r, k] : all.members) finish(r, k);
+        break;
+      }
+      const Launched e = launch_collective(std::move(all));
+      lock.unlock();
+      if (one_unit(group)) {
+        e.start(now);  // every member is here, on this partition: it starts now, as NCCL's kernels do
+      } else {
+        e.start_at(now + notice_);  // the word that all are here crosses the fabric
+      }
+      break;
+    }
+    case TraceOpKind::kSend: {
+      st.start = now;
+      RankAgent& peer = agents_[static_cast<std::size_t>(op.peer)];
+      if (options_.ideal_network) {
+        peer.arrived[{rank, op.tag}].push_back({now, now});
+        finish(rank, i);
+        peer.match({rank, op.tag});
+        break;
+      }
+      const MessageId id = network_->add_message(hosts_[static_cast<std::size_t>(rank)], hosts_[static_cast<std::size_t>(op.peer)],
+                                                 std::max<std::int64_t>(1, op.bytes), options_.collective.traffic_class);
+      network_->messages()[id].tag = static_cast<std::uint32_t>(op.tag);  // travels with the data
+      RankAgent& self = agents_[static_cast<std::size_t>(rank)];
+      self.sends[id] = i;
+      network_->dispatcher().assign(id, &self, &peer);
+      network_->post(id);
+      break;
+    }
+    case TraceOpKind::kRecv: {
+      st.start = now;
+      RankAgent& self = agents_[static_cast<std::size_t>(rank)];
+      self.recvs_ready[{op.peer, op.tag}].push_back(i);
+      self.match({op.peer, op.tag});
+      break;
+    }
+  }
+}
+
+void TraceReplay::RankAgent::match(const std::pair<int, int>& from) {
+  auto& data = arrived[from];
+  auto& recvs = recvs_ready[from];
+  ++matching;
+  while (!data.empty() && !recvs.empty()) {
+    // A receive communicates from when its data started moving, not from when it was
+    // posted: waiting for the sender (a pipeline bubble) is idle time, not transfer.
+    const Time sent = data.front().first;
+    data.pop_front();
+    const int op = recvs.front();
+    recvs.pop_front();
+    OpState& st = owner->state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)];
+    st.start = std::max(st.start, sent);
+    owner->finish(rank, op);
+  }
+  // Nothing waiting from this sender and tag: its queues go (a rank sees 2 x micro-batches
+  // tags per pipeline peer, and empty queues kept for each cost more than its operations),
+  // but not while an outer match, further up this stack, still holds them.
+  if (--matching == 0 && data.empty() && recvs.empty()) {
+    arrived.erase(from);
+    recvs_ready.erase(from);
+  }
+}
+
+void TraceReplay::RankAgent::on_message_delivered(MessageId id, Time now) {
+  // From my own NIC: data from a peer. Who sent it, its tag and when its send started
+  // travel with the message; I read nothing of the sender's.
+  const Message& m = owner->network_->messages()[id];
+  const std::pair<int, int> from{owner->rank_of_host_.at(m.src), static_cast<int>(m.tag)};
+  arrived[from].push_back({m.posted, now});
+  match(from);
+}
+
+void TraceReplay::RankAgent::on_message_sent(MessageId id, Time) {
+  // From my own NIC: the data has left, so the send is done.
+  const auto it = sends.find(id);
+  if (it == sends.end()) return;
+  const int op = it->second;
+  sends.erase(it);
+  owner->finish(rank, op);
+}
+
+void TraceReplay::between_windows(ProcessGroup* group) {
+  std::vector<Arrival> arrivals = std::move(arrivals_);
+  arrivals_.clear();
+  if (group != nullptr) arrivals = all_gather_items(*group, arrivals);
+  std::sort(arrivals.begin(), arrivals.end(), [](const Arrival& a, const Arrival& b) {
+    return std::tie(a.at, a.rank, a.op) < std::tie(b.at, b.rank, b.op);
+  });
+  std::vector<PendingCollective> complete;
+  for (const Arrival& a : arrivals) {
+    const TraceOp& op = trace_.ops[static_cast<std::size_t>(a.rank)][static_cast<std::size_t>(a.op)];
+    PendingCollective& pending = collectives_[op.key];
+    pending.members.emplace_back(a.rank, a.op);
+    pending.arrived = std::max(pending.arrived, a.at);
+    if (pending.members.size() < trace_.group(op).size()) continue;
+    complete.push_back(std::move(pending));
+    collectives_.erase(op.key);
+  }
+  for (PendingCollective& c : complete) {
+    const Time at = c.arrived + notice_;
+    launch_collective(std::move(c)).start_at(at);
+  }
+  std::erase_if(executors_, [](const std::unique_ptr<CollectiveExecutor>& e) { return e->idle(); });
+}
+
+void TraceReplay::pool(ProcessGroup& group, const std::function<int(int rank)>& owner) {
+  breakdown_kept_ = false;
+  const int me = group.rank();
+  const auto write_mine = [&](auto& out) {
+    for (int r = 0; r < trace_.ranks; ++r) {
+      if (owner(r) != me) continue;
+      const RankStart& rs = ranks_[static_cast<std::size_t>(r)];
+      put(out, rs.left);
+      put(out, rs.finished);
+      for (const OpState& st : state_[static_cast<std::size_t>(r)]) {
+        put(out, st.start);
+        put(out, st.end);
+      }
+    }
+  };
+  const Bytes mine = written_once(write_mine);
+  for_each_gathered(group, mine, [&](int p, const Bytes& theirs) {
+    BytesReader in(theirs);
+    for (int r = 0; r < trace_.ranks; ++r) {
+      if (owner(r) != p) continue;
+      RankStart& rs = ranks_[static_cast<std::size_t>(r)];
+      rs.left = in.get<std::int64_t>();
+      rs.finished = in.get<Time>();
+      for (OpState& st : state_[static_cast<std::size_t>(r)]) {
+        st.start = in.get<Time>();
+        st.end = in.get<Time>();
+      }
+    }
+  });
+}
+
+void TraceReplay::Launched::start(Time now) const {
+  if (executor != nullptr) {
+    executor->start();
+  } else {
+    ring->start_at(now);
+  }
+}
+
+void TraceReplay::Launched::start_at(Time at) const {
+  if (executor != nullptr) {
+    executor->start_at(at);
+  } else {
+    ring->start_at(at);
+  }
+}
+
+TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) {
+  const auto [rank0, op0] = pending.members.front();
+  const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank0)][static_cast<std::size_t>(op0)];
+  const std::vector<int>& group = trace_.group(op);
+  std::vector<HostId> hosts;
+  for (int member : group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
+  std::string algorithm = op.algorithm == 0 ? options_.default_algorithm : trace_.algorithm(op);
+  if (algorithm == "auto") algorithm = options_.choose ? options_.choose(op.op, std::max<std::int64_t>(1, op.bytes), hosts) : "ring";
+  AlgorithmParams params = options_.params;
+  if (algorithm == "nvls" || algorithm == "nvls_tree") params.start_latency_ps = options_.nvls_latency_ps;
+  const int n = static_cast<int>(group.size());
+  params.local_size = std::min<int>(params.local_size, n);
+  if (n % std::max(1, params.local_size) != 0) params.local_size = n;
+  const std::int64_t bytes = std::max<std::int64_t>(1, op.bytes);
+  CollectiveOptions options = options_.collective;
+  // Member k of the collective is group[k]: which of its ops this is.
+  std::vector<std::pair<int, int>> by_position(static_cast<std::size_t>(n));
+  for (const auto& [r, i] : pending.members) {
+    const auto k = std::find(group.begin(), group.end(), r) - group.begin();
+    by_position[static_cast<std::size_t>(k)] = {r, i};
+  }
+  if (first_key_[op.key] != 0) options.first_order_key = first_key_[op.key];
+  const auto one_domain = [&] {
+    // Asked of the whole network once per group (a trace's groups repeat thousands of times).
+    const auto [it, fresh] = one_domain_.try_emplace(op.group, false);
+    if (fresh) it->second = network_->can_reduce_in_network(hosts);
+    return it->second;
+  };
+  if (network_->flow_model() != nullptr && algorithm == "ring" && params.channels > 1 && params.channels <= UINT16_MAX &&
+      one_domain()) {
+    // Flows, inside one NVSwitch domain: every channel's ring crosses the same GPU links
+    // and the same switch layer, and max-min gives their equal sends equal rates, so one
+    // ring whose sends each stand for `channels` sends runs the same (with 1/channels of
+    // the flows). Across nodes channels take different NICs, and stay apart.
+    options.flow_shares = static_cast<std::uint16_t>(params.channels);
+    if (params.chunk_bytes > 0) params.chunk_bytes *= params.channels;  // the same pieces per ring
+    params.channels = 1;
+  }
+  const bool couple = options_.coupled_rings == CoupledRings::kEvery ||
+                      (options_.coupled_rings == CoupledRings::kInNode && options.flow_shares > 1);
+  if (couple && network_->flow_model() != nullptr && algorithm == "ring" && params.chunk_bytes == 0 &&
+      options.reduce_bytes_per_second == 0 && options.activity == nullptr && !options.check_data &&
+      (op.op == CollectiveOp::kAllReduce || op.op == CollectiveOp::kAllGather || op.op == CollectiveOp::kReduceScatter)) {
+    // Worked out from the ring order, not from the program (its steps grow with ranks
+    // squared), once per kind.
+    auto [shape, fresh] = ring_shapes_.try_emplace({static_cast<int>(op.op), n, bytes, params.channels, params.local_size});
+    if (fresh) shape->second = CoupledRing::rings_for(op.op, n, bytes, params);
+    if (!shape->second.empty()) {
+      std::vector<CoupledRing::Ring> rings = CoupledRing::on_hosts(shape->second, hosts);
+      auto ring = std::make_unique<CoupledRing>(
+          *network_, std::move(rings), options.flow_shares, options.traffic_class,
+          [this, members = std::move(by_position)](Time) {
+            for (const auto& [r, i] : members) finish(r, i);
+            finished_collectives_.fetch_add(1, std::memory_order_relaxed);
+          });
+      if (options.first_order_key != 0) ring->set_order(options.first_order_key);
+      Launched launched;
+      launched.ring = ring.get();
+      rings_.push_back(std::move(ring));
+      return launched;
+    }
+  }
+  // A trace repeats a few collectives thousands of times: each kind is built and checked once.
+  const PreparedKey kind{algorithm, static_cast<int>(op.op), n, bytes, params.channels, params.chunk_bytes,
+                        params.root, params.local_size, params.start_latency_ps};
+  auto& prepared = prepared_[kind];
+  if (!prepared) prepared = PreparedCollective::prepare(build_collective(algorithm, op.op, n, bytes, params));
+  auto executor = std::make_unique<CollectiveExecutor>(*network_, prepared, std::move(hosts), options);
+  CollectiveExecutor* e = executor.get();
+  executors_.push_back(std::move(executor));
+  // Each member goes on when its own part is done (its own NCCL kernel ends), on its own
+  // partition; the whole collective's end only frees it.
+  e->set_on_rank_done([this, by_position = std::move(by_position)](int k, Time) {
+    const auto [r, i] = by_position[static_cast<std::size_t>(k)];
+    finish(r, i);
+  });
+  e->set_on_done([this] { finished_collectives_.fetch_add(1, std::memory_order_relaxed); });
+  Launched launched;
+  launched.executor = e;
+  return launched;
+}
+
+void TraceReplay::try_compute(int rank) {
+  ComputeStream& s = streams_[static_cast<std::size_t>(rank)];
+  if (s.running >= 0 || s.next >= s.order.size()) return;
+  const int i = s.order[s.next];
+  OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  if (!st.ready()) return;  // in order: the head waits for its dependencies
+  ++s.next;
+  s.running = i;
+  Simulator& sim = *ranks_[static_cast<std::size_t>(rank)].sim;
+  st.start = sim.now();
+  Time duration = trace_.compute_time(trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)]);
+  if (static_cast<std::size_t>(rank) < options_.compute_scale.size()) {
+    duration = static_cast<Time>(std::llround(static_cast<double>(duration) * options_.compute_scale[static_cast<std::size_t>(rank)]));
+  }
+  sim.schedule_in(s, duration);
+}
+
+void TraceReplay::ComputeStream::on_event() {
+  // Called from the event loop, so no collective is on the stack: free the finished ones
+  // (a split run does so between windows).
+  if (!owner->split_) owner->reap_collectives();
+  const int i = running;
+  running = -1;
+  owner->finish(rank, i);
+  owner->try_compute(rank);
+}
+
+void TraceReplay::reap_collectives() {
+  if (finished_collectives_ == 0) return;
+  std::erase_if(executors_, [](const std::unique_ptr<CollectiveExecutor>& e) { return e->idle(); });
+  std::erase_if(rings_, [](const std::unique_ptr<CoupledRing>& r) { return r->idle(); });
+  std::size_t done = 0;
+  for (const auto& e : executors_) done += e->done() ? 1 : 0;  // (acks still due)
+  for (const auto& r : rings_) done += r->done() ? 1 : 0;
+  finished_collectives_ = done;
+}
+
+void TraceReplay::report(int rank, int i) const {
+  const OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  const HostId host = hosts_[static_cast<std::size_t>(rank)];
+  if (op.kind == TraceOpKind::kCompute) {
+    activity_->on_activity(host, Activity::kCompute, op.label == 0 ? "compute" : trace_.label(op), st.start, st.end);
+    return;
+  }
+  std::string what = op.kind == TraceOpKind::kCollective ? std::string(op_name(op.op))
+                     : op.kind == TraceOpKind::kSend     ? "send to rank " + std::to_string(op.peer)
+                                                         : "recv from rank " + std::to_string(op.peer);
+  what += " " + std::to_string(op.bytes) + " B";
+  if (op.label != 0) what += " (" + trace_.label(op) + ")";
+  activity_->on_activity(host, Activity::kCommunication, what, st.start, st.end);
+}
+
+void TraceReplay::finish(int rank, int i) {
+  OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  RankStart& mine = ranks_[static_cast<std::size_t>(rank)];
+  const Time now = mine.sim->now();
+  st.end = now;
+  if (st.start < 0) st.start = now;
+  mine.finished = std::max(mine.finished, now);
+  --mine.left;
+  if (activity_ != nullptr) report(rank, i);
+  for (int c : children(rank, i)) {
+    if (--state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(c)].waiting == 0) ready(rank, c);
+  }
+}
+
+namespace {
+using Intervals = std::vector<std::pair<Time, Time>>;
+Intervals merged(Intervals v) {
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());  // compute comes in order
+  Intervals out;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, iv.second);
+    } else {
+      out.push_back(iv);
+    }
+  }
+  return out;
+}
+Time length(const Intervals& v) {
+  Time t = 0;
+  for (const auto& iv : v) t += iv.second - iv.first;
+  return t;
+}
+// Length of `a` not covered by `b` (both merged).
+Time uncovered(const Intervals& a, const Intervals& b) {
+  Time covered = 0;
+  std::size_t j = 0;
+  for (const auto& iv : a) {
+    while (j < b.size() && b[j].second <= iv.first) ++j;
+    for (std::size_t k = j; k < b.size() && b[k].first < iv.second; ++k) {
+      covered += std::min(iv.second, b[k].second) - std::max(iv.first, b[k].first);
+    }
+  }
+  return length(a) - covered;
+}
+}  // namespace
+
+const std::vector<RankBreakdown>& TraceReplay::breakdown() const {
+  // Worked out once the step is done (results and the summary both read it: seconds at
+  // 100,000 ranks); until then, afresh each time.
+  if (!breakdown_kept_) {
+    breakdown_ = work_out_breakdown();
+    breakdown_kept_ = done();
+  }
+  return breakdown_;
+}
+
+std::vector<RankBreakdown> TraceReplay::work_out_breakdown() const {
+  std::vector<RankBreakdown> out(static_cast<std::size_t>(trace_.ranks));
+  for (int r = 0; r < trace_.ranks; ++r) {
+    Intervals compute, comm;
+    std::map<std::string, Intervals> by_label;
+    RankBreakdown& b = out[static_cast<std::size_t>(r)];
+    const auto& ops = trace_.ops[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const OpState& st = state_[static_cast<std::size_t>(r)][i];
+      if (st.end < 0) continue;
+      b.finish = std::max(b.finish, st.end - started_);
+      if (ops[i].kind == TraceOpKind::kCompute) {
+        compute.emplace_back(st.start, st.end);
+      } else {
+        comm.emplace_back(st.start, st.end);
+        by_label[ops[i].label == 0 ? "other" : trace_.label(ops[i])].emplace_back(st.start, st.end);
+      }
+    }
+    compute = merged(compute);
+    comm = merged(comm);
+    b.compute = length(compute);
+    b.communication = length(comm);
+    b.exposed = uncovered(comm, compute);
+    for (auto& [label, iv] : by_label) {
+      const Intervals m = merged(iv);
+      b.communication_by_label[label] = length(m);
+      b.exposed_by_label[label] = uncovered(m, compute);
+    }
+  }
+  return out;
+}
+
+}  // namespace fabricsim

@@ -1,0 +1,215 @@
+#pragma once
+// Replays a training trace over the packet network (or an ideal one, where
+// communication takes no time). Rank r runs on endpoint rank_hosts[r]. Each rank has a
+// compute stream that runs its compute operations in trace order, one at a time;
+// communication starts once its dependencies are done (a collective once every member
+// has reached it) and overlaps compute.
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/network.h"
+#include "sim/process_group.h"
+#include "workloads/collectives/collective_algorithms.h"
+#include "workloads/collectives/collective_executor.h"
+#include "workloads/collectives/coupled_ring.h"
+#include "workloads/traces/trace.h"
+
+namespace fabricsim {
+
+// Flow fidelity: which ring collectives run as one flow per channel over all their
+// edges (workloads/collectives/coupled_ring.h) instead of one flow per send.
+enum class CoupledRings : std::uint8_t {
+  kNone,
+  kInNode,  // rings inside one NVSwitch domain (TP groups), their channels bundled
+  kEvery,   // every ring (AllReduce, AllGather, ReduceScatter, no pipelining pieces)
+};
+
+struct ReplayOptions {
+  bool ideal_network = false;
+  std::string default_algorithm = "ring";
+  // `auto`: picks each collective's algorithm from its operation, size and members'
+  // endpoints (the app's tuner); NVLS algorithms then start after `nvls_latency_ps`.
+  std::function<std::string(CollectiveOp, std::int64_t, const std::vector<HostId>&)> choose;
+  std::int64_t nvls_latency_ps = 0;
+  AlgorithmParams params;
+  // Per rank, how many times as long its compute takes (stragglers); empty: all 1.
+  std::vector<double> compute_scale;
+  // Per endpoint, its unit (topologies/partition.h node_units): a collective whose members
+  // share one starts when its last member arrives, others one notice later. Empty: every
+  // endpoint a unit of its own.
+  std::vector<std::uint32_t> host_unit;
+  CollectiveOptions collective;  // check_data off by default for replays
+  CoupledRings coupled_rings = CoupledRings::kNone;
+  // The trace is the generator's own (workloads/traces/transformer_trace.h, whose output the
+  // tests check): check_trace is skipped, a few seconds at 16,384 GPUs.
+  bool generated = false;
+  ReplayOptions() { collective.check_data = false; }
+};
+
+// Where one rank's time went. Communication time is the union of its in-flight
+// communication; exposed is the part of that during which its compute stream was idle.
+struct RankBreakdown {
+  Time finish = 0;
+  Time compute = 0;
+  Time communication = 0;
+  Time exposed = 0;
+  std::map<std::string, Time> communication_by_label;
+  std::map<std::string, Time> exposed_by_label;
+};
+
+class TraceReplay final {
+ public:
+  // Throws std::invalid_argument when check_trace finds a problem.
+  TraceReplay(Network& network, Trace trace, std::vector<HostId> rank_hosts, ReplayOptions options);
+  TraceReplay(const TraceReplay&) = delete;
+  TraceReplay& operator=(const TraceReplay&) = delete;
+
+  // Every rank starts at `at` (a time not yet run), from an event of its own on its
+  // endpoint's partition.
+  void start_at(Time at);
+  // A run split over threads calls this between windows, every partition stopped: it
+  // launches the collectives across units whose last member arrived in the window (each
+  // starts one notice after that arrival, as in a serial run) and frees finished ones.
+  // Over MPI processes (`group`) every process calls it after every window: the
+  // arrivals at collectives across units are pooled first.
+  void between_windows(ProcessGroup* group = nullptr);
+  // Over MPI processes, after the run: every process adopts the ranks the others ran
+  // (`owner`: the process that ran a rank), so the results are whole everywhere.
+  void pool(ProcessGroup& group, const std::function<int(int rank)>& owner);
+  bool done() const;
+  Time started_at() const { return started_; }
+  Time iteration_time() const;
+  const std::vector<RankBreakdown>& breakdown() const;
+  const Trace& trace() const { return trace_; }
+  HostId host_of(int rank) const { return hosts_[static_cast<std::size_t>(rank)]; }
+  // Told of each rank's operations as they finish (and of its collectives' steps when it
+  // wants them); set before start().
+  void set_activity_listener(ActivityListener* listener) {
+    activity_ = listener;
+    options_.collective.activity = listener != nullptr && listener->wants_trace_steps() ? listener : nullptr;
+  }
+
+
+ private:
+  void check_algorithms() const;  // throws std::invalid_argument naming the operation
+  std::vector<RankBreakdown> work_out_breakdown() const;
+  mutable std::vector<RankBreakdown> breakdown_;
+  mutable bool breakdown_kept_ = false;
+  // 24 bytes per operation (a 100,000-GPU step has about 80 million): its children are
+  // children_[rank][children_at .. the next op's children_at).
+  struct OpState {
+    Time start = -1;
+    Time end = -1;
+    std::int32_t waiting = 0;  // dependencies not yet finished; kReady once it was ready
+    std::uint32_t children_at = 0;
+    bool ready() const { return waiting == kReady; }
+  };
+  static constexpr std::int32_t kReady = -1;
+  std::span<const int> children(int rank, int op) const;
+  struct ComputeStream final : EventHandler {
+    TraceReplay* owner = nullptr;
+    int rank = 0;
+    std::vector<int> order;  // compute ops in trace order
+    std::size_t next = 0;
+    int running = -1;
+    void on_event() override;
+  };
+  // What is each rank's alone: its clock (its endpoint's partition), its start, what is
+  // left of its operations and when its last one ended.
+  struct RankStart final : EventHandler {
+    TraceReplay* owner = nullptr;
+    int rank = 0;
+    Simulator* sim = nullptr;
+    std::int64_t left = 0;
+    Time finished = -1;
+    void on_event() override;
+  };
+  struct PendingCollective {
+    std::vector<std::pair<int, int>> members;  // (rank, op index) ready so far
+    Time arrived = -1;                         // the last of them so far
+  };
+  struct Arrival {
+    Time at;
+    int rank;
+    int op;
+  };
+  void ready(int rank, int op);
+  void try_compute(int rank);
+  void finish(int rank, int op);
+  void report(int rank, int op) const;  // to activity_
+  // Builds the collective whose members have all arrived (under mutex_, or between
+  // windows); the caller starts it: at once inside one unit, one notice later across units.
+  struct Launched {  // an executor, or at flow fidelity a coupled ring
+    CollectiveExecutor* executor = nullptr;
+    CoupledRing* ring = nullptr;
+    void start(Time now) const;  // now, as NCCL's kernels do
+    void start_at(Time at) const;
+  };
+  Launched launch_collective(PendingCollective pending);
+  bool one_unit(const std::vector<int>& group) const;  // all on one partition for any split
+  // Finished collectives hold their programs until the next compute event frees them.
+  void reap_collectives();
+  // What each rank hears from its own NIC: its sends leaving, and data for its receives
+  // arriving (matched to them in order per sender and tag, which travel with the message).
+  class RankAgent final : public MessageObserver {
+   public:
+    TraceReplay* owner = nullptr;
+    int rank = 0;
+    std::map<MessageId, int> sends;  // my send ops in flight
+    // Per (sender rank, tag): data arrived (when its send started, when it arrived), and
+    // my receives ready for it.
+    std::map<std::pair<int, int>, std::deque<std::pair<Time, Time>>> arrived;
+    std::map<std::pair<int, int>, std::deque<int>> recvs_ready;
+    int matching = 0;  // match() calls on the stack
+
+    void match(const std::pair<int, int>& from);
+    void on_message_sent(MessageId id, Time now) override;
+    void on_message_delivered(MessageId id, Time now) override;
+    void on_message_finished(MessageId, Time) override {}
+    std::uint32_t observer_key() const override { return owner->ranks_[static_cast<std::size_t>(rank)].order(); }
+  };
+
+  Network* network_;
+  Trace trace_;
+  std::vector<HostId> hosts_;
+  ReplayOptions options_;
+  std::vector<std::vector<OpState>> state_;
+  std::vector<std::vector<int>> children_;  // per rank, its ops' children back to back
+  std::deque<ComputeStream> streams_;
+  std::deque<RankStart> ranks_;
+  std::unordered_map<std::uint32_t, PendingCollective> collectives_;  // by key
+  // A split run: shared things (collectives_, executors_, the caches below, the network's
+  // multicast groups) are touched under this lock; arrivals at collectives across units
+  // wait in arrivals_ for between_windows().
+  std::mutex mutex_;
+  bool split_ = false;
+  std::vector<Arrival> arrivals_;  // at collectives across units, since the last window
+  Time notice_ = 0;  // the fabric's longest link latency
+  // Per collective (trace key): the first of its 2 x members order keys, taken in the
+  // order of its lowest member's op before the run.
+  std::vector<std::uint32_t> first_key_;
+  std::vector<std::unique_ptr<CollectiveExecutor>> executors_;  // running ones (and just-finished)
+  std::vector<std::unique_ptr<CoupledRing>> rings_;             // likewise
+  // (algorithm, op, ranks, bytes, channels, chunk, root, local size, start latency)
+  using PreparedKey = std::tuple<std::string, int, int, std::int64_t, int, std::int64_t, int, int, std::int64_t>;
+  std::map<PreparedKey, std::shared_ptr<const PreparedCollective>> prepared_;
+  // Coupled rings by (op, ranks, bytes, channels, local size), in the collective's ranks.
+  std::map<std::tuple<int, int, std::int64_t, int, int>, std::vector<CoupledRing::Ring>> ring_shapes_;
+  std::unordered_map<std::uint32_t, bool> one_domain_;  // trace group -> all on one NVSwitch domain
+  std::atomic<std::size_t> finished_collectives_{0};
+  std::deque<RankAgent> agents_;      // observers never move
+  std::map<HostId, int> rank_of_host_;
+  ActivityListener* activity_ = nullptr;
+  Time started_ = -1;
+};
+
+}  // namespace fabricsim
