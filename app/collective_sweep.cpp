@@ -41,23 +41,22 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
     // Flows carry NVLS's sums and copies through the first switch, not SHARP's through
     // the fabric: auto leaves CollNet out, and asking for it is refused.
     tuner_facts_.sharp = false;
-    if (config_.algorithm == "collnet") {
+    if (const CollectiveAlgorithm* a = find_collective_algorithm(config_.algorithm); a != nullptr && a->packet_only) {
       throw ConfigError(where, "workload.algorithm",
                         "collnet (SHARP sums in the fabric's switches) is modelled at packet fidelity only; expected "
                         "another algorithm with network.fidelity: flow");
     }
   }
-  // A protocol is NCCL's ring's (NVLS runs Simple): other algorithms move the network's bytes.
-  const bool costed = config_.algorithm == "auto" || config_.algorithm == "ring" || config_.algorithm == "tree" ||
-                      config_.algorithm == "nvls" || config_.algorithm == "nvls_tree" || config_.algorithm == "collnet";
+  // A protocol is NCCL's (NVLS runs Simple): other algorithms move the network's bytes.
+  const CollectiveAlgorithm* fixed = find_collective_algorithm(config_.algorithm);
+  const bool costed = config_.algorithm == "auto" || (fixed != nullptr && fixed->protocols != ProtocolSupport::kNone);
   const bool named = config_.protocol != "none" && config_.protocol != "auto";
   if (named && !costed) {
     throw ConfigError(where, "workload.protocol",
                       "protocol " + config_.protocol + " is modelled for the ring and the tree (and NVLS, Simple only); algorithm " +
                           config_.algorithm + " takes none or auto");
   }
-  if (named && config_.protocol != "simple" &&
-      (config_.algorithm == "nvls" || config_.algorithm == "nvls_tree" || config_.algorithm == "collnet")) {
+  if (named && config_.protocol != "simple" && fixed != nullptr && fixed->protocols == ProtocolSupport::kSimpleOnly) {
     throw ConfigError(where, "workload.protocol", config_.algorithm + " runs NCCL's Simple protocol only");
   }
   // NVLS's start-up cost is the NVSwitch domain's (a calibrated figure).
@@ -69,7 +68,8 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   // Check every size's program now, so a bad algorithm fails before any event.
   const bool split = network.partition_count() > 1;
   for (std::int64_t bytes : config_.sizes) {
-    if (split && choice_for(bytes).algorithm == "collnet") {
+    const CollectiveAlgorithm* chosen = find_collective_algorithm(choice_for(bytes).algorithm);
+    if (split && chosen != nullptr && chosen->packet_only) {
       throw ConfigError(where, "workload.algorithm",
                         "collnet's SHARP sums are opened by whichever member contributes first, which a split run "
                         "does not fix; the algorithm at " + std::to_string(bytes) +
@@ -96,16 +96,6 @@ TunerChoice CollectiveSweep::choice_for(std::int64_t bytes) const {
   return choose_algorithm(config_.op, bytes, tuner_facts_, config_.algorithm, config_.protocol);
 }
 
-const char* nccl_algo_name(const std::string& a) {
-  if (a == "ring") return "Ring";
-  if (a == "tree") return "Tree";
-  if (a == "nvls") return "NVLS";
-  if (a == "nvls_tree") return "NVLSTree";
-  if (a == "collnet") return "CollNetDirect";
-  if (a == "msccl" || a == "steps") return "MSCCL";
-  return "-";  // ours, no NCCL counterpart
-}
-
 CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   if (config_.algorithm == "msccl" || config_.algorithm == "steps") {
     const std::filesystem::path path = std::filesystem::path(config_.file).is_relative() && !config_dir_.empty()
@@ -125,14 +115,16 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   params.chunk_bytes = config_.chunk_bytes;
   params.root = config_.root;
   params.local_size = local_size_;
-  if (choice.algorithm == "nvls" || choice.algorithm == "nvls_tree") params.start_latency_ps = nvls_latency_;
+  const CollectiveAlgorithm* algorithm = find_collective_algorithm(choice.algorithm);
+  if (algorithm != nullptr && algorithm->nvls_start) params.start_latency_ps = nvls_latency_;
   CollectiveProgram p = build_collective(choice.algorithm, config_.op, ranks_, bytes, params);
   if (choice.protocol != NcclProtocol::kNone) {
     // NCCL's protocol: its wire bytes through the network, and at the start NCCL's own
     // latency for the pair (its model's), less what the simulated links charge
     // themselves along the algorithm's critical path.
     p.wire_factor = choice.wire_factor;
-    const double extra_ps = std::max(0.0, choice.nccl_latency_us - wire_latency_us(choice.algorithm)) * 1e6;
+    const double wire_us = algorithm != nullptr ? wire_latency_us(*algorithm) : 0;
+    const double extra_ps = std::max(0.0, choice.nccl_latency_us - wire_us) * 1e6;
     p.start_latency_ps = std::max<std::int64_t>(p.start_latency_ps, static_cast<std::int64_t>(extra_ps));
   }
   return p;
@@ -144,23 +136,10 @@ std::string CollectiveSweep::model_description() const {
   return "NCCL " + tuner_facts_.nccl_version + " tuning rules, protocol " + config_.protocol;
 }
 
-double CollectiveSweep::wire_latency_us(const std::string& algorithm) const {
+double CollectiveSweep::wire_latency_us(const CollectiveAlgorithm& algorithm) const {
+  if (algorithm.wire_latency_us == nullptr) return 0;
   const TunerFacts& f = tuner_facts_;
-  const int n = std::max(2, ranks_), m = std::max(1, f.nodes);
-  if (algorithm == "ring") {
-    const int steps = config_.op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
-    const int inter = m == 1 ? 0 : config_.op == CollectiveOp::kAllReduce ? 2 * (m - 1) : m - 1;
-    return (steps - inter) * f.intra_step_us + inter * f.inter_step_us;
-  }
-  // The tree: a chain inside the node and a tree of depth log2(nodes) between them, down
-  // and up.
-  if (algorithm == "tree") return 2 * ((ranks_ / m - 1) * f.intra_step_us + floor_log2(m) * f.inter_step_us);
-  // CollNet Direct: into the node's switches and out through the NICs and the reducing switch.
-  if (algorithm == "collnet") return 2 * f.intra_step_us + 2 * f.inter_step_us;
-  // NVLS: to the switches and back; NVLS-tree adds the NICs' tree down and up.
-  if (algorithm == "nvls") return f.intra_step_us;
-  if (algorithm == "nvls_tree") return f.intra_step_us + 2 * floor_log2(m) * f.inter_step_us;
-  return 0;
+  return algorithm.wire_latency_us({config_.op, ranks_, f.nodes, f.intra_step_us, f.inter_step_us});
 }
 
 void CollectiveSweep::begin_at(Time at, bool split) {

@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "app/collective_tuner.h"
+#include "app/tuner_facts.h"
+#include "workloads/collectives/collective_algorithms.h"
 #include "app/config/config.h"
 #include "app/validation/error_bands.h"
 #include "sim/network.h"
@@ -33,9 +34,6 @@ struct CollectiveRow {
   // model only: what the corpus measured); not found elsewhere.
   ErrorBand error_band;
 };
-
-// NCCL's names for our algorithms (NCCL_ALGO), as nccl-tests users read them.
-const char* nccl_algo_name(const std::string& algorithm);
 
 class CollectiveSweep final {
  public:
@@ -79,7 +77,7 @@ class CollectiveSweep final {
   void start_next(Time at);  // records the size that ended and starts the next at `at`
   // What the simulated links themselves charge along `algorithm`'s critical path, in us
   // (NCCL's latency figures include it).
-  double wire_latency_us(const std::string& algorithm) const;
+  double wire_latency_us(const CollectiveAlgorithm& algorithm) const;
 
   Network* network_;
   CollectiveConfig config_;

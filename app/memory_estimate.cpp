@@ -1,6 +1,8 @@
 #include "app/memory_estimate.h"
 
-#include "app/collective_tuner.h"
+#include "app/tuner_facts.h"
+#include "workloads/collectives/collective_algorithms.h"
+#include "workloads/collectives/nvls.h"
 
 #include "app/config/model_files.h"
 
@@ -133,36 +135,34 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
       const auto channels = static_cast<std::uint64_t>(w.collective.channels > 0 ? w.collective.channels : nccl_channels);
       workload += ranks * channels * packets_of(biggest / 2);
       // The step programs, held by the check and by the executor, and the check's
-      // send/receive matching (a queue per sender, receiver and channel).
-      // Every rank sends straight to every other in an AllToAll, whatever `algorithm` says.
-      static const std::string kDirect = "direct";
-      const std::string& a = w.collective.op == CollectiveOp::kAllToAll ? kDirect : w.collective.algorithm;
-      std::uint64_t log2 = 1;
-      while ((1ull << log2) < ranks) ++log2;
-      std::uint64_t steps = a == "halving_doubling" || a == "recursive_doubling" ? 4 * log2
-                            : a == "tree"                                      ? 6 * channels
-                            : a == "direct"                                    ? 2 * ranks
-                                                                               : 4 * ranks * channels;
-      const std::uint64_t peers = a == "halving_doubling" || a == "recursive_doubling" ? log2 : a == "direct" ? ranks : 2 * channels;
-      std::uint64_t per_step = 2 * 120;
-      if (a == "nvls" || a == "nvls_tree" || a == "auto") {
-        // NVLS: per channel, 128 KiB pieces of each local owner's share, each with a
-        // contribution from every local GPU, a sum, a multicast and every owner's copy;
-        // matching keeps each step's targets (measured about 320 bytes a step in all).
-        const NvSwitchSpec* node = config.topology.kind == TopologyConfig::Kind::kNvSwitch ? &config.topology.nvswitch
-                                   : config.topology.kind == TopologyConfig::Kind::kCluster ? &config.topology.cluster.node
-                                                                                             : nullptr;
-        if (node != nullptr && node->nvls_bandwidth.bits_per_second > 0) {
-          const std::uint64_t g = std::min<std::uint64_t>(ranks, static_cast<std::uint64_t>(node->gpus));
-          const std::uint64_t ch = w.collective.channels > 1 ? static_cast<std::uint64_t>(w.collective.channels) : 16;
-          const std::uint64_t chunk = w.collective.chunk_bytes > 0 ? static_cast<std::uint64_t>(w.collective.chunk_bytes) : 128 * 1024;
-          const std::uint64_t k = std::min<std::uint64_t>(4096, std::max<std::uint64_t>(1, (static_cast<std::uint64_t>(biggest) / g / ch + chunk - 1) / chunk));
-          // nvls: g contributions, a sum, a multicast and g copies per piece; the tree adds
-          // a few sends and receives across nodes.
-          steps = std::max(steps, ch * k * (2 * g + (a == "nvls" ? 2 : 6)));
-          per_step = 320;
-        }
+      // send/receive matching (a queue per sender, receiver and channel): each
+      // algorithm's own footprint (workloads/collectives/collective_algorithms.h).
+      FootprintFacts facts;
+      facts.ranks = ranks;
+      facts.channels = channels;
+      while ((1ull << facts.log2_ranks) < ranks) ++facts.log2_ranks;
+      const NvSwitchSpec* node = config.topology.kind == TopologyConfig::Kind::kNvSwitch ? &config.topology.nvswitch
+                                 : config.topology.kind == TopologyConfig::Kind::kCluster ? &config.topology.cluster.node
+                                                                                           : nullptr;
+      if (node != nullptr && node->nvls_bandwidth.bits_per_second > 0) {
+        facts.nvls_gpus = std::min<std::uint64_t>(ranks, static_cast<std::uint64_t>(node->gpus));
+        facts.nvls_channels = w.collective.channels > 1 ? static_cast<std::uint64_t>(w.collective.channels) : kNvlsChannels;
+        const std::uint64_t chunk = w.collective.chunk_bytes > 0 ? static_cast<std::uint64_t>(w.collective.chunk_bytes) : kNvlsChunkBytes;
+        facts.nvls_pieces = std::min<std::uint64_t>(
+            4096, std::max<std::uint64_t>(1, (static_cast<std::uint64_t>(biggest) / facts.nvls_gpus / facts.nvls_channels + chunk - 1) / chunk));
       }
+      // Every rank sends straight to every other in an AllToAll, whatever `algorithm` says;
+      // `auto` may run the ring or NVLS-tree; custom algorithms count as a ring.
+      const std::string& a = w.collective.op == CollectiveOp::kAllToAll ? std::string("direct") : w.collective.algorithm;
+      ProgramFootprint footprint = ring_footprint(facts);
+      if (a == "auto") {
+        const ProgramFootprint nvls = find_collective_algorithm("nvls_tree")->footprint(facts);
+        footprint.steps = std::max(footprint.steps, nvls.steps);
+        footprint.bytes_per_step = nvls.bytes_per_step;
+      } else if (const CollectiveAlgorithm* algorithm = find_collective_algorithm(a)) {
+        footprint = algorithm->footprint(facts);
+      }
+      const std::uint64_t steps = footprint.steps, peers = footprint.peers, per_step = footprint.bytes_per_step;
       e.messages += ranks * (steps * per_step + peers * 2 * 700);
       break;
     }

@@ -1,6 +1,6 @@
 #include "app/scenario.h"
 
-#include "app/collective_tuner.h"
+#include "app/tuner_facts.h"
 #include "app/huge_pages.h"
 
 #include <chrono>

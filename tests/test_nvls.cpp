@@ -7,7 +7,7 @@
 #include <string>
 
 #include "app/calibration.h"
-#include "app/collective_tuner.h"
+#include "app/tuner_facts.h"
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
 #include "app/scenario.h"

@@ -7,7 +7,7 @@
 
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
-#include "app/collective_tuner.h"
+#include "app/tuner_facts.h"
 #include "app/scenario.h"
 #include "test_support.h"
 #include "workloads/collectives/nccl_protocol.h"

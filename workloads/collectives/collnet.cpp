@@ -108,4 +108,23 @@ CollectiveProgram collnet(CollectiveOp op, int n, std::int64_t bytes, const Algo
   return p;
 }
 
+namespace {
+
+bool collnet_does(CollectiveOp op) { return op == CollectiveOp::kAllReduce; }
+// Into the node's switches and out through the NICs and the reducing switch.
+double collnet_wire_latency_us(const WireFacts& f) { return 2 * f.intra_step_us + 2 * f.inter_step_us; }
+
+}  // namespace
+
+extern const CollectiveAlgorithm kCollNetAlgorithm{
+    .name = "collnet",
+    .nccl_name = "CollNetDirect",
+    .nccl = NcclAlgo::kCollNetDirect,
+    .protocols = ProtocolSupport::kSimpleOnly,
+    .packet_only = true,
+    .does = collnet_does,
+    .build = collnet,
+    .wire_latency_us = collnet_wire_latency_us,
+};
+
 }  // namespace fabricsim

@@ -118,24 +118,6 @@ double fastest_speed_within(const std::vector<double>& list, double limit) {
 
 }  // namespace
 
-const char* nccl_algo_key(NcclAlgo a) {
-  switch (a) {
-    case NcclAlgo::kTree: return "tree";
-    case NcclAlgo::kRing: return "ring";
-    case NcclAlgo::kCollNetDirect: return "collnet";
-    case NcclAlgo::kNvls: return "nvls";
-    case NcclAlgo::kNvlsTree: return "nvls_tree";
-  }
-  return "";
-}
-
-std::optional<NcclAlgo> nccl_algo_from_key(std::string_view key) {
-  for (int a = 0; a < kNcclAlgos; ++a) {
-    if (key == nccl_algo_key(static_cast<NcclAlgo>(a))) return static_cast<NcclAlgo>(a);
-  }
-  return std::nullopt;
-}
-
 int nccl_proto_index(NcclProtocol p) {
   switch (p) {
     case NcclProtocol::kLL: return kLL;

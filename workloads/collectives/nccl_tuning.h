@@ -24,8 +24,6 @@ enum class NcclAlgo : std::uint8_t { kTree, kRing, kCollNetDirect, kNvls, kNvlsT
 inline constexpr int kNcclAlgos = 5;
 inline constexpr int kNcclProtos = 3;  // LL, LL128, Simple (NCCL's order)
 
-const char* nccl_algo_key(NcclAlgo a);    // our algorithm names: "tree", "ring", "collnet", "nvls", "nvls_tree"
-std::optional<NcclAlgo> nccl_algo_from_key(std::string_view key);
 int nccl_proto_index(NcclProtocol p);     // -1 for kNone
 
 // One NCCL release line's tuning constants and rules.

@@ -1,5 +1,7 @@
 #include "workloads/collectives/nvls.h"
 
+#include "workloads/collectives/tuner.h"
+
 #include <algorithm>
 #include <functional>
 #include <stdexcept>
@@ -201,5 +203,78 @@ CollectiveProgram nvls_tree(CollectiveOp op, int n, std::int64_t bytes, const Al
   }
   return p;
 }
+
+namespace {
+
+bool nvls_does(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather;
+}
+bool nvls_tree_does(CollectiveOp op) { return op == CollectiveOp::kAllReduce; }
+
+// To the switches and back; NVLS-tree adds the NICs' tree down and up.
+double nvls_wire_latency_us(const WireFacts& f) { return f.intra_step_us; }
+double nvls_tree_wire_latency_us(const WireFacts& f) {
+  return f.intra_step_us + 2 * floor_log2(std::max(1, f.nodes)) * f.inter_step_us;
+}
+
+// The switches sum and multicast the whole buffer at the NVSwitch layer's rate.
+double nvls_ideal_estimate_us(CollectiveOp op, double size, const TunerFacts& f) {
+  const bool reducing = op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather;
+  if (!reducing || f.nvls_GBps <= 0 || f.nodes != 1) return -1;
+  return f.nvls_latency_us + size / (f.nvls_GBps * 1e3);
+}
+// The switches sum and multicast the whole buffer; each node's NICs carry it once each
+// way (each GPU its share on its rail), over a tree of depth log2(nodes).
+double nvls_tree_ideal_estimate_us(CollectiveOp op, double size, const TunerFacts& f) {
+  if (op != CollectiveOp::kAllReduce || f.nvls_GBps <= 0 || f.nodes <= 1 || f.node_nic_GBps <= 0 || f.gpus_per_node < 2 ||
+      f.ranks % f.gpus_per_node != 0) {
+    return -1;
+  }
+  int depth = 0;
+  for (int m = 1; m < f.nodes; m *= 2) ++depth;
+  const double algbw = std::min(f.nvls_GBps, f.node_nic_GBps);
+  return f.nvls_latency_us + 2 * depth * 3 * f.hop_latency_us + size / (algbw * 1e3);
+}
+
+// Per channel, NVLS's pieces of each local owner's share, each with a contribution from
+// every local GPU, a sum, a multicast and every owner's copy (nvls), a few sends and
+// receives across nodes more (nvls_tree); matching keeps each step's targets (about 320
+// bytes a step in all). Without NVLS on the node: a ring's figure.
+ProgramFootprint nvls_footprint_with(const FootprintFacts& f, std::uint64_t extra_steps) {
+  ProgramFootprint out = ring_footprint(f);
+  if (f.nvls_gpus == 0) return out;
+  out.steps = std::max(out.steps, f.nvls_channels * f.nvls_pieces * (2 * f.nvls_gpus + extra_steps));
+  out.bytes_per_step = 320;
+  return out;
+}
+ProgramFootprint nvls_footprint(const FootprintFacts& f) { return nvls_footprint_with(f, 2); }
+ProgramFootprint nvls_tree_footprint(const FootprintFacts& f) { return nvls_footprint_with(f, 6); }
+
+}  // namespace
+
+extern const CollectiveAlgorithm kNvlsAlgorithm{
+    .name = "nvls",
+    .nccl_name = "NVLS",
+    .nccl = NcclAlgo::kNvls,
+    .protocols = ProtocolSupport::kSimpleOnly,
+    .nvls_start = true,
+    .does = nvls_does,
+    .build = nvls,
+    .wire_latency_us = nvls_wire_latency_us,
+    .ideal_estimate_us = nvls_ideal_estimate_us,
+    .footprint = nvls_footprint,
+};
+extern const CollectiveAlgorithm kNvlsTreeAlgorithm{
+    .name = "nvls_tree",
+    .nccl_name = "NVLSTree",
+    .nccl = NcclAlgo::kNvlsTree,
+    .protocols = ProtocolSupport::kSimpleOnly,
+    .nvls_start = true,
+    .does = nvls_tree_does,
+    .build = nvls_tree,
+    .wire_latency_us = nvls_tree_wire_latency_us,
+    .ideal_estimate_us = nvls_tree_ideal_estimate_us,
+    .footprint = nvls_tree_footprint,
+};
 
 }  // namespace fabricsim

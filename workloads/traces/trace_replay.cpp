@@ -368,7 +368,9 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   std::string algorithm = op.algorithm == 0 ? options_.default_algorithm : trace_.algorithm(op);
   if (algorithm == "auto") algorithm = options_.choose ? options_.choose(op.op, std::max<std::int64_t>(1, op.bytes), hosts) : "ring";
   AlgorithmParams params = options_.params;
-  if (algorithm == "nvls" || algorithm == "nvls_tree") params.start_latency_ps = options_.nvls_latency_ps;
+  if (const CollectiveAlgorithm* a = find_collective_algorithm(algorithm); a != nullptr && a->nvls_start) {
+    params.start_latency_ps = options_.nvls_latency_ps;
+  }
   const int n = static_cast<int>(group.size());
   params.local_size = std::min<int>(params.local_size, n);
   if (n % std::max(1, params.local_size) != 0) params.local_size = n;

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "app/config/config.h"
 #include "workloads/collectives/collective.h"
 #include "workloads/collectives/nccl_protocol.h"
 #include "workloads/collectives/nccl_tuning.h"
@@ -38,12 +37,6 @@ struct TunerFacts {
   std::string nccl_version = kDefaultNcclVersion;
   bool cpu_amd = false;
 };
-
-TunerFacts tuner_facts(const TopologyConfig& topology, int ranks);
-// The same for a group of endpoints (a trace's collective): on a cluster, how many
-// nodes its members span and how many GPUs of each (whole nodes only if every node has
-// the same count); its NICs are those of the member GPUs.
-TunerFacts tuner_facts_for_group(const TopologyConfig& topology, const std::vector<std::uint32_t>& hosts);
 
 struct TunerEstimate {
   std::string algorithm;

@@ -1,0 +1,67 @@
+#include "app/tuner_facts.h"
+
+#include <algorithm>
+#include <map>
+#include <variant>
+
+namespace fabricsim {
+
+namespace {
+double GBps(Bandwidth b) { return static_cast<double>(b.bits_per_second) / 8e9; }
+double us_of(Time t) { return static_cast<double>(t) * 1e-6; }
+}  // namespace
+
+TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
+  TunerFacts f;
+  f.ranks = ranks;
+  if (topology.kind == TopologyConfig::Kind::kNvSwitch) {
+    const NvSwitchSpec& s = topology.nvswitch;
+    f.gpus_per_node = std::max(1, std::min(ranks, s.gpus));
+    f.nvlink_GBps = GBps(s.gpu_bandwidth());
+    f.nvls_GBps = GBps(s.nvls_bandwidth);
+    f.nvls_latency_us = us_of(s.nvls_latency);
+    f.hop_latency_us = us_of(s.latency);
+    f.intra_step_us = 2 * us_of(s.latency);
+    f.compute_capability = s.compute_capability;
+  } else if (topology.kind == TopologyConfig::Kind::kCluster) {
+    const ClusterSpec& c = topology.cluster;
+    f.gpus_per_node = std::max(1, std::min(ranks, c.node.gpus));
+    f.nvlink_GBps = GBps(c.node.gpu_bandwidth());
+    f.nvls_GBps = GBps(c.node.nvls_bandwidth);
+    f.nvls_latency_us = us_of(c.node.nvls_latency);
+    f.nic_GBps = GBps(c.nic_link.bandwidth);
+    f.node_nic_GBps = f.nic_GBps * c.nics_per_node;
+    f.compute_capability = c.node.compute_capability;
+    f.hop_latency_us = us_of(c.nic_link.latency);
+    f.intra_step_us = 2 * us_of(c.node.latency);
+    // A step between nodes crosses PCIe twice through relaying NICs; through RDMA NICs
+    // four times (the work request, the NIC's read and its answer, the DMA write).
+    f.inter_step_us = (c.rdma_nics ? 4 : 2) * us_of(c.pcie.latency) + 2 * us_of(c.nic_link.latency);
+    f.nics_per_node = c.nics_per_node;
+    if (const auto* rail = std::get_if<RailOptimizedSpec>(&c.fabric)) f.sharp = rail->sharp_bandwidth.bits_per_second > 0;
+  } else {
+    // Host fabrics: one endpoint per "node"; the ring is the only candidate.
+    f.gpus_per_node = 1;
+  }
+  f.nodes = std::max(1, (ranks + f.gpus_per_node - 1) / f.gpus_per_node);
+  return f;
+}
+
+TunerFacts tuner_facts_for_group(const TopologyConfig& topology, const std::vector<std::uint32_t>& hosts) {
+  TunerFacts f = tuner_facts(topology, static_cast<int>(hosts.size()));
+  if (topology.kind != TopologyConfig::Kind::kCluster) return f;
+  const ClusterSpec& c = topology.cluster;
+  std::map<std::uint32_t, int> per_node;
+  for (std::uint32_t h : hosts) ++per_node[h / static_cast<std::uint32_t>(std::max(1, c.node.gpus))];
+  f.nodes = static_cast<int>(per_node.size());
+  const int first = per_node.begin()->second;
+  const bool even = std::all_of(per_node.begin(), per_node.end(), [&](const auto& e) { return e.second == first; });
+  f.gpus_per_node = even ? first : static_cast<int>(hosts.size());
+  if (!even) f.nodes = 1;  // uneven: no node structure the NVLS algorithms can use
+  // The member GPUs' NICs (one per GPU up to the node's count).
+  f.node_nic_GBps = GBps(c.nic_link.bandwidth) * std::min(first, c.nics_per_node);
+  f.nics_per_node = std::min(first, c.nics_per_node);
+  return f;
+}
+
+}  // namespace fabricsim

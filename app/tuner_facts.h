@@ -1,0 +1,18 @@
+#pragma once
+// What the tuner (workloads/collectives/tuner.h) needs of a configured topology: per GPU
+// and per node, NVLink, NVLS, NICs and the simulated network's own step latencies.
+#include <cstdint>
+#include <vector>
+
+#include "app/config/config.h"
+#include "workloads/collectives/tuner.h"
+
+namespace fabricsim {
+
+TunerFacts tuner_facts(const TopologyConfig& topology, int ranks);
+// The same for a group of endpoints (a trace's collective): on a cluster, how many
+// nodes its members span and how many GPUs of each (whole nodes only if every node has
+// the same count); its NICs are those of the member GPUs.
+TunerFacts tuner_facts_for_group(const TopologyConfig& topology, const std::vector<std::uint32_t>& hosts);
+
+}  // namespace fabricsim

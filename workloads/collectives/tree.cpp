@@ -1,0 +1,196 @@
+// The tree: NCCL's double binary tree across whole nodes with a chain inside each, or
+// over all ranks; AllReduce, Broadcast and Reduce.
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "workloads/collectives/collective_algorithms.h"
+#include "workloads/collectives/program_builder.h"
+
+namespace fabricsim {
+namespace {
+
+using namespace collective_building;
+
+// NCCL's tree AllReduce across whole nodes (ranks node-major, g per node): inside each
+// node a chain of its GPUs, whose head (local c mod g on channel c, so channels spread
+// over the NICs) joins two binary trees over the nodes, a heap order and its mirror
+// (NCCL's double binary tree for an even node count: each node interior in one, a leaf
+// in the other), each carrying half the data. Up: the chain reduces tail to head, the
+// head adds its child nodes' partial sums and sends to its parent node's head; down:
+// the reverse. Every hop between nodes joins two heads with the same local index: one
+// rail.
+CollectiveProgram nccl_tree(int n, int g, std::int64_t bytes, const AlgorithmParams& a) {
+  const int nodes = n / g;
+  const int trees = 2;
+  const int c = std::max(1, a.channels);
+  // Pipelined in NCCL's Simple step size unless told otherwise (a 4 MiB buffer in 8
+  // steps: 512 KiB), as a chain of g GPUs and a tree would otherwise store and forward
+  // whole halves.
+  const int k = pieces(bytes / trees / c, a.chunk_bytes > 0 ? a.chunk_bytes : 512 * 1024);
+  const int streams = trees * c * k;
+  CollectiveProgram p = empty_program("tree", CollectiveOp::kAllReduce, n, streams, bytes);
+  Builder b{p};
+  // A rank's sends to one peer in one direction go piece after piece, as NCCL's slices
+  // do (otherwise every piece would share the link at once and none finish early).
+  std::map<std::tuple<int, int, int, int>, int> last_send;  // (rank, peer, direction, tree and channel) -> step
+  const auto send = [&](int r, int peer, int ch, int slot, int dir, std::vector<int> deps) {
+    auto [it, fresh] = last_send.try_emplace({r, peer, dir, slot % (trees * c)}, -1);
+    if (it->second >= 0) deps.push_back(it->second);
+    it->second = b.send(r, peer, ch, slot, 1, std::move(deps));
+    return it->second;
+  };
+  for (int s = 0; s < streams; ++s) {
+    const int t = s % trees;
+    const int channel = (s / trees) % c;
+    const int head = channel % g;
+    // Chain position q of node `node`: its rank (q = 0 is the head).
+    const auto at = [&](int node, int q) { return node * g + mod(head + q, g); };
+    const auto node_at = [&](int pos) { return t == 0 ? pos : nodes - 1 - pos; };
+    const int up_ch = 2 * s, down_ch = 2 * s + 1;
+    std::vector<int> reduced(static_cast<std::size_t>(n), -1);  // step after which the rank's partial sum is complete
+    // Up, chains first (tail to head), then heads from the leaves of the tree to the root.
+    for (int node = 0; node < nodes; ++node) {
+      int prev = -1;
+      for (int q = g - 1; q >= 1; --q) {
+        const int r = at(node, q);
+        int have = -1;
+        if (q < g - 1) have = b.recv(r, at(node, q + 1), up_ch, s, 1, true, {});
+        prev = send(r, at(node, q - 1), up_ch, s, 0, deps_of(have));
+        reduced[static_cast<std::size_t>(r)] = prev;
+      }
+      (void)prev;
+    }
+    for (int pos = nodes - 1; pos >= 0; --pos) {
+      const int r = at(node_at(pos), 0);
+      std::vector<int> got;
+      if (g > 1) got.push_back(b.recv(r, at(node_at(pos), 1), up_ch, s, 1, true, {}));
+      for (int child : {2 * pos + 1, 2 * pos + 2}) {
+        if (child < nodes) got.push_back(b.recv(r, at(node_at(child), 0), up_ch, s, 1, true, {}));
+      }
+      int done = -1;
+      if (got.size() == 1) done = got[0];
+      if (got.size() > 1) {
+        Step join;
+        join.kind = StepKind::kNop;
+        join.deps = got;
+        done = b.add(r, join);
+      }
+      if (pos > 0) done = send(r, at(node_at((pos - 1) / 2), 0), up_ch, s, 0, deps_of(done));
+      reduced[static_cast<std::size_t>(r)] = done;
+    }
+    // Down: the root's head has the total; heads pass it to their child nodes' heads and
+    // down their own chain.
+    for (int pos = 0; pos < nodes; ++pos) {
+      const int node = node_at(pos);
+      const int r = at(node, 0);
+      int have = reduced[static_cast<std::size_t>(r)];
+      if (pos > 0) have = b.recv(r, at(node_at((pos - 1) / 2), 0), down_ch, s, 1, false, deps_of(have));
+      for (int child : {2 * pos + 1, 2 * pos + 2}) {
+        if (child < nodes) send(r, at(node_at(child), 0), down_ch, s, 1, deps_of(have));
+      }
+      for (int q = 0; q + 1 < g; ++q) {
+        const int from = at(node, q);
+        send(from, at(node, q + 1), down_ch, s, 1, deps_of(have));
+        have = b.recv(at(node, q + 1), from, down_ch, s, 1, false, deps_of(reduced[static_cast<std::size_t>(at(node, q + 1))]));
+      }
+    }
+  }
+  return p;
+}
+
+CollectiveProgram tree(CollectiveOp op, int n, std::int64_t bytes, const AlgorithmParams& a) {
+  if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kBroadcast && op != CollectiveOp::kReduce) {
+    throw std::invalid_argument(std::string("tree does not do ") + op_name(op));
+  }
+  // Whole nodes of several GPUs: NCCL's layout (chains inside nodes, a double binary tree
+  // across). One GPU per endpoint is NCCL's layout too: the two trees below are its
+  // double binary tree over all ranks.
+  const int g = a.local_size;
+  if (op == CollectiveOp::kAllReduce && g > 1 && g < n && n % g == 0) return nccl_tree(n, g, bytes, a);
+  // All-reduce runs two complementary trees (each rank a leaf in one of them, mostly),
+  // each on half of the data; broadcast and reduce run one tree rooted at the root.
+  const int trees = op == CollectiveOp::kAllReduce && n > 2 ? 2 : 1;
+  const int c = std::max(1, a.channels);
+  const int k = pieces(bytes / trees / c, a.chunk_bytes);
+  const int streams = trees * c * k;
+  CollectiveProgram p = empty_program("tree", op, n, streams, bytes);
+  p.root = a.root;
+  Builder b{p};
+  for (int s = 0; s < streams; ++s) {
+    const int t = s % trees;
+    std::vector<int> label(static_cast<std::size_t>(n));
+    for (int pos = 0; pos < n; ++pos) {
+      const int base = op == CollectiveOp::kAllReduce ? pos : mod(pos + a.root, n);
+      label[static_cast<std::size_t>(pos)] = t == 0 ? base : n - 1 - base;
+    }
+    const auto parent = [](int pos) { return (pos - 1) / 2; };
+    std::vector<int> up(static_cast<std::size_t>(n), -1);  // step after which the position's subtree is reduced
+    if (op != CollectiveOp::kBroadcast) {
+      // Reduce: children before parents (higher positions first).
+      for (int pos = n - 1; pos >= 0; --pos) {
+        const int r = label[static_cast<std::size_t>(pos)];
+        std::vector<int> got;
+        for (int child : {2 * pos + 1, 2 * pos + 2}) {
+          if (child < n) got.push_back(b.recv(r, label[static_cast<std::size_t>(child)], 2 * s, s, 1, true, {}));
+        }
+        int done = got.empty() ? -1 : got.back();
+        if (got.size() == 2) {
+          Step join;
+          join.kind = StepKind::kNop;
+          join.deps = got;
+          done = b.add(r, join);
+        }
+        if (pos > 0) done = b.send(r, label[static_cast<std::size_t>(parent(pos))], 2 * s, s, 1, deps_of(done));
+        up[static_cast<std::size_t>(pos)] = done;
+      }
+    }
+    if (op != CollectiveOp::kReduce) {
+      // Broadcast down: parents before children.
+      std::vector<int> have(static_cast<std::size_t>(n), -1);
+      have[0] = op == CollectiveOp::kAllReduce ? up[0] : -1;
+      for (int pos = 0; pos < n; ++pos) {
+        const int r = label[static_cast<std::size_t>(pos)];
+        if (pos > 0) {
+          have[static_cast<std::size_t>(pos)] =
+              b.recv(r, label[static_cast<std::size_t>(parent(pos))], 2 * s + 1, s, 1, false, deps_of(up[static_cast<std::size_t>(pos)]));
+        }
+        for (int child : {2 * pos + 1, 2 * pos + 2}) {
+          if (child < n) b.send(r, label[static_cast<std::size_t>(child)], 2 * s + 1, s, 1, deps_of(have[static_cast<std::size_t>(pos)]));
+        }
+      }
+    }
+  }
+  return p;
+}
+
+bool does(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
+}
+
+// A chain inside the node and a tree of depth log2(nodes) between them, down and up.
+double wire_latency_us(const WireFacts& f) {
+  const int m = std::max(1, f.nodes);
+  return 2 * ((f.ranks / m - 1) * f.intra_step_us + floor_log2(m) * f.inter_step_us);
+}
+
+ProgramFootprint footprint(const FootprintFacts& f) { return {6 * f.channels, 2 * f.channels, 240}; }
+
+}  // namespace
+
+extern const CollectiveAlgorithm kTreeAlgorithm{
+    .name = "tree",
+    .nccl_name = "Tree",
+    .nccl = NcclAlgo::kTree,
+    .protocols = ProtocolSupport::kAll,
+    .does = does,
+    .build = tree,
+    .wire_latency_us = wire_latency_us,
+    .footprint = footprint,
+};
+
+}  // namespace fabricsim

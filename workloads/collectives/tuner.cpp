@@ -1,0 +1,104 @@
+#include "workloads/collectives/tuner.h"
+
+#include <algorithm>
+
+#include "workloads/collectives/collective_algorithms.h"
+
+namespace fabricsim {
+
+NcclSystem nccl_system(const TunerFacts& f) {
+  NcclSystem s;
+  s.ranks = f.ranks;
+  s.nodes = f.nodes;
+  s.compute_capability = f.compute_capability;
+  s.cpu_amd = f.cpu_amd;
+  s.net_overhead_us = f.cpu_amd ? 2.0 : 1.0;
+  s.nvlink = f.nvlink_GBps > 0;
+  const int cc = f.compute_capability;
+  const NcclGraph ring = nccl_ring_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes);
+  const auto at = [&](NcclAlgo a) -> NcclGraph& { return s.graphs[static_cast<std::size_t>(a)]; };
+  at(NcclAlgo::kRing) = ring;
+  const bool whole_nodes = f.nodes > 1 && f.gpus_per_node >= 1 && f.ranks % f.gpus_per_node == 0;
+  if (whole_nodes) at(NcclAlgo::kTree) = nccl_tree_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes);
+  if (f.sharp && whole_nodes && f.nvlink_GBps > 0 && f.nics_per_node > 0) {
+    // CollNet Direct: a channel per NIC (its heads), each at what that NIC carries.
+    NcclGraph g;
+    g.channels = f.nics_per_node;
+    g.bw_intra = g.bw_inter = std::min(f.nic_GBps, f.nvlink_GBps / f.nics_per_node);
+    at(NcclAlgo::kCollNetDirect) = g;
+  }
+  if (f.nvls_GBps > 0 && f.nodes == 1) at(NcclAlgo::kNvls) = nccl_nvls_graph(cc, f.nvlink_GBps, 0, 0, 1);
+  if (f.nvls_GBps > 0 && whole_nodes && f.gpus_per_node >= 2 && f.node_nic_GBps > 0) {
+    at(NcclAlgo::kNvlsTree) = nccl_nvls_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes);
+  }
+  s.comm_channels = ring.channels;
+  return s;
+}
+
+namespace {
+
+// NCCL's choice: the (algorithm, protocol) of least predicted time by its own model.
+void choose_by_nccl_model(TunerChoice& choice, CollectiveOp op, std::int64_t bytes, const TunerFacts& f,
+                          const std::string& algorithm, const std::string& protocol) {
+  const std::optional<NcclRules> rules = nccl_rules(f.nccl_version);
+  if (!rules || (f.nvlink_GBps <= 0 && f.node_nic_GBps <= 0)) return;
+  const NcclSystem system = nccl_system(f);
+  const NcclCostModel model(*rules, system);
+  std::vector<NcclProtocol> protocols{NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
+  if (protocol != "auto") protocols = {protocol_from_name(protocol).value_or(NcclProtocol::kSimple)};
+  double best = -1;
+  for (int i = 0; i < kNcclAlgos; ++i) {
+    const auto a = static_cast<NcclAlgo>(i);
+    const CollectiveAlgorithm* ours = find_collective_algorithm(a);
+    if (ours == nullptr || (algorithm != "auto" && algorithm != ours->name)) continue;
+    for (NcclProtocol p : protocols) {
+      const double t = model.time_us(op, a, p, bytes);
+      if (t < 0) continue;
+      choice.estimates.push_back({ours->name, p, t});
+      if (best < 0 || t < best) {
+        best = t;
+        choice.algorithm = ours->name;
+        choice.protocol = p;
+        choice.nccl_time_us = t;
+        choice.nccl_latency_us = model.latency_us(op, a, p, bytes);
+        choice.nccl_channels = system.graphs[static_cast<std::size_t>(a)].channels;
+        const double simple = model.cost(op, a, NcclProtocol::kSimple).algbw_GBps;
+        const double mine = model.cost(op, a, p).algbw_GBps;
+        choice.wire_factor = std::max(protocol_wire_factor(p), simple > 0 && mine > 0 ? simple / mine : 1.0);
+      }
+    }
+  }
+}
+
+// The ideal network's estimate (`protocol: none`): latency + size / bandwidth of what the
+// fabric gives each candidate (each algorithm's own estimate, in the registry's order).
+void choose_by_network(TunerChoice& choice, CollectiveOp op, std::int64_t bytes, const TunerFacts& f, const std::string& algorithm) {
+  for (const CollectiveAlgorithm* a : collective_algorithms()) {
+    if (a->ideal_estimate_us == nullptr || (algorithm != "auto" && algorithm != a->name)) continue;
+    const double t = a->ideal_estimate_us(op, static_cast<double>(bytes), f);
+    if (t >= 0) choice.estimates.push_back({a->name, NcclProtocol::kNone, t});
+  }
+  if (choice.estimates.empty()) return;
+  const auto best = std::min_element(choice.estimates.begin(), choice.estimates.end(),
+                                     [](const TunerEstimate& a, const TunerEstimate& b) { return a.time_us < b.time_us; });
+  choice.algorithm = best->algorithm;
+  choice.protocol = best->protocol;
+}
+
+}  // namespace
+
+TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFacts& f, const std::string& algorithm,
+                             const std::string& protocol) {
+  TunerChoice choice;
+  if (protocol != "none") choose_by_nccl_model(choice, op, bytes, f, algorithm, protocol);
+  else choose_by_network(choice, op, bytes, f, algorithm);
+  if (choice.estimates.empty()) {
+    // A fixed algorithm the model does not cost, or nothing applies: as asked, no protocol.
+    choice.algorithm = algorithm != "auto" ? algorithm
+                       : op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv ? "direct"
+                                                                                         : "ring";
+  }
+  return choice;
+}
+
+}  // namespace fabricsim
