@@ -16,10 +16,20 @@ namespace fabricsim {
 
 namespace {
 
+// The registry's algorithms (workloads/collectives/collective_algorithms.h), listed once.
+const std::string& algo_help() {
+  static const std::string help = [] {
+    std::string h = "the algorithm (default: the config's, else auto: NCCL's choice per size): auto, msccl, steps";
+    for (const std::string& name : algorithm_names()) h += ", " + name;
+    return h;
+  }();
+  return help;
+}
+
 void add_options(po::options_description& options) {
   options.add_options()
       ("op", po::value<std::string>()->value_name("OP"), "the operation (default all_reduce)")
-      ("algo", po::value<std::string>()->value_name("ALGO"), "the algorithm (default: the config's, else auto: NCCL's choice per size)")
+      ("algo", po::value<std::string>()->value_name("ALGO"), algo_help().c_str())
       ("proto", po::value<std::string>()->value_name("PROTO"), "NCCL's protocol: auto (default), simple, ll, ll128, or none (the network alone)")
       ("nccl-version", po::value<std::string>()->value_name("VERSION"), "whose tuning rules NCCL's model follows: 2.18, 2.21, 2.27 or 2.28 (default; any release from 2.18 maps to its line)")
       ("minbytes,b", po::value<std::string>()->value_name("SIZE"), "smallest size (default 8)")
@@ -162,7 +172,7 @@ const Command kCollectiveCommand{
     "collective",
     "fabricsim collective CONFIG --op OP [--algo ALGO|auto] [--proto auto|simple|ll|ll128|none] [-b MIN] [-e MAX] [-f FACTOR] [--json]\n"
     "                            [--trace FILE]\n",
-    "nccl-tests-style sweep of a collective on CONFIG's fabric: one row per size with time, algbw and busbw; OP all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv; ALGO ring, tree, halving_doubling, recursive_doubling, hierarchical, direct, nvls, nvls_tree, collnet, msccl (--file F.xml), steps (--file F.yaml), or auto (NCCL's choice per size)",
+    "nccl-tests-style sweep of a collective on CONFIG's fabric: one row per size with time, algbw and busbw; OP all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv; ALGO a built-in algorithm (--algo lists them), msccl (--file F.xml), steps (--file F.yaml), or auto (NCCL's choice per size)",
     add_options,
     [](const po::variables_map& vm, int, char**) { return collective_command(vm); },
     false,
