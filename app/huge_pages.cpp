@@ -68,8 +68,7 @@ std::size_t back_heap_with_huge_pages(std::size_t at_least, double min_resident)
   };
   for (const auto& [from, to] : regions) {
     // Marked, the regions' later faults take huge pages; collapsed, what they hold now
-    // moves onto them (a copy: about 0.3 s for the 70 MB of a k=32 fat-tree; a range
-    // already on a huge page is passed over).
+    // moves onto them (a copy; a range already on a huge page is passed over).
     advise_huge_pages(reinterpret_cast<void*>(from), to - from);
     for (std::uintptr_t run = from; run < to;) {
       if (!dense(run)) {

@@ -13,9 +13,8 @@ void advise_huge_pages(void* region, std::size_t bytes);
 // Backs the heap as built so far (a fabric's ports, links, queues and tables) with huge
 // pages, once it holds `at_least` bytes: marks its anonymous regions for them and
 // collapses what they hold now. Returns the bytes collapsed. A large fabric's state is
-// read in no order, and on 4 KiB pages a miss can also walk the page table (k=32
-// fat-tree, 70 MB of state: 0-6% less wall time, runs side by side on the two cores);
-// a small one fits the TLB's reach, and the copy would cost more than it saves.
+// read in no order, and on 4 KiB pages a miss can also walk the page table; a small
+// one fits the TLB's reach, and the copy would cost more than it saves.
 // Called again as a run goes, `min_resident` (a fraction) leaves alone each huge page's
 // range with less than that in use: collapsing fills the range, and a growing heap's
 // freed corners would add to the footprint what nothing reads.

@@ -744,11 +744,9 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   // The fabric is built: at scale its state goes onto huge pages (see huge_pages.h).
   back_heap_with_huge_pages(std::size_t{64} << 20);
-  // And what the run adds to it, as it goes (queues grow, the packet pool's neighbours):
-  // at k=32, 70 MB of queue slots read in no order, which left on small pages cost about
-  // 4% of the run (side by side). Only huge pages' worth at least half in use, so the
-  // footprint grows little (k=32: 29 MB more; collapsing all of it, 120 MB more and no
-  // faster).
+  // And what the run adds to it, as it goes (queues grow, the packet pool's neighbours),
+  // read in no order at scale. Only huge pages' worth at least half in use, so the
+  // footprint grows little (docs/performance.md).
   const auto keep_on_huge_pages = [] { back_heap_with_huge_pages(std::size_t{64} << 20, 0.5); };
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   // Runs until `until` (or the stop limits), reporting progress between chunks; false

@@ -286,16 +286,6 @@ double ping_pong(Verbs& v, const Endpoint& remote, std::size_t bytes, int iterat
 
 }  // namespace
 
-std::vector<std::string> rdma_device_names() {
-  std::vector<std::string> names;
-  int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  if (!list) return names;
-  for (int i = 0; i < n; ++i) names.emplace_back(ibv_get_device_name(list[i]));
-  ibv_free_device_list(list);
-  return names;
-}
-
 NicProbeResult run_nic_probe(const NicProbeOptions& o, const std::function<void(const std::string&)>& progress) {
   NicProbeResult r;
   int n = 0;

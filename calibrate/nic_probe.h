@@ -38,7 +38,4 @@ struct NicProbeResult {
 // a QP that will not come up, a failed work completion).
 NicProbeResult run_nic_probe(const NicProbeOptions& options, const std::function<void(const std::string&)>& progress);
 
-// The RDMA devices present, by name; empty without any.
-std::vector<std::string> rdma_device_names();
-
 }  // namespace fabricsim

@@ -15,9 +15,8 @@
 // the lowest bucket is emptied into lower ones, each entry drops at least one digit, so
 // it moves about log16(time spread / event spacing) times in its life: insert O(1), pop
 // amortized O(log16 spread). Each bucket keeps its earliest time, so finding the next
-// time reads no bucket. (8-bit digits
-// took 5% fewer instructions on the k=8 permutation, but each of their 2,048 buckets
-// keeps its largest allocation: peak memory at k=24 rose 26%.)
+// time reads no bucket. Digits are 4 bits: wider ones keep more buckets' allocations
+// alive (docs/performance.md).
 // Entries a common delay ahead (a port's serialization time, a link's latency) wait in a
 // FIFO per delay instead, which stands in the heap as one entry at its head's time.
 // Events at the current time form a batch (a settled

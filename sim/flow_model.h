@@ -189,7 +189,6 @@ class FlowModel final : public EventHandler {
   // When the flow's sender is done (its remaining bytes all ahead of it), from `now`
   // on at the rates just solved; sets how fast and how far it runs ahead until then.
   Time plan_sending(FlowState& s, Time now);
-  void schedule_next();
   // The completion heap over active flows, by (finish, serial).
   bool earlier(std::uint32_t a, std::uint32_t b) const;
   void heap_update(std::uint32_t f);

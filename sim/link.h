@@ -64,8 +64,8 @@ class alignas(64) Link final : public EventHandler {
   // kept as its low 32 bits, which name it exactly as long as it lies within 2^32 ps
   // (4.29 ms) after now: it does on a link shorter than that, since everything on the
   // wire arrives within one latency. So eight packets (a 1 us link at 100G carries about
-  // four and their acks) fit one line, and a link is two lines in all: at k=32 links
-  // were a quarter of what forwarding keeps in cache, at four lines each.
+  // four and their acks) fit one line, and a link is two lines in all: at scale links are
+  // a large share of what forwarding keeps in cache.
   struct Slot {
     std::uint32_t arrives_low;
     std::uint32_t packet;

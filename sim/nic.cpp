@@ -64,7 +64,7 @@ void Nic::set_routes(RouteTable table, const std::vector<std::uint32_t>* host_gr
   }
   // The common endpoint, one port to one switch: the table says port 0 for every other
   // host and nothing for this one. Then asking it costs three lines of this endpoint's
-  // that no packet needs (at k=32, 2.5% of the run's cache misses), so it is not asked.
+  // that no packet needs, so it is not asked.
   via_port0_ = all_but_self_via_port0();
   have_routes_ = !via_port0_;
 }

@@ -246,8 +246,7 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   const std::vector<std::uint32_t>* host_group_ = nullptr;
   // What every packet reads ends here, with the counters every packet counts and the
   // settings it reads, in the first nine lines (see prefetch_arrival and the host port's
-  // prefetch of its source). At k=32 the endpoints' state was a sixth of the last-level
-  // misses, the counters' two lines at the object's end among them.
+  // prefetch of its source).
   alignas(64) NicCounters counters_;
   NicConfig config_;
   RouteTable routes_;

@@ -32,8 +32,7 @@ StopReason Simulator::run(Time until, std::uint64_t max_events) {
     // a link's head packet and far end), then what that points to (prefetch_next(): the
     // route rows and buffer counters at the far end), then the egress port the packet
     // will take (prefetch_last()). Each stage reads only lines an earlier one asked for.
-    // (k=32 permutation at 400 kB, alternating runs: (6, 4, 2, 1) beat (8, 6, 4, 2),
-    // (10, 7, 4, 2) and (12, 9, 6, 3); the two-stage (2, 1) before it was 15-25% slower.)
+    // The distances are docs/performance.md's best measured.
     if (EventHandler* later = queue_.peek(kPrefetchLines)) {
       const char* lines = reinterpret_cast<const char*>(later);
       __builtin_prefetch(lines);

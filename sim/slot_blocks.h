@@ -1,9 +1,8 @@
 #pragma once
 // FIFO queues in blocks of 256 bytes taken from one pool per simulator, for egress
 // queues: a queue holds the blocks its packets fill, and a block a queue has emptied goes
-// back to the pool for whichever queue grows next. Rings of their own, grown by doubling,
-// kept their largest size whether full or not and were copied as they grew (at k=32,
-// 70 MB of slots for 36 MB of queued packets, read in no order).
+// back to the pool for whichever queue grows next, so a queue holds no more than it
+// uses and nothing is copied as it grows.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -25,8 +24,7 @@ class SlotBlockPool {
     Free* b = free_;
     free_ = b->next;
     // The next block to go out was given back long ago, at scale out of the caches: ask
-    // for its link now, not when a queue needs it (perf at k=32: an eighth of enqueue's
-    // time waited on that load).
+    // for its link now, not when a queue needs it.
     if (free_ != nullptr) __builtin_prefetch(free_);
     return block_of(b);
   }
