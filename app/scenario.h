@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/fault_timeline.h"
 #include "app/memory_estimate.h"
 #include "app/output/message_log.h"
 #include "app/config/config.h"
@@ -17,6 +18,7 @@
 #include "sim/network.h"
 #include "sim/parallel_engine.h"
 #include "sim/simulator.h"
+#include "topologies/compile.h"
 #include "topologies/routing.h"
 #include "topologies/topology.h"
 #include "app/collective_sweep.h"
@@ -128,7 +130,15 @@ class ScenarioRun {
   Simulator& monitor_clock() { return *sim_; }
 
  private:
+  // Building, in order (app/scenario_build.cpp).
+  void apply_config_faults();   // what-if faults that hold from the start
+  void refuse_if_too_big();     // the memory estimate against what is free
+  void build_network(NetworkOptions options, const RoutingProgress& routing_progress);
+  void add_traffic(const RoutingProgress& trace_progress);  // messages, jobs, the workload
+  void start_watchers();        // deadlock check, queue sampler, a split run's engine
+  // The workloads (app/scenario_workload.cpp).
   void add_workload(const RoutingProgress& trace_progress);
+  void start_trace(const RoutingProgress& trace_progress);
   // Located errors for what a split run cannot do yet.
   void check_splittable() const;
   void schedule_message(Time start, MessageId id);
@@ -167,29 +177,7 @@ class ScenarioRun {
   void add_jobs();
   std::unique_ptr<TraceReplay> replay_;
   std::uint64_t created_total_ = 0;  // over MPI: every process's messages, once pooled
-  // Failures during the run: links go down, then routes change once routing has
-  // noticed (worked out before the run). A monitor: it does not keep a finished run going.
-  struct FaultTimeline final : EventHandler {
-    struct Action {
-      Time time;
-      std::vector<std::size_t> links;         // to take down (topology link indices)
-      std::shared_ptr<const Routes> routes;   // or routes to install
-    };
-    ScenarioRun* run = nullptr;
-    std::vector<Action> actions;  // by time
-    std::size_t first = 0, next = 0;  // the actions armed last: [first, next)
-    void arm();
-    void on_event() override;
-  };
-  FaultTimeline fault_timeline_;
-  struct FaultApplier final : EventHandler {  // one per partition
-    ScenarioRun* run = nullptr;
-    std::uint32_t partition = 0;
-    std::size_t first = 0, last = 0;  // actions to apply
-    void on_event() override;
-  };
-  std::deque<FaultApplier> fault_appliers_;
-  void prepare_timed_faults();
+  std::unique_ptr<FaultTimeline> fault_timeline_;  // failures during the run (null: none)
   // Samples queue depths every interval while anything else is pending.
   struct QueueSampler final : EventHandler {
     ScenarioRun* run = nullptr;

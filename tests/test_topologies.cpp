@@ -58,6 +58,24 @@ TEST_CASE("k-ary fat-trees: k^3/4 hosts, 5k^2/4 switches, 2/4/6 hops, (k/2)^2 pa
   }
 }
 
+TEST_CASE("a compiled fabric's cable i is the topology's link i, a to b first") {
+  // k=4: 16 hosts, 20 switches, 48 links; faults and what-if runs name links by index.
+  const Topology t = fat_tree_topology(fat_tree(4));
+  Simulator sim(1);
+  const std::unique_ptr<Network> net = compile_network(t, sim, {});
+  REQUIRE(t.links().size() == 48);
+  REQUIRE(net->cable_count() >= t.links().size());
+  for (std::size_t i = 0; i < t.links().size(); ++i) {
+    const auto [ab, ba] = net->cable(i);
+    const LinkDirection& there = net->directions()[ab];
+    const LinkDirection& back = net->directions()[ba];
+    CHECK(node_name(t, there.from) == t.node(t.links()[i].a).name);
+    CHECK(node_name(t, there.to) == t.node(t.links()[i].b).name);
+    CHECK(node_name(t, back.from) == t.node(t.links()[i].b).name);
+    CHECK(node_name(t, back.to) == t.node(t.links()[i].a).name);
+  }
+}
+
 TEST_CASE("a compiled fabric's switches hold their ports side by side, in port order") {
   // k=4: every switch has k = 4 ports, at a fixed stride from its first.
   Simulator sim(1);

@@ -35,7 +35,8 @@ std::int64_t credit_bytes_for(const TopologyLink& l, const NicConfig& nic);
 std::string check_topology(const Topology& topology);
 
 // Throws std::invalid_argument when check_topology finds a problem or some host
-// cannot reach another.
+// cannot reach another. The topology's link i is the network's cable i
+// (Network::cable(i): its two directions, a to b first).
 std::unique_ptr<Network> compile_network(const Topology& topology, Simulator& sim, const NetworkOptions& options,
                                          const RoutingProgress& progress = {});
 
