@@ -59,34 +59,11 @@ std::vector<std::string> deadlock_cycle(const ScenarioRun& run) {
   return hops;
 }
 
-std::string results_json(const ScenarioRun& run) {
-  const Network& net = run.network();
-  const Topology& topo = run.topology();
-  const Time sim_time = run.sim_time();
-  JsonWriter j;
-  j.begin_object();
-  j.key("fabricsim_version").value(FABRICSIM_VERSION);
-  j.key("config_name").value(run.config().name);
-  j.key("config_file").value(run.config().file);
-  {
-    // The config as run: its --set overrides, its hash, and the text itself when it is
-    // small (a config listing millions of messages keeps only its hash).
-    char hash[20];
-    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(run.config().hash));
-    j.key("config_hash").value(std::string(hash));
-    j.key("config_overrides").begin_array();
-    for (const std::string& o : run.config().overrides) j.value(o);
-    j.end_array();
-    if (run.config().effective.size() <= (1u << 20)) j.key("effective_config").value(run.config().effective);
-  }
-  j.key("seed").value(run.config().seed);
-  j.key("fidelity").value(run.flow_model() ? "flow" : "packet");
-  j.key("complete").value(run.complete());
-  j.key("stop_reason").value(stop_reason_name(run.stop_reason()));
-  j.key("sim_time_ps").value(static_cast<std::int64_t>(sim_time));
-  j.key("events").value(run.events());
-  j.key("wall_seconds").value(run.wall_seconds());
-  j.key("setup_wall_seconds").value(run.setup_wall_seconds());
+namespace {
+
+// How a split run went: why it does or does not scale. The one section (with the wall
+// times) that differs between splits of the same run.
+void write_parallel(JsonWriter& j, const ScenarioRun& run) {
   if (const ParallelEngine* engine = run.parallel()) {
     // How the split run went: why it does or does not scale. The one section (with the
     // wall times) that differs between splits of the same run.
@@ -119,6 +96,10 @@ std::string results_json(const ScenarioRun& run) {
     j.key("events_per_window").value(s.windows > 0 ? static_cast<double>(total) / static_cast<double>(s.windows) : 0.0);
     j.end_object();
   }
+}
+
+// What the flow-level solver did (sim/flow_model.h).
+void write_flow_model(JsonWriter& j, const ScenarioRun& run) {
   if (const FlowModel* f = run.flow_model()) {
     // What the flow-level solver did (sim/flow_model.h): its cost grows with these.
     j.key("flow_model").begin_object();
@@ -129,6 +110,10 @@ std::string results_json(const ScenarioRun& run) {
     j.key("max_active_flows").value(static_cast<std::uint64_t>(f->max_active_flows()));
     j.end_object();
   }
+}
+
+// What the what-if changed, link by link.
+void write_faults(JsonWriter& j, const ScenarioRun& run) {
   if (!run.config().faults.empty()) {
     // What the what-if changed, link by link (both directions of each cable).
     j.key("faults").begin_array();
@@ -147,17 +132,11 @@ std::string results_json(const ScenarioRun& run) {
     }
     j.end_array();
   }
-  j.key("hosts").value(static_cast<std::uint64_t>(net.host_count()));
-  j.key("switches").value(static_cast<std::uint64_t>(net.switch_count()));
-  j.key("messages_total").value(run.messages_created());
-  j.key("messages_finished").value(static_cast<std::uint64_t>(run.messages_finished()));
-  j.key("deadlock").value(run.deadlocked());
-  if (run.deadlocked()) {
-    j.key("deadlock_detected_ps").value(static_cast<std::int64_t>(run.deadlock_detector()->detected_at()));
-    j.key("deadlock_cycle").begin_array();
-    for (const std::string& hop : deadlock_cycle(run)) j.value(hop);
-    j.end_array();
-  }
+}
+
+// The endpoints' transport counters, summed, and the RDMA NICs'.
+void write_endpoint_counters(JsonWriter& j, const ScenarioRun& run) {
+  const Network& net = run.network();
   NicCounters totals;
   NicCounters rdma;  // the RDMA NICs' (transport endpoints for their GPUs)
   for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
@@ -205,8 +184,11 @@ std::string results_json(const ScenarioRun& run) {
     j.key("completions").value(rdma.completions);
     j.end_object();
   }
+}
 
-
+// Several jobs on one fabric.
+void write_jobs(JsonWriter& j, const ScenarioRun& run) {
+  const Topology& topo = run.topology();
   if (run.job_count() > 0) {
     // Several jobs on one fabric: each one's times shared, alone (on the same endpoints),
     // and the slowdown sharing cost it.
@@ -238,7 +220,10 @@ std::string results_json(const ScenarioRun& run) {
     }
     j.end_array();
   }
-  if (const TraceReplay* replay = run.replay()) write_training_json(j, *replay);
+}
+
+// A collective sweep's rows.
+void write_collective(JsonWriter& j, const ScenarioRun& run) {
   if (const CollectiveSweep* c = run.collective()) {
     j.key("collective").begin_object();
     j.key("op").value(op_name(c->config().op));
@@ -254,7 +239,13 @@ std::string results_json(const ScenarioRun& run) {
     }
     j.end_array();
     j.end_object();
-  } else if (!run.replay() && run.first_workload_message() < std::min<std::size_t>(net.messages().size(), net.messages().recycle_from())) {
+  }
+}
+
+// A message or traffic workload's flows: completion times and slowdowns.
+void write_flow_summary(JsonWriter& j, const ScenarioRun& run) {
+  const Network& net = run.network();
+  if (run.collective() == nullptr && !run.replay() && run.first_workload_message() < std::min<std::size_t>(net.messages().size(), net.messages().recycle_from())) {
     const FlowSummary f = summarize_flows(run, run.first_workload_message());
     const auto write_percentiles = [&](const char* name, const Percentiles& p) {
       j.key(name).begin_object();
@@ -293,7 +284,12 @@ std::string results_json(const ScenarioRun& run) {
     }
     j.end_object();
   }
+}
 
+// Per switch with a shared buffer.
+void write_switch_buffers(JsonWriter& j, const ScenarioRun& run) {
+  const Network& net = run.network();
+  const Topology& topo = run.topology();
   if (run.config().network.lossless.shared_buffer) {
     // Per switch (the top-level `switches` is their count).
     j.key("switch_buffers").begin_array();
@@ -308,7 +304,13 @@ std::string results_json(const ScenarioRun& run) {
     }
     j.end_array();
   }
+}
 
+// Per link direction, at either fidelity.
+void write_links(JsonWriter& j, const ScenarioRun& run) {
+  const Network& net = run.network();
+  const Topology& topo = run.topology();
+  const Time sim_time = run.sim_time();
   const int classes = run.config().network.traffic_classes;
   j.key("links").begin_array();
   const FlowModel* flows = run.flow_model();
@@ -378,6 +380,12 @@ std::string results_json(const ScenarioRun& run) {
     j.end_object();
   }
   j.end_array();
+}
+
+// Queue depth samples per link direction, where any was queued.
+void write_queue_samples(JsonWriter& j, const ScenarioRun& run) {
+  const Network& net = run.network();
+  const Topology& topo = run.topology();
   if (run.queue_sample_interval() > 0) {
     j.key("queue_samples").begin_object();
     j.key("interval_ps").value(static_cast<std::int64_t>(run.queue_sample_interval()));
@@ -397,6 +405,62 @@ std::string results_json(const ScenarioRun& run) {
     j.end_array();
     j.end_object();
   }
+}
+
+}  // namespace
+
+std::string results_json(const ScenarioRun& run) {
+  const Network& net = run.network();
+  const Time sim_time = run.sim_time();
+  JsonWriter j;
+  j.begin_object();
+  j.key("fabricsim_version").value(FABRICSIM_VERSION);
+  j.key("config_name").value(run.config().name);
+  j.key("config_file").value(run.config().file);
+  {
+    // The config as run: its --set overrides, its hash, and the text itself when it is
+    // small (a config listing millions of messages keeps only its hash).
+    char hash[20];
+    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(run.config().hash));
+    j.key("config_hash").value(std::string(hash));
+    j.key("config_overrides").begin_array();
+    for (const std::string& o : run.config().overrides) j.value(o);
+    j.end_array();
+    if (run.config().effective.size() <= (1u << 20)) j.key("effective_config").value(run.config().effective);
+  }
+  j.key("seed").value(run.config().seed);
+  j.key("fidelity").value(run.flow_model() ? "flow" : "packet");
+  j.key("complete").value(run.complete());
+  j.key("stop_reason").value(stop_reason_name(run.stop_reason()));
+  j.key("sim_time_ps").value(static_cast<std::int64_t>(sim_time));
+  j.key("events").value(run.events());
+  j.key("wall_seconds").value(run.wall_seconds());
+  j.key("setup_wall_seconds").value(run.setup_wall_seconds());
+  write_parallel(j, run);
+  write_flow_model(j, run);
+  write_faults(j, run);
+  j.key("hosts").value(static_cast<std::uint64_t>(net.host_count()));
+  j.key("switches").value(static_cast<std::uint64_t>(net.switch_count()));
+  j.key("messages_total").value(run.messages_created());
+  j.key("messages_finished").value(static_cast<std::uint64_t>(run.messages_finished()));
+  j.key("deadlock").value(run.deadlocked());
+  if (run.deadlocked()) {
+    j.key("deadlock_detected_ps").value(static_cast<std::int64_t>(run.deadlock_detector()->detected_at()));
+    j.key("deadlock_cycle").begin_array();
+    for (const std::string& hop : deadlock_cycle(run)) j.value(hop);
+    j.end_array();
+  }
+  write_endpoint_counters(j, run);
+
+  write_jobs(j, run);
+  if (const TraceReplay* replay = run.replay()) write_training_json(j, *replay);
+  write_collective(j, run);
+  write_flow_summary(j, run);
+
+  write_switch_buffers(j, run);
+
+  write_links(j, run);
+  write_queue_samples(j, run);
   j.end_object();
   return j.str();
 }
