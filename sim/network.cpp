@@ -195,11 +195,26 @@ void Network::finish_switches() {
 }
 
 MessageId Network::add_message(HostId src, HostId dst, std::int64_t bytes, std::uint8_t traffic_class) {
+  MessageSpec spec;
+  spec.src = src;
+  spec.dst = dst;
+  spec.bytes = bytes;
+  spec.traffic_class = traffic_class;
+  return add_message(spec);
+}
+
+MessageId Network::add_message(const MessageSpec& spec) {
+  const HostId src = spec.src, dst = spec.dst;
+  const std::int64_t bytes = spec.bytes;
+  const std::uint8_t traffic_class = spec.traffic_class;
   if (src >= nics_.size() || dst >= nics_.size()) throw std::invalid_argument("message endpoint out of range");
   if (src == dst) throw std::invalid_argument("a message needs two different hosts");
   if (traffic_class >= params_.traffic_classes) throw std::invalid_argument("traffic class out of range");
   const MessageId id = messages_.add(src, dst, bytes, traffic_class, packets_for(bytes, params_.nic.mtu));
   Message& m = messages_[id];
+  m.tag = spec.tag;
+  m.shares = spec.shares;
+  m.connection = spec.connection;
   // The destination opens its receive before the first packet can leave (as an RDMA
   // receiver posts its buffer): the packets name the slot. Another process's endpoint
   // opens it from post()'s notice.

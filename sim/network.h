@@ -158,6 +158,21 @@ class Network {
 
   // Registers a message; it is sent once post() hands it to its source NIC.
   MessageId add_message(HostId src, HostId dst, std::int64_t bytes, std::uint8_t traffic_class = 0);
+  // The same with what the workload attaches: the receive it feeds (`tag`), its flow
+  // shares and its NCCL connection (sim/message.h).
+  struct MessageSpec {
+    HostId src = 0;
+    HostId dst = 0;
+    std::int64_t bytes = 0;
+    std::uint8_t traffic_class = 0;
+    std::uint32_t tag = 0;
+    std::uint16_t shares = 1;
+    std::uint16_t connection = 0;
+  };
+  MessageId add_message(const MessageSpec& spec);
+  // The receive an in-network transfer or one of its receives (add_contribution,
+  // add_multicast, open_sum_for_all) feeds.
+  void set_tag(MessageId id, std::uint32_t tag) { messages_[id].tag = tag; }
 
   // In-network collectives (NVLink SHARP, SHARP). Before the run:
   // Gives switch `s` a reduction engine of `rate` (sums per second, in bytes); call

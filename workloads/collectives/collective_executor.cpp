@@ -224,12 +224,17 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
       if (s.kind != StepKind::kSend) in_network.lock();
       if (s.kind == StepKind::kSend) {
         RankAgent& peer = x.agents_[static_cast<std::size_t>(to[0].rank)];
-        id = x.network_->add_message(host, peer.host, bytes, x.options_.traffic_class);
-        x.network_->messages()[id].tag = static_cast<std::uint32_t>(to[0].step);  // the receive it feeds
-        x.network_->messages()[id].shares = x.options_.flow_shares;
+        Network::MessageSpec spec;
+        spec.src = host;
+        spec.dst = peer.host;
+        spec.bytes = bytes;
+        spec.traffic_class = x.options_.traffic_class;
+        spec.tag = static_cast<std::uint32_t>(to[0].step);  // the receive it feeds
+        spec.shares = x.options_.flow_shares;
         // Its NCCL connection (0 is point-to-point's).
         const int per = x.program_.streams_per_connection;
-        x.network_->messages()[id].connection = static_cast<std::uint16_t>(1 + (per > 0 ? s.channel / per : 0));
+        spec.connection = static_cast<std::uint16_t>(1 + (per > 0 ? s.channel / per : 0));
+        id = x.network_->add_message(spec);
         x.network_->dispatcher().assign(id, this, &peer);
       } else if (s.kind == StepKind::kSwitchReduce && s.peer == kAllMembers) {
         // SHARP: the first contribution opens the sum at every member (its receives).
@@ -239,7 +244,7 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
           std::vector<MessageId> receives;
           sum->second.number = x.network_->open_sum_for_all(group.multicast, bytes, x.options_.traffic_class, receives);
           for (std::size_t q = 0; q < receives.size(); ++q) {
-            x.network_->messages()[receives[q]].tag = static_cast<std::uint32_t>(to[q].step);
+            x.network_->set_tag(receives[q], static_cast<std::uint32_t>(to[q].step));
             x.network_->dispatcher().assign(receives[q], nullptr, &x.agents_[static_cast<std::size_t>(to[q].rank)]);
           }
         }
@@ -260,14 +265,14 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
         }
         id = x.network_->add_contribution(host, peer.host, via, static_cast<std::uint16_t>(group.ranks.size()), bytes,
                                           x.options_.traffic_class, &slot->second);
-        x.network_->messages()[id].tag = static_cast<std::uint32_t>(to[0].step);
+        x.network_->set_tag(id, static_cast<std::uint32_t>(to[0].step));
         x.network_->dispatcher().assign(id, this, &peer);
       } else {
         std::vector<MessageId> receives;
         id = x.network_->add_multicast(host, x.in_network_group(s.group).multicast, bytes, x.options_.traffic_class, receives);
         x.network_->dispatcher().assign(id, this, nullptr);
         for (std::size_t q = 0; q < receives.size(); ++q) {
-          x.network_->messages()[receives[q]].tag = static_cast<std::uint32_t>(to[q].step);
+          x.network_->set_tag(receives[q], static_cast<std::uint32_t>(to[q].step));
           x.network_->dispatcher().assign(receives[q], nullptr, &x.agents_[static_cast<std::size_t>(to[q].rank)]);
         }
       }

@@ -227,9 +227,13 @@ void TraceReplay::ready(int rank, int i) {
         peer.match({rank, op.tag});
         break;
       }
-      const MessageId id = network_->add_message(hosts_[static_cast<std::size_t>(rank)], hosts_[static_cast<std::size_t>(op.peer)],
-                                                 std::max<std::int64_t>(1, op.bytes), options_.collective.traffic_class);
-      network_->messages()[id].tag = static_cast<std::uint32_t>(op.tag);  // travels with the data
+      Network::MessageSpec spec;
+      spec.src = hosts_[static_cast<std::size_t>(rank)];
+      spec.dst = hosts_[static_cast<std::size_t>(op.peer)];
+      spec.bytes = std::max<std::int64_t>(1, op.bytes);
+      spec.traffic_class = options_.collective.traffic_class;
+      spec.tag = static_cast<std::uint32_t>(op.tag);  // travels with the data
+      const MessageId id = network_->add_message(spec);
       RankAgent& self = agents_[static_cast<std::size_t>(rank)];
       self.sends[id] = i;
       network_->dispatcher().assign(id, &self, &peer);
