@@ -15,7 +15,7 @@
 #include "app/config/config.h"
 #include "app/validation/error_bands.h"
 #include "sim/network.h"
-#include "sim/process_group.h"
+#include "sim/parallel/process_group.h"
 #include "topologies/topology.h"
 #include "workloads/collectives/collective_executor.h"
 

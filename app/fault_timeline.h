@@ -14,7 +14,7 @@
 
 #include "app/config/config.h"
 #include "sim/network.h"
-#include "sim/simulator.h"
+#include "sim/core/simulator.h"
 #include "topologies/faults.h"
 #include "topologies/routing.h"
 #include "topologies/topology.h"

@@ -12,8 +12,8 @@
 #include <fstream>
 
 #include "sim/network.h"
-#include "sim/process_group.h"
-#include "sim/transport_state.h"
+#include "sim/parallel/process_group.h"
+#include "sim/endpoint/transport_state.h"
 #include "topologies/compile.h"
 #include "topologies/routing.h"
 

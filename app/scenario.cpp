@@ -11,13 +11,13 @@
 #include <stdexcept>
 
 #include "app/config/config_error.h"
-#include "sim/process_group.h"
+#include "sim/parallel/process_group.h"
 #include "topologies/partition.h"
 #include "topologies/analysis.h"
 #include "topologies/cluster.h"
 #include "topologies/compile.h"
 #include "topologies/faults.h"
-#include "sim/rng.h"
+#include "sim/core/rng.h"
 #include "workloads/traffic/flow_size_cdf.h"
 #include "workloads/traffic/synthetic_traffic.h"
 #include "workloads/traces/chakra/chakra_import.h"

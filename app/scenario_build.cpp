@@ -9,7 +9,7 @@
 
 #include "app/config/config_error.h"
 #include "app/huge_pages.h"
-#include "sim/process_group.h"
+#include "sim/parallel/process_group.h"
 #include "topologies/analysis.h"
 #include "topologies/cluster.h"
 #include "topologies/compile.h"

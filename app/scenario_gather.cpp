@@ -2,7 +2,7 @@
 // others' partitions counted, so each holds the whole run's state.
 #include "app/scenario.h"
 
-#include "sim/process_group.h"
+#include "sim/parallel/process_group.h"
 
 namespace fabricsim {
 

@@ -9,7 +9,7 @@
 #include "app/config/config_error.h"
 #include "app/config/model_files.h"
 #include "app/tuner_facts.h"
-#include "sim/rng.h"
+#include "sim/core/rng.h"
 #include "topologies/analysis.h"
 #include "topologies/partition.h"
 #include "workloads/traces/chakra/chakra_import.h"

@@ -5,9 +5,9 @@
 #include <mutex>
 #include <vector>
 
-#include "sim/chunked_slots.h"
-#include "sim/packet.h"
-#include "sim/time.h"
+#include "sim/core/chunked_slots.h"
+#include "sim/core/packet.h"
+#include "sim/core/time.h"
 
 namespace fabricsim {
 
@@ -20,7 +20,7 @@ inline constexpr std::uint32_t kRemoteSlot = 0xfffffffeu;
 inline constexpr std::uint32_t kNoSlot = 0xffffffffu;
 
 // A message's description and record. The transport state is not here: the source NIC
-// and the destination NIC keep their sides in slots of their own (sim/transport_state.h).
+// and the destination NIC keep their sides in slots of their own (sim/endpoint/transport_state.h).
 struct Message {
   std::uint64_t serial = 0;    // creation number across the network: the message's id in records
   std::uint32_t sequence = 0;  // the n-th message from its source: (src, sequence) names it on
@@ -36,7 +36,7 @@ struct Message {
   std::uint32_t tag = 0;      // the workload's word for the receiver (e.g. which receive it
                               // feeds), set when the message is made: it travels with it
   std::uint32_t recv_slot = 0;  // where the destination NIC keeps its receive state
-  // In-network transfers (sim/packet.h InNetwork): kMulticast is the sender's record of a
+  // In-network transfers (sim/core/packet.h InNetwork): kMulticast is the sender's record of a
   // multicast (each member has a receive record of its own, with no sender side), kReduce
   // one contribution (the first one made for a sum also records the sum's delivery).
   InNetwork in_network = InNetwork::kNone;
@@ -82,7 +82,7 @@ class MessageObserver {
 // Messages by id. Ids are slots: a finished message's slot is reused for a later one
 // (from `recycle_from` on), so the table holds the messages in flight, not every message
 // of the run. References stay valid while the table grows, and in a run split over
-// threads each partition makes and finishes messages at once (sim/chunked_slots.h).
+// threads each partition makes and finishes messages at once (sim/core/chunked_slots.h).
 class MessageTable {
  public:
   // `counted`: a message of its own (false: a receive record of the message made just

@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/flow_model.h"
-#include "sim/flow_routes.h"
-#include "sim/rng.h"
+#include "sim/flow/flow_model.h"
+#include "sim/flow/flow_routes.h"
+#include "sim/core/rng.h"
 
 namespace fabricsim {
 

@@ -13,15 +13,15 @@
 #include <tuple>
 #include <vector>
 
-#include "sim/egress_port.h"
-#include "sim/flow_model.h"
-#include "sim/link.h"
+#include "sim/net/egress_port.h"
+#include "sim/flow/flow_model.h"
+#include "sim/net/link.h"
 #include "sim/message.h"
 #include "sim/message_dispatcher.h"
-#include "sim/nic.h"
-#include "sim/port_block.h"
-#include "sim/simulator.h"
-#include "sim/switch.h"
+#include "sim/endpoint/nic.h"
+#include "sim/net/port_block.h"
+#include "sim/core/simulator.h"
+#include "sim/net/switch.h"
 
 namespace fabricsim {
 
@@ -74,7 +74,7 @@ class Network {
 
   // Splits the run into partitions: host h's NIC, ports and incoming links run on
   // partitions[host_partition[h]], switch s's on partitions[switch_partition[s]]; a link
-  // between partitions is cut (sim/link.h). Call before any node is added. Unsplit,
+  // between partitions is cut (sim/net/link.h). Call before any node is added. Unsplit,
   // everything runs on the network's simulator.
   void set_partitions(std::vector<Simulator*> partitions, std::vector<std::uint32_t> host_partition,
                       std::vector<std::uint32_t> switch_partition);
@@ -150,7 +150,7 @@ class Network {
   std::size_t cable_count() const { return cables_.size(); }
 
   // Optional, before switch `s`'s first link: room for its `ports` egress ports side by
-  // side (see sim/port_block.h); a switch given more ports than that keeps them apart.
+  // side (see sim/net/port_block.h); a switch given more ports than that keeps them apart.
   void reserve_switch_ports(std::uint32_t s, std::size_t ports);
 
   // Gives every switch its shared buffer and ECN settings, once all links are in.
@@ -218,7 +218,7 @@ class Network {
     nics_[m.src].post(id, m);
   }
   // Flow fidelity: messages go to `model` as flows routed by `router` instead of to the
-  // NICs as packets (sim/flow_model.h). Both outlive the network's run.
+  // NICs as packets (sim/flow/flow_model.h). Both outlive the network's run.
   void set_flow_model(FlowModel* model, const FlowRouter* router) {
     flow_model_ = model;
     flow_router_ = router;

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "sim/process_group.h"
+#include "sim/parallel/process_group.h"
 
 namespace fabricsim::testing {
 

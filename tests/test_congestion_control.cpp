@@ -1,11 +1,11 @@
-// Congestion-control schemes (sim/cc/) against the figures their papers report.
+// Congestion-control schemes (sim/endpoint/cc/) against the figures their papers report.
 #include <doctest/doctest.h>
 
 #include <numeric>
 
 #include "app/config/config_loader.h"
 #include "app/scenario.h"
-#include "sim/cc/dcqcn.h"
+#include "sim/endpoint/cc/dcqcn.h"
 #include "test_support.h"
 
 using namespace fabricsim;

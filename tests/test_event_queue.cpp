@@ -4,8 +4,8 @@
 #include <tuple>
 #include <vector>
 
-#include "sim/event_queue.h"
-#include "sim/rng.h"
+#include "sim/core/event_queue.h"
+#include "sim/core/rng.h"
 
 using namespace fabricsim;
 

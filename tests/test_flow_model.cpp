@@ -7,8 +7,8 @@
 
 #include "app/config/config_loader.h"
 #include "app/scenario.h"
-#include "sim/flow_model.h"
-#include "sim/simulator.h"
+#include "sim/flow/flow_model.h"
+#include "sim/core/simulator.h"
 #include "workloads/collectives/collective_algorithms.h"
 #include "workloads/collectives/coupled_ring.h"
 #include "workloads/traces/trace.h"

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/link.h"
-#include "sim/simulator.h"
+#include "sim/net/link.h"
+#include "sim/core/simulator.h"
 
 using namespace fabricsim;
 

@@ -7,7 +7,7 @@
 #include "app/config/config_loader.h"
 #include "app/output/flow_stats.h"
 #include "app/scenario.h"
-#include "sim/ecn_marker.h"
+#include "sim/net/ecn_marker.h"
 #include "test_support.h"
 
 using namespace fabricsim;

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/egress_port.h"
-#include "sim/nic.h"
-#include "sim/simulator.h"
+#include "sim/net/egress_port.h"
+#include "sim/endpoint/nic.h"
+#include "sim/core/simulator.h"
 
 using namespace fabricsim;
 

@@ -13,7 +13,7 @@
 #include "app/config/config_loader.h"
 #include "app/memory_estimate.h"
 #include "app/scenario.h"
-#include "sim/route_table.h"
+#include "sim/net/route_table.h"
 #include "topologies/compile.h"
 #include "topologies/routing.h"
 

@@ -4,8 +4,8 @@
 #include <utility>
 #include <vector>
 
-#include "sim/packet.h"
-#include "sim/simulator.h"
+#include "sim/core/packet.h"
+#include "sim/core/simulator.h"
 
 using namespace fabricsim;
 

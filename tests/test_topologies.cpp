@@ -6,7 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "sim/units.h"
+#include "sim/core/units.h"
 #include "topologies/analysis.h"
 #include "topologies/cluster.h"
 #include "topologies/compile.h"

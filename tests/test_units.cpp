@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "sim/units.h"
+#include "sim/core/units.h"
 
 using namespace fabricsim;
 

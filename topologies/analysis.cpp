@@ -7,7 +7,7 @@
 #include <limits>
 #include <queue>
 
-#include "sim/units.h"
+#include "sim/core/units.h"
 
 #include "topologies/routing.h"
 

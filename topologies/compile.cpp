@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "sim/units.h"
+#include "sim/core/units.h"
 
 namespace fabricsim {
 
@@ -62,7 +62,7 @@ std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, cons
     if (n.kind == NodeKind::kHost) return NodeRef::host(n.kind_index);
     return net->is_rdma_nic(n.kind_index) ? NodeRef::nic(n.kind_index) : NodeRef::sw(n.kind_index);
   };
-  // Each switch's ports side by side (see sim/port_block.h): its links, and its reduction
+  // Each switch's ports side by side (see sim/net/port_block.h): its links, and its reduction
   // engine's loop.
   {
     std::vector<std::size_t> degree(t.switch_count(), 0);

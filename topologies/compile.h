@@ -17,7 +17,7 @@ struct NetworkOptions {
   std::int64_t switch_queue_capacity_bytes = EgressPort::kUnlimited;
   // Torus dateline virtual channels (classes 0 and 1); needs two traffic classes.
   bool dateline = false;
-  // A cluster's NICs (switches of role "nic") as RDMA endpoints (sim/nic.h,
+  // A cluster's NICs (switches of role "nic") as RDMA endpoints (sim/endpoint/nic.h,
   // note_nic_port) rather than relays between PCIe and the wire.
   bool rdma_nics = false;
   // A split run (topologies/partition.h): one simulator per partition, and each

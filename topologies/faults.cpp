@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/rng.h"
-#include "sim/units.h"
+#include "sim/core/rng.h"
+#include "sim/core/units.h"
 
 namespace fabricsim {
 

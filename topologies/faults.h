@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/time.h"
+#include "sim/core/time.h"
 #include "topologies/routing.h"
 #include "topologies/topology.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 #include <cstdint>
 
-#include "sim/time.h"
+#include "sim/core/time.h"
 
 namespace fabricsim {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Routing compiled from the topology graph: for every node (switches and endpoints) a
-// table of next-hop ports keyed by destination group (sim/route_table.h). A pure
+// table of next-hop ports keyed by destination group (sim/net/route_table.h). A pure
 // function of the topology, chosen by its RoutingScheme.
 #include <cstdint>
 #include <functional>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/route_table.h"
+#include "sim/net/route_table.h"
 #include "topologies/topology.h"
 
 namespace fabricsim {

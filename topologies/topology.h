@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/time.h"
+#include "sim/core/time.h"
 #include "topologies/link_spec.h"
 
 namespace fabricsim {

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <optional>
 
-#include "sim/units.h"
+#include "sim/core/units.h"
 
 namespace fabricsim {
 

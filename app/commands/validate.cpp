@@ -6,7 +6,7 @@
 
 #include "app/config/config_loader.h"
 #include "app/output/results.h"
-#include "sim/units.h"
+#include "sim/core/units.h"
 
 namespace fabricsim {
 

@@ -5,7 +5,7 @@
 
 #include "app/config/config_loader.h"
 #include "app/config/model_files.h"
-#include "sim/units.h"
+#include "sim/core/units.h"
 #include "workloads/traces/trace.h"
 
 namespace fabricsim {

@@ -8,11 +8,11 @@
 
 #include <memory>
 
-#include "sim/congestion_control.h"
-#include "sim/ecn_marker.h"
-#include "sim/shared_buffer_mmu.h"
-#include "sim/switch.h"
-#include "sim/time.h"
+#include "sim/endpoint/congestion_control.h"
+#include "sim/net/ecn_marker.h"
+#include "sim/net/shared_buffer_mmu.h"
+#include "sim/net/switch.h"
+#include "sim/core/time.h"
 #include "topologies/cluster.h"
 #include "topologies/faults.h"
 #include "workloads/collectives/collective.h"
@@ -20,7 +20,7 @@
 
 namespace fabricsim {
 
-class ProcessGroup;  // sim/process_group.h
+class ProcessGroup;  // sim/parallel/process_group.h
 
 
 // Where a value came from, preformatted ("file.yaml:12:7" or "--set a.b=c"), so that
@@ -160,7 +160,7 @@ struct NetworkConfig {
   LoadBalancing load_balancing = LoadBalancing::kEcmp;
   LosslessConfig lossless;
   // packet: every packet through queues and links; flow: each message a flow sharing
-  // link capacity max-min fairly (sim/flow_model.h), no queues.
+  // link capacity max-min fairly (sim/flow/flow_model.h), no queues.
   enum class Fidelity : std::uint8_t { kPacket, kFlow };
   Fidelity fidelity = Fidelity::kPacket;
   // Flow fidelity: solve rates at most once per this interval (0: at every change, exact).

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "sim/cc/dcqcn.h"
-#include "sim/cc/hpcc.h"
+#include "sim/endpoint/cc/dcqcn.h"
+#include "sim/endpoint/cc/hpcc.h"
 
 namespace fabricsim {
 namespace {

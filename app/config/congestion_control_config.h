@@ -1,11 +1,11 @@
 #pragma once
 // Congestion-control schemes by the name of their config section under `network`, each
-// with the reader of its keys. A scheme is sim/cc/<name>.h/.cpp plus one entry here.
+// with the reader of its keys. A scheme is sim/endpoint/cc/<name>.h/.cpp plus one entry here.
 #include <memory>
 
 #include "app/config/yaml_reader.h"
-#include "sim/congestion_control.h"
-#include "sim/ecn_marker.h"
+#include "sim/endpoint/congestion_control.h"
+#include "sim/net/ecn_marker.h"
 
 namespace fabricsim {
 

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "app/config/profile.h"
-#include "sim/units.h"
+#include "sim/core/units.h"
 
 namespace fabricsim {
 namespace {

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "sim/units.h"
+#include "sim/core/units.h"
 
 namespace fabricsim {
 

@@ -13,7 +13,7 @@
 
 #include "app/config/config.h"
 #include "app/config/config_error.h"
-#include "sim/time.h"
+#include "sim/core/time.h"
 
 namespace fabricsim {
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "sim/process_group.h"
+#include "sim/parallel/process_group.h"
 
 namespace fabricsim {
 

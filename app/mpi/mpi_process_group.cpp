@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/process_group.h"
+#include "sim/parallel/process_group.h"
 
 namespace fabricsim {
 namespace {

@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/activity.h"
-#include "sim/event_queue.h"
-#include "sim/time.h"
+#include "sim/core/activity.h"
+#include "sim/core/event_queue.h"
+#include "sim/core/time.h"
 
 namespace fabricsim {
 

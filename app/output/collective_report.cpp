@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "sim/units.h"
+#include "sim/core/units.h"
 
 namespace fabricsim {
 

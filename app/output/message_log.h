@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "sim/message.h"
-#include "sim/process_group.h"
+#include "sim/parallel/process_group.h"
 
 namespace fabricsim {
 

@@ -15,7 +15,7 @@
 #include "app/output/flow_stats.h"
 #include "app/output/json_writer.h"
 #include "app/output/training_report.h"
-#include "sim/units.h"
+#include "sim/core/units.h"
 #include "topologies/compile.h"
 
 namespace fabricsim {
@@ -98,10 +98,10 @@ void write_parallel(JsonWriter& j, const ScenarioRun& run) {
   }
 }
 
-// What the flow-level solver did (sim/flow_model.h).
+// What the flow-level solver did (sim/flow/flow_model.h).
 void write_flow_model(JsonWriter& j, const ScenarioRun& run) {
   if (const FlowModel* f = run.flow_model()) {
-    // What the flow-level solver did (sim/flow_model.h): its cost grows with these.
+    // What the flow-level solver did (sim/flow/flow_model.h): its cost grows with these.
     j.key("flow_model").begin_object();
     j.key("flows").value(f->flows_started());
     j.key("rate_interval_ps").value(static_cast<std::int64_t>(f->rate_interval()));

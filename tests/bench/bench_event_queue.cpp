@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "sim/event_queue.h"
-#include "sim/rng.h"
+#include "sim/core/event_queue.h"
+#include "sim/core/rng.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // The price of one synchronisation between windows of a split run: every thread waits
-// twice at a barrier (deliver and plan, then run and account), as sim/parallel_engine.cpp
+// twice at a barrier (deliver and plan, then run and account), as sim/parallel/parallel_engine.cpp
 // does, with no events in between: its spinning barrier, and std::barrier for comparison. items_per_second is windows per second, so its
 // inverse is the floor a window costs however little it holds.
 #include <benchmark/benchmark.h>
@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "sim/spin_barrier.h"
+#include "sim/parallel/spin_barrier.h"
 
 namespace {
 
@@ -35,7 +35,7 @@ void window_sync(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kWindows);
 }
 
-// What sim/parallel_engine.cpp uses.
+// What sim/parallel/parallel_engine.cpp uses.
 void BM_WindowSync(benchmark::State& state) { window_sync<fabricsim::SpinBarrier>(state); }
 // The standard library's, for comparison.
 void BM_WindowSyncStdBarrier(benchmark::State& state) { window_sync<std::barrier>(state); }

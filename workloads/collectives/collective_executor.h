@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/activity.h"
-#include "sim/event_queue.h"
+#include "sim/core/activity.h"
+#include "sim/core/event_queue.h"
 #include "sim/network.h"
 #include "workloads/collectives/collective.h"
 #include "workloads/collectives/collective_data.h"

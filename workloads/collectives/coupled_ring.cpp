@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "sim/nic.h"
+#include "sim/endpoint/nic.h"
 
 namespace fabricsim {
 

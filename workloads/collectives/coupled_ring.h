@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/event_queue.h"
+#include "sim/core/event_queue.h"
 #include "sim/message.h"
 #include "sim/network.h"
 #include "workloads/collectives/collective.h"

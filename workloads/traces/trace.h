@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/time.h"
+#include "sim/core/time.h"
 #include "workloads/collectives/collective.h"
 
 namespace fabricsim {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "sim/network.h"
-#include "sim/process_group.h"
+#include "sim/parallel/process_group.h"
 #include "workloads/collectives/collective_algorithms.h"
 #include "workloads/collectives/collective_executor.h"
 #include "workloads/collectives/coupled_ring.h"

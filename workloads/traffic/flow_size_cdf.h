@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/rng.h"
+#include "sim/core/rng.h"
 
 namespace fabricsim {
 

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/event_queue.h"
+#include "sim/core/event_queue.h"
 #include "sim/network.h"
 
 namespace fabricsim {

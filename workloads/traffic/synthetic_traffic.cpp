@@ -5,7 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "sim/rng.h"
+#include "sim/core/rng.h"
 
 namespace fabricsim {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/time.h"
+#include "sim/core/time.h"
 #include "workloads/traffic/flow_size_cdf.h"
 
 namespace fabricsim {

@@ -1,0 +1,29 @@
+#pragma once
+// What endpoints do, as spans of simulated time, for timelines: compute, communication
+// operations and the steps of collectives. A trace source in ns-3's sense: workloads
+// report to a listener when one is attached, and nobody pays when none is. Reports come
+// when a span ends, so they arrive in order of their end.
+#include <string_view>
+
+#include "sim/core/packet.h"
+#include "sim/core/time.h"
+
+namespace fabricsim {
+
+enum class Activity : unsigned char {
+  kCompute,        // a training step's compute operation
+  kCommunication,  // a communication operation (a collective, a send, a receive) at one rank
+  kStep,           // one step of a collective's program: a send, a reduce, a copy
+};
+
+class ActivityListener {
+ public:
+  virtual ~ActivityListener() = default;
+  // Whether collectives inside a training trace report their steps too (there can be
+  // millions); collectives run alone always do.
+  virtual bool wants_trace_steps() const { return false; }
+  // `endpoint` did `what` from `begin` to `end`; `what` need not outlive the call.
+  virtual void on_activity(HostId endpoint, Activity kind, std::string_view what, Time begin, Time end) = 0;
+};
+
+}  // namespace fabricsim

@@ -1,0 +1,547 @@
+#include "sim/flow/flow_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "sim/core/simulator.h"
+
+namespace fabricsim {
+
+namespace {
+
+// Below this a link's remaining weight is rounding left over from freezing its flows.
+constexpr double kNoWeight = 1e-9;
+
+// Picoseconds to drain `bytes` at `rate` (bytes/ps), rounded up; a quotient within a
+// millionth of a picosecond of a whole one is taken as that one, so that S / B is exact
+// where the closed form is.
+Time drain_time(double bytes, double rate) {
+  if (bytes <= 0) return 0;
+  const double t = bytes / rate;
+  if (t >= 9e18) return kTimeMax / 4;
+  return static_cast<Time>(std::ceil(t - 1e-6));
+}
+
+}  // namespace
+
+FlowModel::FlowModel(Simulator& sim, std::vector<double> capacity, MessageObserver* observer)
+    : sim_(&sim), observer_(observer) {
+  links_.resize(capacity.size());
+  for (std::size_t i = 0; i < capacity.size(); ++i) {
+    if (!(capacity[i] > 0)) throw std::invalid_argument("a link of the flow model has no capacity");
+    links_[i].capacity = capacity[i];
+  }
+}
+
+void FlowModel::start(MessageId id, std::int64_t wire_bytes, std::int64_t payload, const Route& route) {
+  if (route.hops.empty()) throw std::logic_error("a flow with no links");
+  if (route.posted) note(sim_->now(), id, 0, 0);
+  if (route.in_turn != kNoTurn) {
+    if (wire_bytes > route.turn_bytes) {
+      body_routes_[id] = route;
+      start_now(id, wire_bytes - route.turn_bytes, payload, route, true);
+    } else {
+      take_turn({id, wire_bytes, payload, route});
+    }
+    return;
+  }
+  start_now(id, wire_bytes, payload, route, false);
+}
+
+void FlowModel::take_turn(const Waiting& w) {
+  Turns& t = turns_[w.route.in_turn];
+  if (t.busy) {
+    t.waiting.push_back(w);
+    return;
+  }
+  t.busy = true;
+  start_now(w.id, w.wire_bytes, w.payload, w.route, false);
+}
+
+void FlowModel::pass_turns() {
+  for (std::size_t i = 0; i < turn_over_.size(); ++i) {
+    Turns& t = turns_[turn_over_[i]];
+    t.busy = false;
+    if (t.waiting.empty()) continue;
+    const Waiting next = std::move(t.waiting.front());
+    t.waiting.pop_front();
+    take_turn(next);
+  }
+  turn_over_.clear();
+  for (std::size_t i = 0; i < tails_due_.size(); ++i) take_turn(tails_due_[i]);
+  tails_due_.clear();
+}
+
+void FlowModel::start_now(MessageId id, std::int64_t wire_bytes, std::int64_t payload, const Route& route, bool body) {
+  std::uint32_t f;
+  if (!free_flows_.empty()) {
+    f = free_flows_.back();
+    free_flows_.pop_back();
+  } else {
+    f = static_cast<std::uint32_t>(flows_.size());
+    flows_.emplace_back();
+  }
+  FlowState& s = flows_[f];
+  s.id = id;
+  s.serial = next_serial_++;
+  s.remaining = static_cast<double>(wire_bytes);
+  s.rate = 0;
+  s.last = sim_->now();
+  s.finish = kTimeMax;
+  s.deliver_delay = route.deliver_delay;
+  s.ack_delay = route.ack_delay;
+  s.payload = payload;
+  s.heap_pos = UINT32_MAX;
+  s.acknowledged = route.acknowledged;
+  s.sum = route.sum;
+  s.sum_parts = route.sum_parts;
+  s.window_link = route.window_link;
+  s.window = route.window;
+  s.ahead = s.ahead_cap = s.push = 0;
+  s.sent = route.window <= 0;
+  s.body = body;
+  s.in_turn = route.in_turn;
+  s.posted = route.posted;
+  s.tail_wire = route.turn_bytes;
+  s.tail_payload = payload;
+  s.deliver.assign(route.deliver.begin(), route.deliver.end());
+  s.hops.assign(route.hops.begin(), route.hops.end());
+  s.shares = static_cast<double>(std::max<std::uint32_t>(1, route.shares));
+  if (route.shares > 1) {
+    for (Hop& h : s.hops) h.weight *= s.shares;  // its load on each link: every share's
+  }
+  s.member_pos.resize(s.hops.size());
+  for (std::size_t h = 0; h < s.hops.size(); ++h) {
+    LinkState& l = links_[s.hops[h].link];
+    s.member_pos[h] = static_cast<std::uint32_t>(l.members.size());
+    l.members.push_back({f, static_cast<std::uint32_t>(h)});
+    ++l.flows;
+    if (!l.dirty) {
+      l.dirty = true;
+      dirty_links_.push_back(s.hops[h].link);
+    }
+  }
+  if (s.window_link != UINT32_MAX) ++links_[s.window_link].window_users;
+  new_flows_.push_back(f);
+  ++started_;
+  max_active_ = std::max(max_active_, ++active_);
+  wake_now();
+}
+
+void FlowModel::note(Time at, MessageId id, std::uint8_t kind, std::int64_t payload) {
+  notes_.push_back({at, next_note_++, id, kind, payload});
+  std::push_heap(notes_.begin(), notes_.end(), NoteLater{});
+}
+
+void FlowModel::wake_now() {
+  if (in_event_) return;  // the event under way settles it before it ends
+  const Time at = solve_time(sim_->now());
+  if (scheduled() && event_time() <= at) return;
+  sim_->schedule_at(*this, at);
+}
+
+void FlowModel::remove_from_links(std::uint32_t f) {
+  FlowState& s = flows_[f];
+  const Time now = sim_->now();
+  if (s.window_link != UINT32_MAX) --links_[s.window_link].window_users;
+  for (std::size_t h = 0; h < s.hops.size(); ++h) {
+    const std::uint32_t link = s.hops[h].link;
+    LinkState& l = links_[link];
+    // Its load leaves with it (what it carried so far is counted first).
+    l.bytes += l.load * static_cast<double>(now - l.load_since);
+    l.load_since = now;
+    l.load = l.members.size() == 1 ? 0.0 : std::max(0.0, l.load - contribution(s, s.hops[h]));
+    const std::uint32_t pos = s.member_pos[h];
+    const Member last = l.members.back();
+    l.members[pos] = last;
+    flows_[last.flow].member_pos[last.hop] = pos;
+    l.members.pop_back();
+    if (!l.dirty) {
+      l.dirty = true;
+      dirty_links_.push_back(link);
+    }
+  }
+  s.hops.clear();
+  s.member_pos.clear();
+}
+
+void FlowModel::complete_due(Time now) {
+  while (!heap_.empty() && flows_[heap_[0]].finish <= now) {
+    const std::uint32_t f = heap_[0];
+    heap_remove(f);
+    FlowState& sending = flows_[f];
+    if (!sending.sent) {
+      // Its last byte has left the sender, ahead of the flow's rate: it drains on.
+      sending.sent = true;
+      if (sending.body) {
+        tails_due_.push_back({sending.id, sending.tail_wire, sending.tail_payload, body_routes_.at(sending.id)});
+        body_routes_.erase(sending.id);
+      } else {
+        if (!sending.posted) note(now, sending.id, 0, 0);
+        if (sending.in_turn != kNoTurn && !queue_pair_turn(sending.in_turn)) turn_over_.push_back(sending.in_turn);
+      }
+      sending.finish = sending.last + drain_time(sending.remaining, sending.rate);
+      if (sending.finish < now) sending.finish = now;
+      heap_update(f);
+      continue;
+    }
+    remove_from_links(f);
+    const FlowState& s = flows_[f];
+    if (s.body) {
+      if (s.window <= 0) {  // sent as it drains: its last quantum's turn now
+        tails_due_.push_back({s.id, s.tail_wire, s.tail_payload, body_routes_.at(s.id)});
+        body_routes_.erase(s.id);
+      }
+      free_flows_.push_back(f);
+      --active_;
+      continue;
+    }
+    const Time delivered = now + s.deliver_delay;
+    if (s.window <= 0) {
+      if (!s.posted) note(now, s.id, 0, 0);
+      if (s.in_turn != kNoTurn && !queue_pair_turn(s.in_turn)) turn_over_.push_back(s.in_turn);
+    }
+    // A queue pair's next message streams on behind this one's last byte.
+    if (queue_pair_turn(s.in_turn)) turn_over_.push_back(s.in_turn);
+    if (s.acknowledged) {
+      note(delivered, s.id, 1, s.payload);
+      note(delivered + s.ack_delay, s.id, 2, 0);
+    } else if (s.sum == kNoSum) {
+      note(now, s.id, 2, 0);  // nothing answers it: sent is done
+      for (MessageId r : s.deliver) note(delivered, r, 1, s.payload);
+    } else {
+      note(now, s.id, 2, 0);
+      SumState& sum = sums_[s.sum];
+      if (sum.left == 0) sum.left = s.sum_parts;
+      sum.delay = std::max(sum.delay, s.deliver_delay);
+      sum.payload = s.payload;
+      sum.deliver.insert(sum.deliver.end(), s.deliver.begin(), s.deliver.end());
+      if (--sum.left == 0) {
+        // The last contribution is in: the sum goes on to its owner.
+        for (MessageId r : sum.deliver) note(now + sum.delay, r, 1, sum.payload);
+        sums_.erase(s.sum);
+      }
+    }
+    free_flows_.push_back(f);
+    --active_;
+  }
+}
+
+// Max-min rates change only where a change can reach them through the flows' bottlenecks.
+// Every flow is held by a bottleneck: a saturated link where no flow is faster. Capacity
+// freed or taken on a link moves only the flows held there; their new rates move the
+// flows held on their other links, and so on. So the part solved is: the flows just
+// started, the flows held on a changed link, and, repeatedly, the flows held on any
+// link of a flow taken in. The other flows keep their rates, and their load is taken off
+// each link's capacity. If a bottleneck of that filling carries an outside flow faster
+// than its share, that flow is taken in too and the part filled again (after two such
+// rounds, every flow of every link reached, which leaves none outside). Max-min rates are
+// unique, so this is the solution a solve over the whole connected part of the flow-link
+// graph would give (up to rounding), at a cost that follows the flows a change reaches,
+// not the fabric's shared spines or the acknowledgements' way back.
+void FlowModel::take_in(std::uint32_t f) {
+  FlowState& s = flows_[f];
+  if (s.visit == stamp_) return;
+  s.visit = stamp_;
+  comp_flows_.push_back(f);
+  for (const Hop& h : s.hops) {
+    if (links_[h.link].visit != stamp_) {
+      links_[h.link].visit = stamp_;
+      comp_links_.push_back(h.link);
+    }
+  }
+}
+
+void FlowModel::take_in_held(bool every_link) {
+  for (; scanned_ < comp_links_.size(); ++scanned_) {
+    const std::uint32_t link = comp_links_[scanned_];
+    const LinkState& l = links_[link];
+    for (std::size_t i = 0; i < l.members.size(); ++i) {
+      const std::uint32_t f = l.members[i].flow;
+      if (every_link || flows_[f].bottleneck == link) take_in(f);
+    }
+  }
+}
+
+void FlowModel::fill() {
+  // The capacity each link has for the flows taken in: all but the outside flows' load.
+  for (std::uint32_t link : comp_links_) {
+    LinkState& l = links_[link];
+    l.residual = l.capacity - l.load;
+    l.weight_left = 0;
+  }
+  for (std::uint32_t f : comp_flows_) {
+    FlowState& s = flows_[f];
+    s.frozen = false;
+    s.next_rate = s.rate;
+    s.bottleneck = UINT32_MAX;
+    for (const Hop& h : s.hops) {
+      LinkState& l = links_[h.link];
+      l.residual += contribution(s, h);
+      l.weight_left += h.weight;
+    }
+  }
+  // Progressive filling: raise every unfrozen flow's rate together; the link whose
+  // residual capacity per unit of unfrozen weight is smallest saturates first and
+  // freezes its flows at that share. Ties go to the lower link number.
+  const auto later = [](const Share& a, const Share& b) { return a.share != b.share ? a.share > b.share : a.link > b.link; };
+  shares_.clear();
+  bottlenecks_.clear();
+  for (std::uint32_t link : comp_links_) {
+    const LinkState& l = links_[link];
+    if (l.weight_left > kNoWeight) shares_.push_back({std::max(0.0, l.residual) / l.weight_left, link});
+  }
+  std::make_heap(shares_.begin(), shares_.end(), later);
+  // Freezing flows only raises other links' shares ((R - w s) / (W - w) >= R / W when
+  // s <= R / W), so entries are not updated as flows freeze: a popped entry whose link's
+  // share has since grown goes back in with its new value, and one that still holds is
+  // the smallest there is.
+  std::size_t unfrozen = comp_flows_.size();
+  while (!shares_.empty() && unfrozen > 0) {
+    std::pop_heap(shares_.begin(), shares_.end(), later);
+    const Share top = shares_.back();
+    shares_.pop_back();
+    LinkState& bottleneck = links_[top.link];
+    if (bottleneck.weight_left <= kNoWeight) continue;  // every flow on it is frozen
+    const double current = std::max(0.0, bottleneck.residual) / bottleneck.weight_left;
+    if (current > top.share) {
+      shares_.push_back({current, top.link});
+      std::push_heap(shares_.begin(), shares_.end(), later);
+      continue;
+    }
+    const double share = top.share;
+    bottlenecks_.push_back(top);
+    for (const Member& m : bottleneck.members) {
+      FlowState& s = flows_[m.flow];
+      if (s.visit != stamp_ || s.frozen) continue;
+      s.frozen = true;
+      --unfrozen;
+      s.next_rate = share * s.shares;  // each share's fair share, together
+      s.bottleneck = top.link;
+      for (const Hop& h : s.hops) {
+        LinkState& l = links_[h.link];
+        l.residual -= h.weight * share;
+        l.weight_left -= h.weight;
+      }
+    }
+  }
+}
+
+bool FlowModel::take_in_faster() {
+  const std::size_t before = comp_flows_.size();
+  for (const Share& b : bottlenecks_) {
+    const LinkState& l = links_[b.link];
+    const double limit = b.share * (1 + 1e-9);
+    for (std::size_t i = 0; i < l.members.size(); ++i) {
+      const FlowState& s = flows_[l.members[i].flow];
+      if (s.visit != stamp_ && s.rate / s.shares > limit) take_in(l.members[i].flow);
+    }
+  }
+  return comp_flows_.size() != before;
+}
+
+void FlowModel::advance(FlowState& s, Time now) {
+  if (!s.sent) s.ahead = std::min(s.ahead_cap, s.ahead + (s.push - s.rate) * static_cast<double>(now - s.last));
+  s.remaining = std::max(0.0, s.remaining - s.rate * static_cast<double>(now - s.last));
+  s.last = now;
+}
+
+void FlowModel::solve(Time now) {
+  ++solves_;
+  if (++stamp_ == 0) {  // the stamp wrapped: clear the old marks
+    for (LinkState& l : links_) l.visit = 0;
+    for (FlowState& s : flows_) s.visit = 0;
+    stamp_ = 1;
+  }
+  comp_links_.clear();
+  comp_flows_.clear();
+  scanned_ = 0;
+  for (std::uint32_t l : dirty_links_) {
+    links_[l].dirty = false;
+    if (links_[l].visit != stamp_) {
+      links_[l].visit = stamp_;
+      comp_links_.push_back(l);
+    }
+  }
+  dirty_links_.clear();
+  for (std::uint32_t f : new_flows_) {
+    if (!flows_[f].hops.empty()) take_in(f);
+  }
+  new_flows_.clear();
+  // Should outside flows keep turning up, the part grows to the whole connected part of
+  // the flow-link graph (every link's flows), where none is outside: at most three fills.
+  int fills = 0;
+  do {
+    take_in_held(fills >= 2);
+    fill();
+    ++fills;
+  } while (take_in_faster());
+  flows_solved_ += comp_flows_.size();
+
+  // The rates settle: what each flow and link did up to now at the old ones is counted.
+  for (std::uint32_t link : comp_links_) {
+    LinkState& l = links_[link];
+    l.bytes += l.load * static_cast<double>(now - l.load_since);
+    l.load_since = now;
+  }
+  for (std::uint32_t f : comp_flows_) {
+    FlowState& s = flows_[f];
+    advance(s, now);
+    const double old_rate = s.rate;
+    for (const Hop& h : s.hops) links_[h.link].load -= contribution(s, h);
+    s.rate = s.next_rate;
+    for (const Hop& h : s.hops) links_[h.link].load += contribution(s, h);
+    if (s.sent && (s.rate != old_rate || s.finish == kTimeMax)) {
+      s.finish = now + drain_time(s.remaining, s.rate);
+      heap_update(f);
+    }
+  }
+  for (std::uint32_t link : comp_links_) {
+    LinkState& l = links_[link];
+    l.load = std::clamp(l.load, 0.0, l.capacity);
+  }
+  // Senders still sending: their lead depends on their first link's load, which the
+  // flows solved may have changed, for them and for the other flows starting there.
+  for (std::uint32_t f : comp_flows_) {
+    FlowState& s = flows_[f];
+    if (s.sent) continue;
+    s.finish = plan_sending(s, now);
+    heap_update(f);
+  }
+  for (std::uint32_t link : comp_links_) {
+    const LinkState& l = links_[link];
+    if (l.window_users == 0) continue;
+    for (const Member& m : l.members) {
+      FlowState& s = flows_[m.flow];
+      if (s.visit == stamp_ || s.sent || s.window_link != link) continue;
+      advance(s, now);
+      s.finish = plan_sending(s, now);
+      heap_update(m.flow);
+    }
+  }
+}
+
+Time FlowModel::plan_sending(FlowState& s, Time now) {
+  if (s.rate <= 0) return kTimeMax / 4;
+  const LinkState& first = links_[s.window_link];
+  // The first link pushes the flow at its share of the link's spare capacity (its load
+  // scaled up to the capacity) while the next buffer fills, then at the flow's rate
+  // with the flow's share of the window ahead.
+  const double load = std::max(first.load, s.rate * 1e-9);
+  const double push = s.rate * std::max(1.0, first.capacity / load);
+  const double cap = std::min(s.window * s.rate / load, s.remaining + s.ahead);
+  s.push = push;
+  s.ahead_cap = std::max(cap, s.ahead);
+  if (s.remaining <= s.ahead) return now;
+  const double behind_cap = (s.remaining - s.ahead_cap) / s.rate;  // once the lead is at its cap
+  const double pushing = (s.remaining - s.ahead) / push;                     // pushing at the first link's pace
+  return now + drain_time(std::max({behind_cap, pushing, 0.0}), 1.0);
+}
+
+void FlowModel::on_event() {
+  in_event_ = true;
+  const Time now = sim_->now();
+  for (;;) {
+    complete_due(now);
+    pass_turns();
+    if (!dirty_links_.empty() && solve_time(now) == now) solve(now);
+    if (!heap_.empty() && flows_[heap_[0]].finish <= now) continue;
+    if (notes_.empty() || notes_.front().time > now) break;
+    // Everything due now is told before the rates are worked out again: what the
+    // observers start at this instant is settled with it.
+    while (!notes_.empty() && notes_.front().time <= now) {
+      std::pop_heap(notes_.begin(), notes_.end(), NoteLater{});
+      const Note n = notes_.back();
+      notes_.pop_back();
+      switch (n.kind) {
+        case 0: observer_->on_message_sent(n.id, now); break;
+        case 1:
+          payload_delivered_ += static_cast<std::uint64_t>(n.payload);
+          observer_->on_message_delivered(n.id, now);
+          break;
+        default:
+          ++finished_;
+          observer_->on_message_finished(n.id, now);
+          break;
+      }
+    }
+  }
+  in_event_ = false;
+  Time next = kTimeMax;
+  if (!heap_.empty()) next = flows_[heap_[0]].finish;
+  if (!notes_.empty()) next = std::min(next, notes_.front().time);
+  if (!dirty_links_.empty()) next = std::min(next, solve_time(now + 1));
+  if (next == kTimeMax) {
+    sim_->cancel(*this);
+  } else {
+    sim_->schedule_at(*this, next);
+  }
+}
+
+double FlowModel::link_bytes(std::uint32_t link, Time now) const {
+  const LinkState& l = links_[link];
+  return l.bytes + l.load * static_cast<double>(std::max<Time>(0, now - l.load_since));
+}
+
+// The completion heap: a binary heap of flow numbers, each flow knowing its place.
+bool FlowModel::earlier(std::uint32_t a, std::uint32_t b) const {
+  const FlowState& x = flows_[a];
+  const FlowState& y = flows_[b];
+  return x.finish != y.finish ? x.finish < y.finish : x.serial < y.serial;
+}
+
+void FlowModel::heap_place(std::size_t i, std::uint32_t f) {
+  heap_[i] = f;
+  flows_[f].heap_pos = static_cast<std::uint32_t>(i);
+}
+
+void FlowModel::sift_up(std::size_t i) {
+  const std::uint32_t f = heap_[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!earlier(f, heap_[parent])) break;
+    heap_place(i, heap_[parent]);
+    i = parent;
+  }
+  heap_place(i, f);
+}
+
+void FlowModel::sift_down(std::size_t i) {
+  const std::uint32_t f = heap_[i];
+  const std::size_t n = heap_.size();
+  for (;;) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && earlier(heap_[child + 1], heap_[child])) ++child;
+    if (!earlier(heap_[child], f)) break;
+    heap_place(i, heap_[child]);
+    i = child;
+  }
+  heap_place(i, f);
+}
+
+void FlowModel::heap_update(std::uint32_t f) {
+  FlowState& s = flows_[f];
+  if (s.heap_pos == UINT32_MAX) {
+    heap_.push_back(f);
+    s.heap_pos = static_cast<std::uint32_t>(heap_.size() - 1);
+    sift_up(s.heap_pos);
+    return;
+  }
+  sift_up(s.heap_pos);
+  sift_down(flows_[f].heap_pos);
+}
+
+void FlowModel::heap_remove(std::uint32_t f) {
+  const std::uint32_t pos = flows_[f].heap_pos;
+  flows_[f].heap_pos = UINT32_MAX;
+  const std::uint32_t last = heap_.back();
+  heap_.pop_back();
+  if (pos == heap_.size()) return;
+  heap_place(pos, last);
+  sift_up(pos);
+  sift_down(flows_[last].heap_pos);
+}
+
+}  // namespace fabricsim
