@@ -191,8 +191,8 @@ void CollectiveSweep::start_next(Time at) {
   row.protocol = protocol_name(choice.protocol);
   row.nccl_model_us = choice.nccl_time_us;
   if (nccl_model() && config_.op == CollectiveOp::kAllReduce) {
-    const int nodes = (ranks_ + std::max(1, local_size_) - 1) / std::max(1, local_size_);
-    row.error_band = error_band(built_in_corpus_errors(), nccl_algo_name(choice.algorithm), row.protocol, bytes, nodes);
+    row.error_band =
+        error_band(built_in_corpus_errors(), nccl_algo_name(choice.algorithm), row.protocol, bytes, tuner_facts_.nodes);
   }
   CollectiveOptions options;
   options.reduce_bytes_per_second = config_.reduce_bytes_per_second;

@@ -160,7 +160,6 @@ std::pair<std::size_t, std::size_t> Network::connect(NodeRef a, NodeRef b, Bandw
   }
   directions_.push_back({a, pa, b, pb, &ab, &lab});
   directions_.push_back({b, pb, a, pa, &ba, &lba});
-  cables_.emplace_back(directions_.size() - 2, directions_.size() - 1);
   return {directions_.size() - 2, directions_.size() - 1};
 }
 

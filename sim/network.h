@@ -145,9 +145,9 @@ class Network {
   std::pair<std::size_t, std::size_t> connect(NodeRef a, NodeRef b, Bandwidth bandwidth, Time latency,
                                               std::int64_t queue_capacity_bytes, std::int64_t credit_bytes = 0);
   // The two directions of the k-th cable connected (topologies/compile.h: the topology's
-  // link k).
-  std::pair<std::size_t, std::size_t> cable(std::size_t k) const { return cables_.at(k); }
-  std::size_t cable_count() const { return cables_.size(); }
+  // link k): connect() adds each cable's two directions, a to b first, in turn.
+  std::pair<std::size_t, std::size_t> cable(std::size_t k) const { return {2 * k, 2 * k + 1}; }
+  std::size_t cable_count() const { return directions_.size() / 2; }
 
   // Optional, before switch `s`'s first link: room for its `ports` egress ports side by
   // side (see sim/net/port_block.h); a switch given more ports than that keeps them apart.
@@ -319,7 +319,6 @@ class Network {
   std::vector<std::unique_ptr<PortBlock>> switch_ports_;  // by switch: its reserved block, if any
   std::deque<Link> links_;
   std::vector<LinkDirection> directions_;
-  std::vector<std::pair<std::size_t, std::size_t>> cables_;  // by connect order
   std::vector<std::uint32_t> host_groups_;
   std::map<std::vector<HostId>, std::uint16_t> multicast_ids_;
   std::vector<std::vector<HostId>> multicast_members_;  // by group id
