@@ -76,7 +76,6 @@ struct Packet {
   std::uint8_t ecn;       // kEcnCapable, or kEcnCongested once a switch marked it
   std::uint16_t ingress_port;  // port it arrived on at the current node
   std::uint8_t ingress_class;  // its class when it arrived there (buffer accounting)
-  std::uint8_t torus_dim;      // dateline routing: the torus dimension it is travelling in
   std::uint32_t pool_index;    // its place in the packet pool (where its INT stack is)
   InNetwork in_network;        // kNone for ordinary traffic
   std::uint8_t reserved;

@@ -1,17 +1,16 @@
 #pragma once
 // An endpoint's transport: a host NIC, or a GPU with several links (NVLink to each
-// NVSwitch chip, PCIe to its NIC). Endpoints never forward.
-//
-// On a cluster with `nic_model: rdma` the NIC is an endpoint too, the RDMA endpoint of the
-// GPUs behind it (set_rdma_nic, note_nic_port): a GPU posts a message bound for another
-// node as a work request over PCIe; the NIC's send slot (its queue pair) reads the
-// payload out of the GPU's memory in DMA reads a window ahead of what it sends, and runs
-// go-back-N and congestion control on the wire; the receiving NIC keeps the receive side,
-// writes each new packet into its GPU's memory and tells it of delivery with a completion
-// behind the last write; the sending GPU's program goes on once it has posted (as NCCL's
-// kernel does, leaving the data to the proxy's RDMA write), and the message finishes
-// when the NIC's completion for its acknowledgement arrives. A GPU answers reads without any transport
-// state: PCIe is lossless, and its answers follow the order the NIC asked in.
+// NVSwitch chip, PCIe to its NIC). Endpoints never forward. Its parts, each in a file
+// of its own:
+// - the transport itself (here): sending, reliability, acknowledgements and the
+//   congestion control's hooks;
+// - the RDMA engine (sim/endpoint/rdma_engine.h): on a cluster with `nic_model: rdma` the
+//   NIC is the transport endpoint of the GPUs behind it (set_rdma_nic, note_nic_port),
+//   and a GPU posts work requests to it;
+// - GPU multi-link striping (sim/endpoint/link_striping.h) for in-network transfers;
+// - in-network services (sim/in_network/in_network_endpoint.h): receiving a switch's sums
+//   and copies, and an RDMA NIC's relay of them;
+// - the packets it makes (sim/endpoint/packet_factory.h).
 //
 // Sending: messages posted to it share its ports packet by packet in round-robin (like
 // queue pairs on an RDMA NIC); each port, when free, pulls the next packet of a message
@@ -27,47 +26,23 @@
 // ECN-marked packets produce at most one CNP per message per interval, when the
 // congestion control asks for CNPs; acks echo the path's INT when it asks for that.
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
-#include <memory>
-
-#include "sim/endpoint/congestion_control.h"
-#include "sim/net/egress_port.h"
-#include "sim/message.h"
 #include "sim/core/chunked_slots.h"
+#include "sim/core/simulator.h"
+#include "sim/endpoint/congestion_control.h"
+#include "sim/endpoint/link_striping.h"
+#include "sim/endpoint/nic_config.h"
+#include "sim/endpoint/packet_factory.h"
+#include "sim/endpoint/rdma_engine.h"
 #include "sim/endpoint/transport_state.h"
+#include "sim/in_network/in_network_endpoint.h"
+#include "sim/message.h"
+#include "sim/net/egress_port.h"
 #include "sim/net/packet_sink.h"
 #include "sim/net/route_table.h"
 
 namespace fabricsim {
-
-class Simulator;
-
-struct NicConfig {
-  std::uint32_t mtu = 4096;           // payload bytes per packet
-  std::uint32_t header_bytes = 64;    // added to every data packet on the wire
-  std::uint32_t ack_bytes = 64;       // an acknowledgement's (NACK's, CNP's) size on the wire
-  std::uint32_t ack_interval = 1;     // acknowledge every this many in-order data packets
-  std::uint8_t ack_traffic_class = 0;
-  bool nack_on_gap = true;            // false where paths reorder (spray, adaptive)
-  Time retransmit_timeout = ms(10);
-  Time nack_interval = us(10);        // at most one NACK per gap per interval
-  bool ecn_capable = false;
-  // Shared by every NIC (settings only; each flow's state is in its message). Null:
-  // rate-less, as RoCE with PFC alone.
-  std::shared_ptr<const CongestionControl> congestion_control;
-  Time network_rtt = 0;  // the fabric's largest base round trip, for congestion control
-  // An RDMA NIC reads a GPU's payload ahead of sending it by at most this much per queue
-  // pair (its outstanding DMA reads and what they brought in, not yet sent), in reads of
-  // a quarter of it.
-  std::uint32_t fetch_window_bytes = 256 * 1024;
-};
-
-// Packets needed for a message of `bytes`: ceil(bytes / mtu), and one for an empty one.
-constexpr std::uint32_t packets_for(std::int64_t bytes, std::uint32_t mtu) {
-  return bytes <= 0 ? 1u : static_cast<std::uint32_t>((bytes + mtu - 1) / mtu);
-}
 
 struct NicCounters {
   // (What every packet counts first: one line of the NIC's.)
@@ -168,6 +143,8 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   const NicConfig& config() const { return config_; }
 
  private:
+  friend class RdmaEngine;
+  friend class InNetworkEndpoint;
   // A timer of the NIC's: one pending event each, the handler travels in the event.
   struct Timer final : EventHandler {
     Nic* nic = nullptr;
@@ -179,48 +156,31 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
     std::uint64_t ports;  // bit p: port p may carry it
   };
   static constexpr int kMaxBackoff = 30;  // the timer grows to at most 2^30 times its setting
+  PacketFactory factory() const { return {sim_->packets(), config_}; }
+  bool credit_port(PortIndex i) const { return ((credit_ports_ >> i) & 1u) != 0; }
   Time timeout_of(const SendState& m) const;
-  std::uint32_t wire_bytes_of(const SendState& m, std::uint32_t seq) const;  // data packet seq's size
   double line_rate(std::uint64_t ports) const;
   void enter_rotation(std::uint32_t slot);
+  // A message that is acknowledged (not in-network) starts its timers and congestion control.
+  void start_reliable(std::uint32_t slot, std::uint64_t ports);
+  // Message `id` has just left whole (`slot`: in-network, its send slot, done with once
+  // its owner is told); the owner hears from an event of its own.
+  void note_sent(MessageId id, std::uint32_t slot);
   void send_full_ack(const Packet& late);
-  Packet* control_packet(PacketKind kind, const Packet& about, std::uint32_t seq);
   void send_control(Packet* p);
   void on_data(Packet* p);
-  void on_in_network_data(Packet* p);
-  std::uint16_t stripe_pattern(std::uint64_t ports);
-  PortIndex stripe_port(const SendState& m, std::uint32_t seq) const;
   void wake_later(PortIndex port);
+  void wake_soon();
+  void wake_ports_toward(HostId dst);
   void on_waker();
   void on_ack(Packet* p);
   void on_nack(Packet* p);
   void on_cnp(Packet* p);
+  void rewound(SendState& m, std::uint32_t slot);
   void on_retransmit_timer();
   void on_rate_timer();
   void on_pacer();
   void on_sent_notifier();
-  // RDMA NIC and GPU (see note_nic_port):
-  void post_to_nic(MessageId id, const Message& d, PortIndex port);
-  void on_work_request(Packet* p, PortIndex in_port);
-  void fetch(std::uint32_t slot);
-  void fetch_later(std::uint32_t slot);
-  void due_for_fetch(std::uint32_t slot);
-  std::uint32_t fetch_limit(std::uint32_t slot, std::uint32_t next_seq) const;
-  std::uint32_t queue_pair_of(HostId src, HostId dst, std::uint16_t connection);
-  void queue_pair_enter(std::uint32_t slot);
-  void queue_pair_leave(std::uint32_t slot);
-  void on_read_request(Packet* p, PortIndex in_port);
-  void on_read_response(Packet* p);
-  void rewound(SendState& m, std::uint32_t slot);
-  void complete(MessageId id, CompletionKind kind, PortIndex port, std::uint8_t traffic_class);
-  void on_dma_write(Packet* p);
-  void on_completion(Packet* p);
-  Packet* pull_read_response(std::size_t pick);
-  void relay(Packet* p, PortIndex in_port);
-  // A relayed packet's ingress_port: the port it came in by, marked (a packet this NIC
-  // made has 0 there, one it received the last switch's port or kNoPort).
-  static constexpr std::uint16_t kRelayedMark = 0x4000;
-  static constexpr std::uint16_t kMarkBits = 0xc000;
   void arm_retransmit_timer();
   void arm_rate_timer();
   void wake_ports();
@@ -264,26 +224,13 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
     std::uint32_t slot;  // in-network: the send slot, done with once its owner is told
   };
   std::vector<JustSent> just_sent_;
-  // In-network striping: per port set, packet n goes to pattern[n % size].
-  std::vector<std::uint64_t> stripe_masks_;
-  std::vector<std::vector<PortIndex>> stripe_patterns_;
-  std::vector<std::uint32_t> named_recvs_;  // receive slots found by name (multicast copies)
+  LinkStriping striping_;
   // Ports to wake from an event of their own (not from inside another port's pull).
   Timer waker_;
   std::uint64_t wake_mask_ = 0;
-  std::uint64_t nic_ports_ = 0;              // a GPU's: bit p: port p leads to its RDMA NIC
-  std::uint32_t fetch_window_packets_ = 1;   // an RDMA NIC's read-ahead per queue pair
-  std::uint32_t fetch_batch_packets_ = 1;    // and the size of one read
-  std::vector<std::uint32_t> fetch_due_;     // send slots to read more for (from the waker)
-  std::vector<std::uint32_t> fetch_round_;   // the waker's round of them
-  // An RDMA NIC's queue pairs, one per GPU pair and connection: the send slots of each in the rotation,
-  // in posting (sequence) order, so a work request's place in its queue pair is found
-  // without scanning the rotation (an AllToAll keeps a queue pair per peer).
-  struct QueuePair {
-    std::vector<std::uint32_t> in_rotation;
-  };
-  std::vector<QueuePair> queue_pairs_;
-  std::unordered_map<std::uint64_t, std::uint32_t> queue_pair_index_;  // (GPU, peer, connection) -> queue pair
+  std::uint64_t nic_ports_ = 0;  // a GPU's: bit p: port p leads to its RDMA NIC
+  RdmaEngine rdma_;
+  InNetworkEndpoint in_network_;
 };
 
 }  // namespace fabricsim

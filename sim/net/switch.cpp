@@ -143,7 +143,7 @@ bool Switch::in_network(Packet* p, PortIndex in_port) {
       copy->dst_group = members[i].group;
       copy->ingress_port = kNoPort;
       ++counters_.packets_replicated;
-      forward(copy, kNoPort);
+      forward(copy, kNoPort, in_port);
     }
     p->in_network = InNetwork::kReplica;
     p->dst = members.back().host;
@@ -173,7 +173,7 @@ void Switch::receive(Packet* p, PortIndex in_port) {
   forward(p, in_port);
 }
 
-void Switch::forward(Packet* p, PortIndex in_port) {
+void Switch::forward(Packet* p, PortIndex in_port, PortIndex arrived_by) {
   const std::uint32_t set = routes_.set_for(p->dst, p->dst_group);
   const std::uint32_t first = routes_.set_offset[set];
   const std::uint32_t count = routes_.set_offset[set + 1] - first;
@@ -188,10 +188,10 @@ void Switch::forward(Packet* p, PortIndex in_port) {
   const PortIndex out = count == 1 ? candidates[0] : choose(*p, candidates, count);
   EgressPort& egress = port(out);
   if (!port_dimension_.empty() && port_dimension_[out] != kNoDimension) {
-    if (p->torus_dim != port_dimension_[out]) {
-      p->torus_dim = port_dimension_[out];
-      p->traffic_class = 0;
-    }
+    // A torus link on both ends carries one dimension: the port it came by says which
+    // the packet travelled in, and turning into another starts it on class 0 again.
+    const std::uint8_t travelled = arrived_by < port_dimension_.size() ? port_dimension_[arrived_by] : kNoDimension;
+    if (travelled != port_dimension_[out]) p->traffic_class = 0;
     if (port_dateline_[out]) p->traffic_class = 1;
   }
   if (in_port == kNoPort || credit_port(in_port)) {

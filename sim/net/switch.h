@@ -104,7 +104,10 @@ class Switch final : public PacketSink, public PortObserver {
     return any_credit_ports_ && ((credit_ports_[i / 64] >> (i % 64)) & 1u);
   }
   PortIndex choose(const Packet& p, const PortIndex* candidates, std::uint32_t count);
-  void forward(Packet* p, PortIndex in_port);
+  // `in_port` holds its buffer (kNoPort: a copy made here); `arrived_by` is the port it
+  // came in by (a copy's original's).
+  void forward(Packet* p, PortIndex in_port, PortIndex arrived_by);
+  void forward(Packet* p, PortIndex in_port) { forward(p, in_port, in_port); }
   // A kReduce or kMulticast packet where this switch acts on it; false: forward it.
   bool in_network(Packet* p, PortIndex in_port);
   void send_pfc(PortIndex to, std::uint8_t traffic_class, bool xoff);

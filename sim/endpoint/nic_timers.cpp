@@ -1,0 +1,69 @@
+// The transport's timers: retransmission (go-back-N from the first unacknowledged
+// packet, with a backoff progress does not undo), the congestion control's rate timer,
+// and the pacer that wakes the ports when a paced message may send again.
+#include <algorithm>
+
+#include "sim/endpoint/nic.h"
+
+namespace fabricsim {
+
+void Nic::arm_retransmit_timer() {
+  if (!retransmit_timer_.scheduled() && !unfinished_.empty()) {
+    sim_->schedule_in(retransmit_timer_, config_.retransmit_timeout);
+  }
+}
+
+Time Nic::timeout_of(const SendState& m) const {
+  // Exponential backoff that progress does not undo: a timer shorter than the path's
+  // round trip, or than a packet's serialization, doubles until it is not, so it costs a
+  // few resends instead of resending forever (a run could otherwise never finish).
+  const int shift = std::min<int>(m.timeouts, kMaxBackoff);
+  const Time limit = kTimeMax / 4;  // far beyond any run, and safe to add `now` to
+  return config_.retransmit_timeout > (limit >> shift) ? limit : config_.retransmit_timeout << shift;
+}
+
+void Nic::on_retransmit_timer() {
+  const Time now = sim_->now();
+  Time next = kTimeMax;
+  for (std::uint32_t slot : unfinished_) {
+    SendState& m = sends_[slot];
+    if (now - m.last_progress >= timeout_of(m) && m.next_seq > m.acked) {
+      // Nothing acknowledged for a whole timeout with packets outstanding: resend them.
+      ++counters_.timeouts;
+      if (m.timeouts < kMaxBackoff) ++m.timeouts;
+      m.next_seq = m.acked;
+      m.last_progress = now;
+      if (m.kind == SendKind::kForGpu) rdma_.rewound(slot);
+      enter_rotation(slot);
+    } else if (m.next_seq <= m.acked) {
+      // Nothing outstanding (waiting its turn, its read, its window or a pause): nothing
+      // can time out, so its clock starts over. Else the timer would come back every
+      // picosecond, and time the first packet out the moment it left.
+      m.last_progress = now;
+    }
+    next = std::min(next, m.last_progress + timeout_of(m));
+  }
+  if (next != kTimeMax) sim_->schedule_at(retransmit_timer_, std::max(next, now + 1));
+}
+
+void Nic::arm_rate_timer() {
+  if (cc_ == nullptr) return;
+  Time next = kTimeMax;
+  for (std::uint32_t slot : unfinished_) next = std::min(next, cc_->next_timer(sends_[slot].cc));
+  if (next == kTimeMax) return;
+  if (!rate_timer_.scheduled() || rate_timer_.event_time() > next) sim_->schedule_at(rate_timer_, std::max(next, sim_->now()));
+}
+
+void Nic::on_rate_timer() {
+  const Time now = sim_->now();
+  for (std::uint32_t slot : unfinished_) {
+    SendState& m = sends_[slot];
+    if (cc_->next_timer(m.cc) <= now) cc_->on_timer(m.cc, line_rate(ports_toward(m.dst)), now);
+  }
+  arm_rate_timer();
+  wake_ports();  // a faster rate may let a paced flow go now
+}
+
+void Nic::on_pacer() { wake_ports(); }
+
+}  // namespace fabricsim
