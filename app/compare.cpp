@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "app/output/json_writer.h"
+#include "app/output/result_keys.h"
 
 namespace fabricsim {
 
@@ -28,34 +29,35 @@ double number(const YAML::Node& n) {
 // The figures an architect compares, from one results.json (JSON is YAML).
 std::vector<std::pair<std::string, double>> figures_of(const YAML::Node& r) {
   std::vector<std::pair<std::string, double>> f;
-  f.emplace_back("complete", r["complete"] && r["complete"].as<bool>() ? 1.0 : 0.0);
-  f.emplace_back("sim_time_us", number(r["sim_time_ps"]) * 1e-6);
-  if (const YAML::Node c = r["collective"]; c && c["rows"] && c["rows"].size() > 0) {
-    const YAML::Node last = c["rows"][c["rows"].size() - 1];
-    f.emplace_back("collective_time_us (largest size)", number(last["time_us"]));
-    f.emplace_back("busbw_GBps (largest size)", number(last["busbw_GBps"]));
+  f.emplace_back("complete", r[result_key::kComplete] && r[result_key::kComplete].as<bool>() ? 1.0 : 0.0);
+  f.emplace_back("sim_time_us", number(r[result_key::kSimTimePs]) * 1e-6);
+  if (const YAML::Node c = r[result_key::kCollective]; c && c[result_key::kRows] && c[result_key::kRows].size() > 0) {
+    const YAML::Node last = c[result_key::kRows][c[result_key::kRows].size() - 1];
+    f.emplace_back("collective_time_us (largest size)", number(last[result_key::kTimeUs]));
+    f.emplace_back("busbw_GBps (largest size)", number(last[result_key::kBusbwGBps]));
   }
-  if (const YAML::Node t = r["training"]) {
-    f.emplace_back("iteration_time_us", number(t["iteration_time_us"]));
-    f.emplace_back("exposed_communication_fraction", number(t["exposed_communication_fraction"]));
+  if (const YAML::Node t = r[result_key::kTraining]) {
+    f.emplace_back("iteration_time_us", number(t[result_key::kIterationTimeUs]));
+    f.emplace_back("exposed_communication_fraction", number(t[result_key::kExposedCommunicationFraction]));
   }
-  if (const YAML::Node w = r["workload"]) {
-    f.emplace_back("fct_p50_us", number(w["fct_us"]["p50"]));
-    f.emplace_back("fct_p99_us", number(w["fct_us"]["p99"]));
-    f.emplace_back("slowdown_p50", number(w["slowdown"]["p50"]));
-    f.emplace_back("slowdown_p99", number(w["slowdown"]["p99"]));
+  if (const YAML::Node w = r[result_key::kWorkload]) {
+    f.emplace_back("fct_p50_us", number(w[result_key::kFctUs][result_key::kP50]));
+    f.emplace_back("fct_p99_us", number(w[result_key::kFctUs][result_key::kP99]));
+    f.emplace_back("slowdown_p50", number(w[result_key::kSlowdown][result_key::kP50]));
+    f.emplace_back("slowdown_p99", number(w[result_key::kSlowdown][result_key::kP99]));
   }
   double drops = 0, pauses = 0, busiest = 0;
-  for (const YAML::Node& l : r["links"]) {
-    if (l["drops"]) drops += number(l["drops"]);
-    if (l["pauses_sent"]) pauses += number(l["pauses_sent"]);
-    busiest = std::max(busiest, number(l["utilization"]));
+  for (const YAML::Node& l : r[result_key::kLinks]) {
+    if (l[result_key::kDrops]) drops += number(l[result_key::kDrops]);
+    if (l[result_key::kPausesSent]) pauses += number(l[result_key::kPausesSent]);
+    busiest = std::max(busiest, number(l[result_key::kUtilization]));
   }
   f.emplace_back("max_link_utilization", busiest);
   f.emplace_back("drops", drops);
   f.emplace_back("pfc_pauses", pauses);
-  f.emplace_back("retransmitted_packets", number(r["endpoints"]["retransmitted_packets"]));
-  f.emplace_back("wall_seconds", number(r["wall_seconds"]));
+  // Every endpoint counter the run wrote (the NIC declares them; nothing here names them).
+  for (const auto& counter : r[result_key::kEndpoints]) f.emplace_back(counter.first.as<std::string>(), number(counter.second));
+  f.emplace_back("wall_seconds", number(r[result_key::kWallSeconds]));
   return f;
 }
 
@@ -70,7 +72,7 @@ std::vector<CompareFigure> compare_results(const std::vector<std::string>& files
     } catch (const YAML::Exception& e) {
       throw std::runtime_error(files[i] + ": cannot read it as results.json: " + e.msg);
     }
-    if (!r.IsMap() || !r["sim_time_ps"]) throw std::runtime_error(files[i] + ": expected a fabricsim results.json");
+    if (!r.IsMap() || !r[result_key::kSimTimePs]) throw std::runtime_error(files[i] + ": expected a fabricsim results.json");
     for (const auto& [name, value] : figures_of(r)) {
       auto it = std::find_if(out.begin(), out.end(), [&](const CompareFigure& f) { return f.name == name; });
       if (it == out.end()) {

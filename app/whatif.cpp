@@ -6,9 +6,10 @@
 #include <map>
 
 #include "app/output/json_writer.h"
+#include "app/output/result_keys.h"
 #include "app/output/results.h"
-#include "app/scenario.h"
 #include "app/output/training_report.h"
+#include "app/scenario.h"
 #include "topologies/compile.h"
 
 namespace fabricsim {
@@ -49,7 +50,7 @@ Measured measure(ScenarioConfig config, const std::string& name) {
     r.pauses += c.pauses_sent;
     m.utilization[{node_name(run.topology(), d.from), node_name(run.topology(), d.to)}] = link_utilization(run, i);
   }
-  for (HostId h = 0; h < net.host_count(); ++h) r.retransmits += net.nic(h).counters().retransmitted_packets;
+  r.retransmits = net.endpoint_counters().retransmitted_packets;
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return m;
 }
@@ -94,27 +95,27 @@ std::string whatif_json(const ScenarioConfig& config, const std::vector<WhatIfRe
   for (const WhatIfResult& r : results) {
     j.begin_object();
     j.key("name").value(r.name);
-    j.key("complete").value(r.complete);
-    j.key("sim_time_ps").value(static_cast<std::int64_t>(r.sim_time));
+    j.key(result_key::kComplete).value(r.complete);
+    j.key(result_key::kSimTimePs).value(static_cast<std::int64_t>(r.sim_time));
     j.key("sim_time_vs_baseline").value(base.sim_time > 0 ? static_cast<double>(r.sim_time) / static_cast<double>(base.sim_time) : 0.0);
     if (r.collective_time >= 0) {
       j.key("collective_time_us").value(to_us(r.collective_time));
-      j.key("busbw_GBps").value(r.busbw_GBps);
+      j.key(result_key::kBusbwGBps).value(r.busbw_GBps);
     }
     if (r.iteration >= 0) {
-      j.key("iteration_time_us").value(to_us(r.iteration));
-      j.key("exposed_communication_fraction").value(r.exposed_fraction);
+      j.key(result_key::kIterationTimeUs).value(to_us(r.iteration));
+      j.key(result_key::kExposedCommunicationFraction).value(r.exposed_fraction);
     }
-    j.key("drops").value(r.drops).key("pauses").value(r.pauses).key("retransmitted_packets").value(r.retransmits);
+    j.key(result_key::kDrops).value(r.drops).key("pauses").value(r.pauses).key("retransmitted_packets").value(r.retransmits);
     j.key("hotter_links").begin_array();
     for (const HotLink& h : r.hotter) {
       j.begin_object();
       j.key("from").value(h.from).key("to").value(h.to);
-      j.key("baseline_utilization").value(h.baseline).key("utilization").value(h.now);
+      j.key("baseline_utilization").value(h.baseline).key(result_key::kUtilization).value(h.now);
       j.end_object();
     }
     j.end_array();
-    j.key("wall_seconds").value(r.wall_seconds);
+    j.key(result_key::kWallSeconds).value(r.wall_seconds);
     j.end_object();
   }
   j.end_array();

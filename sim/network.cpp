@@ -42,6 +42,27 @@ void Network::deliver_cut_packets(std::uint32_t q) {
   }
 }
 
+NicCounters Network::endpoint_counters() const {
+  NicCounters total;
+  for (const Nic& nic : nics_) add_counters(total, nic.counters());
+  add_counters(total, rdma_nic_counters());
+  return total;
+}
+
+NicCounters Network::rdma_nic_counters() const {
+  NicCounters total;
+  for (const Nic& nic : rdma_nics_) add_counters(total, nic.counters());
+  return total;
+}
+
+SwitchCounters Network::switch_counters() const {
+  SwitchCounters total;
+  for (std::uint32_t s = 0; s < switches_.size(); ++s) {
+    if (!is_rdma_nic(s)) add_counters(total, switch_at(s).counters());
+  }
+  return total;
+}
+
 std::size_t Network::cut_link_count() const {
   std::size_t n = 0;
   for (const auto& links : cut_links_) n += links.size();

@@ -136,6 +136,11 @@ class Network {
   Nic& rdma_nic(std::uint32_t s) { return rdma_nics_[rdma_nic_index_.at(s)]; }
   const Nic& rdma_nic(std::uint32_t s) const { return rdma_nics_[rdma_nic_index_.at(s)]; }
   std::size_t rdma_nic_count() const { return rdma_nics_.size(); }
+  // Counters summed over components, field by field (sim/core/counter_fields.h): every
+  // endpoint's transport (hosts' and RDMA NICs'), the RDMA NICs' alone, the switches'.
+  NicCounters endpoint_counters() const;
+  NicCounters rdma_nic_counters() const;
+  SwitchCounters switch_counters() const;
   // A full-duplex cable between two nodes; returns the directions (a->b, b->a).
   // `queue_capacity_bytes` bounds each class queue on switch ports; endpoint ports
   // never drop (their data waits in the endpoint until the wire is free).

@@ -31,21 +31,7 @@ topology:
 )" + rest;
 }
 
-NicCounters rdma_totals(const Network& net) {
-  NicCounters t;
-  for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
-    if (!net.is_rdma_nic(s)) continue;
-    const NicCounters& c = net.rdma_nic(s).counters();
-    t.data_packets_sent += c.data_packets_sent;
-    t.retransmitted_packets += c.retransmitted_packets;
-    t.work_requests += c.work_requests;
-    t.read_packets += c.read_packets;
-    t.dma_writes += c.dma_writes;
-    t.completions += c.completions;
-    t.data_packets_received += c.data_packets_received;
-  }
-  return t;
-}
+NicCounters rdma_totals(const Network& net) { return net.rdma_nic_counters(); }
 
 std::uint64_t drops(const Network& net, bool pcie_only) {
   std::uint64_t n = 0;

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <yaml-cpp/yaml.h>
+
 #include "app/config/config_loader.h"
 #include "app/output/json_writer.h"
 #include "app/output/results.h"
@@ -86,6 +88,41 @@ TEST_CASE("results.json carries the run and link records; message records stream
   CHECK(h5_to_h0 == 1);
   CHECK(!std::filesystem::exists(dir / "messages.jsonl.partial"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("counters list every field once, and results.json writes each by that list") {
+  // A field left out of for_each_field would never be summed or written: every field is
+  // eight bytes, so the list covers the struct exactly when it names sizeof / 8 fields.
+  std::size_t nic_fields = 0, switch_fields = 0;
+  NicCounters nic;
+  SwitchCounters sw;
+  NicCounters::for_each_field([&](const CounterField&, auto&) { ++nic_fields; }, nic);
+  SwitchCounters::for_each_field([&](const CounterField&, auto&) { ++switch_fields; }, sw);
+  CHECK(nic_fields * 8 == sizeof(NicCounters));
+  CHECK(switch_fields * 8 == sizeof(SwitchCounters));
+
+  // Summing: sums, but a high-water mark takes the larger.
+  SwitchCounters a, b;
+  a.buffer_drops = 3;
+  a.max_buffer_bytes = 100;
+  b.buffer_drops = 4;
+  b.max_buffer_bytes = 70;
+  add_counters(a, b);
+  CHECK(a.buffer_drops == 7);
+  CHECK(a.max_buffer_bytes == 100);
+
+  // Hand counts for the small leaf/spine: four 4 MiB and two 1 MiB messages, 4 KiB
+  // packets, nothing lost.
+  const YAML::Node r = YAML::Load(run_small(1));
+  const YAML::Node e = r["endpoints"];
+  NicCounters::for_each_field([&](const CounterField& f, auto&) { CHECK_MESSAGE(e[f.name], f.name); }, nic);
+  SwitchCounters::for_each_field([&](const CounterField& f, auto&) { CHECK_MESSAGE(r["switch_counters"][f.name], f.name); }, sw);
+  CHECK(e["payload_bytes_received"].as<std::uint64_t>() == 4 * 4194304ull + 2 * 1048576ull);
+  CHECK(e["data_packets_received"].as<std::uint64_t>() == 4 * 1024 + 2 * 256);
+  CHECK(e["data_packets_sent"].as<std::uint64_t>() == 4 * 1024 + 2 * 256);
+  CHECK(e["messages_finished"].as<std::uint64_t>() == 6);
+  CHECK(e["retransmitted_packets"].as<std::uint64_t>() == 0);
+  CHECK(r["switch_counters"]["unroutable"].as<std::uint64_t>() == 0);
 }
 
 TEST_CASE("two simulations in one process give the same results as one alone") {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "app/output/result_keys.h"
 #include "sim/core/units.h"
 
 namespace fabricsim {
@@ -23,12 +24,12 @@ void write_model_fields(JsonWriter& j, const CollectiveSweep& c) {
 void write_row_fields(JsonWriter& j, const CollectiveRow& row) {
   j.key("size_bytes").value(static_cast<std::int64_t>(row.size_bytes));
   if (row.time >= 0) {
-    j.key("time_us").value(to_us(row.time));
+    j.key(result_key::kTimeUs).value(to_us(row.time));
   } else {
-    j.key("time_us").null();
+    j.key(result_key::kTimeUs).null();
   }
-  j.key("algbw_GBps").value(row.algbw_GBps);
-  j.key("busbw_GBps").value(row.busbw_GBps);
+  j.key(result_key::kAlgbwGBps).value(row.algbw_GBps);
+  j.key(result_key::kBusbwGBps).value(row.busbw_GBps);
   j.key("data_check").value(row.data_check);
   j.key("algorithm").value(row.algorithm);
   j.key("nccl_algo").value(nccl_algo_name(row.algorithm));
@@ -45,7 +46,7 @@ void write_row_fields(JsonWriter& j, const CollectiveRow& row) {
     j.key("low").value(band.low);
     j.key("high").value(band.high);
     j.key("regime").value(band.regime);
-    j.key("rows").value(static_cast<std::int64_t>(band.rows));
+    j.key(result_key::kRows).value(static_cast<std::int64_t>(band.rows));
     j.key("tables").value(static_cast<std::int64_t>(band.tables));
     j.key("busbw_low_GBps").value(row.busbw_GBps / (1 + band.high));
     j.key("busbw_high_GBps").value(row.busbw_GBps / (1 + band.low));

@@ -14,6 +14,7 @@
 #include "app/output/collective_report.h"
 #include "app/output/flow_stats.h"
 #include "app/output/json_writer.h"
+#include "app/output/result_keys.h"
 #include "app/output/training_report.h"
 #include "sim/core/units.h"
 #include "topologies/compile.h"
@@ -134,56 +135,28 @@ void write_faults(JsonWriter& j, const ScenarioRun& run) {
   }
 }
 
-// The endpoints' transport counters, summed, and the RDMA NICs'.
+// Every field a component's counters declare, by its name.
+template <typename Counters>
+void write_counter_fields(JsonWriter& j, const Counters& c) {
+  Counters::for_each_field([&](const CounterField& field, const auto& v) { j.key(field.name).value(v); }, c);
+}
+
+// The endpoints' transport counters, summed, and the RDMA NICs' (the transport endpoints
+// of their GPUs).
 void write_endpoint_counters(JsonWriter& j, const ScenarioRun& run) {
   const Network& net = run.network();
-  NicCounters totals;
-  NicCounters rdma;  // the RDMA NICs' (transport endpoints for their GPUs)
-  for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
-    if (!net.is_rdma_nic(s)) continue;
-    const NicCounters& c = net.rdma_nic(s).counters();
-    rdma.data_packets_sent += c.data_packets_sent;
-    rdma.retransmitted_packets += c.retransmitted_packets;
-    rdma.work_requests += c.work_requests;
-    rdma.read_requests += c.read_requests;
-    rdma.read_packets += c.read_packets;
-    rdma.stale_read_packets += c.stale_read_packets;
-    rdma.dma_writes += c.dma_writes;
-    rdma.completions += c.completions;
-  }
-  for (std::size_t i = 0; i < net.host_count() + net.switch_count(); ++i) {
-    const bool host = i < net.host_count();
-    const auto s = static_cast<std::uint32_t>(i - net.host_count());
-    if (!host && !net.is_rdma_nic(s)) continue;
-    const NicCounters& c = host ? net.nic(static_cast<HostId>(i)).counters() : net.rdma_nic(s).counters();
-    totals.retransmitted_packets += c.retransmitted_packets;
-    totals.timeouts += c.timeouts;
-    totals.nacks_sent += c.nacks_sent;
-    totals.cnps_sent += c.cnps_sent;
-    totals.duplicate_packets_received += c.duplicate_packets_received;
-    totals.payload_bytes_received += c.payload_bytes_received;
-  }
-  j.key("endpoints").begin_object();
-  j.key("payload_bytes_received").value(totals.payload_bytes_received);
-  j.key("retransmitted_packets").value(totals.retransmitted_packets);
-  j.key("timeouts").value(totals.timeouts);
-  j.key("nacks_sent").value(totals.nacks_sent);
-  j.key("cnps_sent").value(totals.cnps_sent);
-  j.key("duplicate_packets_received").value(totals.duplicate_packets_received);
+  j.key(result_key::kEndpoints).begin_object();
+  write_counter_fields(j, net.endpoint_counters());
   j.end_object();
   if (net.rdma_nic_count() > 0) {
     j.key("rdma_nics").begin_object();
     j.key("count").value(static_cast<std::uint64_t>(net.rdma_nic_count()));
-    j.key("work_requests").value(rdma.work_requests);
-    j.key("data_packets_sent").value(rdma.data_packets_sent);
-    j.key("retransmitted_packets").value(rdma.retransmitted_packets);
-    j.key("read_requests").value(rdma.read_requests);
-    j.key("read_packets").value(rdma.read_packets);
-    j.key("stale_read_packets").value(rdma.stale_read_packets);
-    j.key("dma_writes").value(rdma.dma_writes);
-    j.key("completions").value(rdma.completions);
+    write_counter_fields(j, net.rdma_nic_counters());
     j.end_object();
   }
+  j.key("switch_counters").begin_object();
+  write_counter_fields(j, net.switch_counters());
+  j.end_object();
 }
 
 // Several jobs on one fabric.
@@ -201,17 +174,17 @@ void write_jobs(JsonWriter& j, const ScenarioRun& run) {
       j.key("algorithm").value(c.config().algorithm);
       j.key("ranks").value(c.ranks());
       write_model_fields(j, c);
-      j.key("endpoints").begin_array();
+      j.key(result_key::kEndpoints).begin_array();
       for (HostId h : run.job_hosts(k)) j.value(node_name(topo, NodeRef::host(h)));
       j.end_array();
-      j.key("rows").begin_array();
+      j.key(result_key::kRows).begin_array();
       for (std::size_t r = 0; r < c.rows().size(); ++r) {
         const CollectiveRow& row = c.rows()[r];
         j.begin_object();
         write_row_fields(j, row);
         if (k < run.jobs_alone().size() && r < run.jobs_alone()[k].size() && run.jobs_alone()[k][r] > 0 && row.time >= 0) {
           j.key("alone_time_us").value(to_us(run.jobs_alone()[k][r]));
-          j.key("slowdown").value(static_cast<double>(row.time) / static_cast<double>(run.jobs_alone()[k][r]));
+          j.key(result_key::kSlowdown).value(static_cast<double>(row.time) / static_cast<double>(run.jobs_alone()[k][r]));
         }
         j.end_object();
       }
@@ -225,13 +198,13 @@ void write_jobs(JsonWriter& j, const ScenarioRun& run) {
 // A collective sweep's rows.
 void write_collective(JsonWriter& j, const ScenarioRun& run) {
   if (const CollectiveSweep* c = run.collective()) {
-    j.key("collective").begin_object();
+    j.key(result_key::kCollective).begin_object();
     j.key("op").value(op_name(c->config().op));
     j.key("algorithm").value(c->config().algorithm);
     j.key("ranks").value(c->ranks());
     j.key("busbw_factor").value(busbw_factor(c->config().op, c->ranks()));
     write_model_fields(j, *c);
-    j.key("rows").begin_array();
+    j.key(result_key::kRows).begin_array();
     for (const CollectiveRow& row : c->rows()) {
       j.begin_object();
       write_row_fields(j, row);
@@ -249,11 +222,11 @@ void write_flow_summary(JsonWriter& j, const ScenarioRun& run) {
     const FlowSummary f = summarize_flows(run, run.first_workload_message());
     const auto write_percentiles = [&](const char* name, const Percentiles& p) {
       j.key(name).begin_object();
-      j.key("p50").value(p.p50).key("p90").value(p.p90).key("p99").value(p.p99);
+      j.key(result_key::kP50).value(p.p50).key("p90").value(p.p90).key(result_key::kP99).value(p.p99);
       j.key("max").value(p.max).key("mean").value(p.mean);
       j.end_object();
     };
-    j.key("workload").begin_object();
+    j.key(result_key::kWorkload).begin_object();
     j.key("flows").value(static_cast<std::uint64_t>(f.flows));
     j.key("finished").value(static_cast<std::uint64_t>(f.finished));
     write_percentiles("fct_us", f.fct_us);
@@ -312,7 +285,7 @@ void write_links(JsonWriter& j, const ScenarioRun& run) {
   const Topology& topo = run.topology();
   const Time sim_time = run.sim_time();
   const int classes = run.config().network.traffic_classes;
-  j.key("links").begin_array();
+  j.key(result_key::kLinks).begin_array();
   const FlowModel* flows = run.flow_model();
   for (std::size_t i = 0; i < net.directions().size(); ++i) {
     const LinkDirection& d = net.directions()[i];
@@ -332,7 +305,7 @@ void write_links(JsonWriter& j, const ScenarioRun& run) {
       describe();
       j.key("bytes").value(static_cast<std::uint64_t>(std::llround(flows->link_bytes(link, sim_time))));
       j.key("flows").value(flows->link_flows(link));
-      j.key("utilization").value(flow_utilization(*flows, link, sim_time));
+      j.key(result_key::kUtilization).value(flow_utilization(*flows, link, sim_time));
       j.end_object();
       continue;
     }
@@ -341,11 +314,11 @@ void write_links(JsonWriter& j, const ScenarioRun& run) {
     describe();
     j.key("bytes").value(c.bytes_sent);
     j.key("packets").value(c.packets_sent);
-    j.key("utilization").value(utilization(d, sim_time));
+    j.key(result_key::kUtilization).value(utilization(d, sim_time));
     j.key("max_queue_bytes").value(static_cast<std::int64_t>(c.max_queue_bytes));
-    j.key("drops").value(c.drops);
+    j.key(result_key::kDrops).value(c.drops);
     j.key("ecn_marks").value(c.ecn_marks);
-    j.key("pauses_sent").value(c.pauses_sent);
+    j.key(result_key::kPausesSent).value(c.pauses_sent);
     j.key("pauses_received").value(c.pauses_received);
     Time paused = 0;
     for (const ClassCounters& cc : c.per_class) paused = std::max(paused, cc.paused_time);
@@ -366,9 +339,9 @@ void write_links(JsonWriter& j, const ScenarioRun& run) {
         j.key("class").value(k);
         j.key("bytes").value(cc.bytes_sent);
         j.key("packets").value(cc.packets_sent);
-        j.key("drops").value(cc.drops);
+        j.key(result_key::kDrops).value(cc.drops);
         j.key("ecn_marks").value(cc.ecn_marks);
-        j.key("pauses_sent").value(cc.pauses_sent);
+        j.key(result_key::kPausesSent).value(cc.pauses_sent);
         j.key("pauses_received").value(cc.pauses_received);
         j.key("paused_time_ps").value(static_cast<std::int64_t>(cc.paused_time));
         if (d.port->credit_based()) j.key("credit_wait_time_ps").value(static_cast<std::int64_t>(cc.credit_wait_time));
@@ -389,7 +362,7 @@ void write_queue_samples(JsonWriter& j, const ScenarioRun& run) {
   if (run.queue_sample_interval() > 0) {
     j.key("queue_samples").begin_object();
     j.key("interval_ps").value(static_cast<std::int64_t>(run.queue_sample_interval()));
-    j.key("links").begin_array();
+    j.key(result_key::kLinks).begin_array();
     const auto& samples = run.queue_samples();
     for (std::size_t i = 0; i < samples.size(); ++i) {
       const bool any = std::any_of(samples[i].begin(), samples[i].end(), [](std::int64_t b) { return b > 0; });
@@ -430,11 +403,11 @@ std::string results_json(const ScenarioRun& run) {
   }
   j.key("seed").value(run.config().seed);
   j.key("fidelity").value(run.flow_model() ? "flow" : "packet");
-  j.key("complete").value(run.complete());
+  j.key(result_key::kComplete).value(run.complete());
   j.key("stop_reason").value(stop_reason_name(run.stop_reason()));
-  j.key("sim_time_ps").value(static_cast<std::int64_t>(sim_time));
+  j.key(result_key::kSimTimePs).value(static_cast<std::int64_t>(sim_time));
   j.key("events").value(run.events());
-  j.key("wall_seconds").value(run.wall_seconds());
+  j.key(result_key::kWallSeconds).value(run.wall_seconds());
   j.key("setup_wall_seconds").value(run.setup_wall_seconds());
   write_parallel(j, run);
   write_flow_model(j, run);

@@ -52,10 +52,7 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
     out << "  busiest   " << node_name(topo, busiest->from) << " -> " << node_name(topo, busiest->to) << " at "
         << util << ", max queue " << busiest_counters.max_queue_bytes << " B\n";
   }
-  for (HostId h = 0; h < net.host_count(); ++h) retransmits += net.nic(h).counters().retransmitted_packets;
-  for (std::uint32_t s = 0; s < net.switch_count(); ++s) {
-    if (net.is_rdma_nic(s)) retransmits += net.rdma_nic(s).counters().retransmitted_packets;
-  }
+  retransmits = net.endpoint_counters().retransmitted_packets;
   out << "  drops     " << drops << ", retransmitted " << retransmits << " packets";
   if (run.config().network.lossless.pfc_classes_mask != 0) out << ", PFC pauses " << pauses;
   if (run.config().network.lossless.ecn.enabled) out << ", ECN marks " << marks;

@@ -1,8 +1,9 @@
 #include "app/output/training_report.h"
 
 #include <algorithm>
-
 #include <cstdio>
+
+#include "app/output/result_keys.h"
 
 namespace fabricsim {
 
@@ -26,17 +27,17 @@ TrainingSummary summarize_training(const TraceReplay& replay) {
 
 void write_training_json(JsonWriter& j, const TraceReplay& replay) {
   const TrainingSummary s = summarize_training(replay);
-  j.key("training").begin_object();
+  j.key(result_key::kTraining).begin_object();
   j.key("ranks").value(replay.trace().ranks);
   if (replay.done()) {
-    j.key("iteration_time_us").value(to_us(s.iteration));
+    j.key(result_key::kIterationTimeUs).value(to_us(s.iteration));
   } else {
-    j.key("iteration_time_us").null();  // it never finished (the run says why)
+    j.key(result_key::kIterationTimeUs).null();  // it never finished (the run says why)
   }
   j.key("mean_compute_us").value(s.mean_compute_us);
   j.key("mean_communication_us").value(s.mean_communication_us);
   j.key("mean_exposed_communication_us").value(s.mean_exposed_us);
-  j.key("exposed_communication_fraction").value(s.exposed_fraction);
+  j.key(result_key::kExposedCommunicationFraction).value(s.exposed_fraction);
   j.key("by_kind").begin_object();
   for (const auto& [label, t] : s.mean_communication_us_by_label) {
     j.key(label).begin_object();

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "sim/core/chunked_slots.h"
+#include "sim/core/counter_fields.h"
 #include "sim/core/simulator.h"
 #include "sim/endpoint/congestion_control.h"
 #include "sim/endpoint/link_striping.h"
@@ -65,6 +66,28 @@ struct NicCounters {
   std::uint64_t stale_read_packets = 0;   // read again after a rewind, or no longer needed
   std::uint64_t dma_writes = 0;           // received packets written into a GPU's memory
   std::uint64_t completions = 0;          // completions (CQEs) it gave its GPUs
+
+  template <typename F, typename... C>
+  static void for_each_field(F&& f, C&... c) {
+    f(CounterField{"data_packets_sent"}, c.data_packets_sent...);
+    f(CounterField{"data_packets_received"}, c.data_packets_received...);
+    f(CounterField{"payload_bytes_received"}, c.payload_bytes_received...);
+    f(CounterField{"acks_sent"}, c.acks_sent...);
+    f(CounterField{"messages_finished"}, c.messages_finished...);
+    f(CounterField{"retransmitted_packets"}, c.retransmitted_packets...);
+    f(CounterField{"timeouts"}, c.timeouts...);
+    f(CounterField{"nacks_sent"}, c.nacks_sent...);
+    f(CounterField{"nacks_received"}, c.nacks_received...);
+    f(CounterField{"cnps_sent"}, c.cnps_sent...);
+    f(CounterField{"cnps_received"}, c.cnps_received...);
+    f(CounterField{"duplicate_packets_received"}, c.duplicate_packets_received...);
+    f(CounterField{"work_requests"}, c.work_requests...);
+    f(CounterField{"read_requests"}, c.read_requests...);
+    f(CounterField{"read_packets"}, c.read_packets...);
+    f(CounterField{"stale_read_packets"}, c.stale_read_packets...);
+    f(CounterField{"dma_writes"}, c.dma_writes...);
+    f(CounterField{"completions"}, c.completions...);
+  }
 };
 
 class Nic final : public PacketSink, public PacketSource, public PortObserver {

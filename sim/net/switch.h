@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "sim/core/counter_fields.h"
 #include "sim/net/egress_port.h"
 #include "sim/net/packet_sink.h"
 #include "sim/net/reduction_table.h"
@@ -31,6 +32,15 @@ struct SwitchCounters {
   std::uint64_t packets_reduced = 0;     // sums sent on (each from `group` contributions)
   std::uint64_t packets_replicated = 0;  // multicast copies made
   std::int64_t max_buffer_bytes = 0;
+
+  template <typename F, typename... C>
+  static void for_each_field(F&& f, C&... c) {
+    f(CounterField{"buffer_drops"}, c.buffer_drops...);
+    f(CounterField{"unroutable"}, c.unroutable...);
+    f(CounterField{"packets_reduced"}, c.packets_reduced...);
+    f(CounterField{"packets_replicated"}, c.packets_replicated...);
+    f(CounterField{"max_buffer_bytes", /*is_max=*/true}, c.max_buffer_bytes...);
+  }
 };
 
 // A member of a multicast group, as the switch addresses it.
