@@ -40,7 +40,7 @@ WorkloadNeeds workload_needs(const ScenarioConfig& config, const Topology& t) {
   WorkloadNeeds needs;
   const NetworkConfig& n = config.network;
   const std::uint64_t hosts = t.host_count();
-  const auto packets_of = [&](std::int64_t bytes) { return static_cast<std::uint64_t>(std::max<std::int64_t>(1, (bytes + n.mtu - 1) / n.mtu)); };
+  const auto packets_of = [&](std::int64_t bytes) { return static_cast<std::uint64_t>(std::max<std::int64_t>(1, (bytes + n.nic.mtu - 1) / n.nic.mtu)); };
   const WorkloadConfig& w = config.workload;
   using K = WorkloadConfig::Kind;
   switch (w.kind) {
@@ -65,7 +65,7 @@ WorkloadNeeds workload_needs(const ScenarioConfig& config, const Topology& t) {
         if (t.node(l.a).kind == NodeKind::kHost || t.node(l.b).kind == NodeKind::kHost) rate += static_cast<double>(l.bandwidth.bits_per_second);
       }
       const double bytes = w.load * rate / 8 * to_seconds(w.duration);
-      needs.packets += static_cast<std::uint64_t>(bytes / static_cast<double>(n.mtu));
+      needs.packets += static_cast<std::uint64_t>(bytes / static_cast<double>(n.nic.mtu));
       needs.prebuilt_messages += static_cast<std::uint64_t>(bytes / 1e5);
       break;
     }
@@ -188,7 +188,7 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
   // Packets in flight: each wire holds latency / serialization of a full packet, plus the
   // one in service; queues hold at most the buffers' room; and never more than the
   // workload has at once.
-  const std::int64_t packet_bytes = n.mtu + n.header_bytes;
+  const std::int64_t packet_bytes = std::int64_t{n.nic.mtu} + n.nic.header_bytes;
   std::uint64_t wire = 0;
   for (const TopologyLink& l : t.links()) {
     const Time ser = std::max<Time>(1, serialization(packet_bytes, l.bandwidth));
@@ -198,9 +198,7 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
   // credit-based link at most the credits it granted (an endpoint holds none: it takes
   // what arrives at once).
   std::uint64_t ethernet_ports = 0, credited = 0;
-  NicConfig nic;
-  nic.mtu = static_cast<std::uint32_t>(n.mtu);
-  nic.header_bytes = static_cast<std::uint32_t>(n.header_bytes);
+  const NicConfig& nic = n.nic;
   for (const TopologyLink& l : t.links()) {
     const int switch_ends = (t.node(l.a).kind == NodeKind::kSwitch) + (t.node(l.b).kind == NodeKind::kSwitch);
     if (l.flow_control == FlowControl::kCredit) {
@@ -213,7 +211,7 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
       credited + (n.lossless.shared_buffer
                       ? switches * static_cast<std::uint64_t>(n.lossless.buffer.size_bytes / packet_bytes)
                       : ethernet_ports * classes * static_cast<std::uint64_t>(std::min<std::int64_t>(n.queue_capacity, INT64_MAX / 2) / packet_bytes));
-  const auto packets_of = [&](std::int64_t bytes) { return static_cast<std::uint64_t>(std::max<std::int64_t>(1, (bytes + n.mtu - 1) / n.mtu)); };
+  const auto packets_of = [&](std::int64_t bytes) { return static_cast<std::uint64_t>(std::max<std::int64_t>(1, (bytes + n.nic.mtu - 1) / n.nic.mtu)); };
   std::uint64_t workload = 0;
   std::uint64_t prebuilt_messages = config.messages.size();
   for (const MessageConfig& m : config.messages) workload += packets_of(m.bytes);

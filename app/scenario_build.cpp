@@ -27,12 +27,7 @@ NetworkOptions network_options(const ScenarioConfig& config, const Topology& top
   options.params.traffic_classes = n.traffic_classes;
   options.params.load_balancing = n.load_balancing;
   options.params.salt_seed = config.seed;
-  options.params.nic.mtu = static_cast<std::uint32_t>(n.mtu);
-  options.params.nic.header_bytes = static_cast<std::uint32_t>(n.header_bytes);
-  options.params.nic.ack_bytes = static_cast<std::uint32_t>(n.ack_bytes);
-  options.params.nic.ack_interval = static_cast<std::uint32_t>(n.ack_interval);
-  options.params.nic.fetch_window_bytes = static_cast<std::uint32_t>(n.fetch_window);
-  options.params.nic.ack_traffic_class = static_cast<std::uint8_t>(n.ack_traffic_class);
+  options.params.nic = n.nic;
   // A gap means loss only where paths deliver in order: switches pin flows (ECMP) and no
   // endpoint spreads a message over several links (a GPU's NVLink trunks do).
   bool multi_port_endpoint = false;
@@ -54,9 +49,9 @@ NetworkOptions network_options(const ScenarioConfig& config, const Topology& top
   options.params.ecn_by_speed = lossless.ecn_by_speed;
   options.params.nic.ecn_capable = lossless.ecn.enabled;
   options.params.nic.congestion_control = lossless.congestion_control;
-  if (lossless.congestion_control) options.params.nic.network_rtt = largest_base_rtt(topology, n.mtu + n.header_bytes, n.ack_bytes);
-  options.params.nic.retransmit_timeout = lossless.retransmit_timeout;
-  options.params.nic.nack_interval = lossless.nack_interval;
+  if (lossless.congestion_control) {
+    options.params.nic.network_rtt = largest_base_rtt(topology, std::int64_t{n.nic.mtu} + n.nic.header_bytes, n.nic.ack_bytes);
+  }
   options.dateline = lossless.dateline;
   // A flow-level run has no endpoints' transport to place: its NICs stay links' ends.
   options.rdma_nics = config.topology.kind == TopologyConfig::Kind::kCluster && config.topology.cluster.rdma_nics &&

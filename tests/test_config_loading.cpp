@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <regex>
 
 #include "app/config/config_loader.h"
 #include "app/scenario.h"
@@ -15,7 +17,7 @@ TEST_CASE("a config loads into plain structs with units resolved and defaults fi
   REQUIRE(c.topology.custom.links.size() == 2);
   CHECK(c.topology.custom.links[0].link.bandwidth.bits_per_second == 100'000'000'000);
   CHECK(c.topology.custom.links[0].link.latency == us(1));
-  CHECK(c.network.mtu == 4096);
+  CHECK(c.network.nic.mtu == 4096);
   CHECK(c.network.queue_capacity == 16 * 1024 * 1024);  // default
   CHECK(c.network.load_balancing == LoadBalancing::kEcmp);
   REQUIRE(c.messages.size() == 1);
@@ -27,7 +29,7 @@ TEST_CASE("a config loads into plain structs with units resolved and defaults fi
 TEST_CASE("--set overrides values, creating maps as needed") {
   const ScenarioConfig c = load_config_file(FABRICSIM_TEST_CONFIGS "/good/two_hosts_one_switch.yaml",
                                             {"network.mtu=9000", "messages[0].bytes=1MiB", "stop.time=1ms", "seed=9"});
-  CHECK(c.network.mtu == 9000);
+  CHECK(c.network.nic.mtu == 9000);
   CHECK(c.messages[0].bytes == 1024 * 1024);
   CHECK(c.stop.time == ms(1));
   CHECK(c.seed == 9);
@@ -79,4 +81,31 @@ TEST_CASE("the built-in default scenario is the 2-node DGX H100 ring AllReduce s
   CHECK(c.workload.collective.sizes == f.workload.collective.sizes);
   CHECK(c.workload.collective.channels == f.workload.collective.channels);
   CHECK(c.topology.cluster.nic_link.bandwidth == f.topology.cluster.nic_link.bandwidth);
+}
+
+TEST_CASE("docs/config.md's network defaults are the code's") {
+  // Every `network` key the docs give a literal default for (a value, not a rule such as
+  // `traffic_classes - 1`), set to that default, leaves the network settings as they were.
+  // Keys of sections (buffer.size, ecn.kmin, ...) are left out: giving one turns its section on.
+  std::ifstream in(FABRICSIM_SOURCE_DIR "/docs/config.md");
+  REQUIRE(in);
+  const std::string base = FABRICSIM_TEST_CONFIGS "/good/two_hosts_one_switch.yaml";
+  const NetworkConfig defaults = load_config_file(base).network;
+  const std::regex row(R"(^\| `([a-z_]+)` \| [^|]* \| `?([^`| ]+)`? \|)");
+  std::string line;
+  bool in_network = false;
+  int checked = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("## ", 0) == 0) in_network = line == "## `network`";
+    std::smatch m;
+    if (!in_network || !std::regex_search(line, m, row)) continue;
+    const std::string key = m[1], value = m[2];
+    if (value == "off" || value == "none" || value == "required") continue;
+    CAPTURE(key);
+    CAPTURE(value);
+    const NetworkConfig set = load_config_file(base, {"network." + key + "=" + value}).network;
+    CHECK(set == defaults);
+    ++checked;
+  }
+  CHECK(checked >= 15);
 }

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "sim/endpoint/congestion_control.h"
+#include "sim/endpoint/nic_config.h"
 #include "sim/net/ecn_marker.h"
 #include "sim/net/shared_buffer_mmu.h"
 #include "sim/net/switch.h"
@@ -141,21 +142,19 @@ struct LosslessConfig {
   EcnConfig ecn;
   std::vector<EcnForSpeed> ecn_by_speed;
   std::shared_ptr<const CongestionControl> congestion_control;  // null: rate-less (PFC alone)
-  Time retransmit_timeout = ms(10);
-  Time nack_interval = us(10);
   bool dateline = false;
   Time deadlock_check_interval = us(100);  // 0: no detection
   Time queue_sample_interval = 0;          // 0: no sampling
+
+  bool operator==(const LosslessConfig&) const = default;
 };
 
 struct NetworkConfig {
-  std::int64_t mtu = 4096;
-  std::int64_t header_bytes = 64;
-  std::int64_t ack_bytes = 64;
-  std::int64_t ack_interval = 1;
-  std::int64_t fetch_window = 256 * 1024;  // an RDMA NIC's read-ahead per queue pair
+  // The endpoints' transport settings, read into the NIC's own struct: its defaults are
+  // the only ones. (Those that follow from the topology or the lossless section, such as
+  // nack_on_gap and the congestion control, are set when the network is built.)
+  NicConfig nic;
   int traffic_classes = 1;
-  int ack_traffic_class = 0;
   std::int64_t queue_capacity = 16 * 1024 * 1024;
   LoadBalancing load_balancing = LoadBalancing::kEcmp;
   LosslessConfig lossless;
@@ -174,6 +173,8 @@ struct NetworkConfig {
   std::string nccl_version = kDefaultNcclVersion;
   // NCCL's LL cap across nodes and its per-step proxy overhead depend on the host CPU.
   bool cpu_amd = false;
+
+  bool operator==(const NetworkConfig&) const = default;
 };
 
 struct MessageConfig {

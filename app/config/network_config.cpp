@@ -68,9 +68,9 @@ void read_lossless(MapReader& m, NetworkConfig& n) {
   }
   ecn.finish();
   l.congestion_control = read_congestion_control(m, l.ecn);
-  l.retransmit_timeout = m.time("retransmit_timeout", l.retransmit_timeout);
-  if (l.retransmit_timeout <= 0) m.context().fail(m.node()["retransmit_timeout"], m.child_path("retransmit_timeout"), "expected a time above zero");
-  l.nack_interval = m.time("nack_interval", l.nack_interval);
+  n.nic.retransmit_timeout = m.time("retransmit_timeout", n.nic.retransmit_timeout);
+  if (n.nic.retransmit_timeout <= 0) m.context().fail(m.node()["retransmit_timeout"], m.child_path("retransmit_timeout"), "expected a time above zero");
+  n.nic.nack_interval = m.time("nack_interval", n.nic.nack_interval);
   l.dateline = m.boolean("dateline", false);
   if (l.dateline && n.traffic_classes < 2) {
     m.context().fail(m.node()["dateline"], m.child_path("dateline"), "expected traffic_classes >= 2: datelines use classes 0 and 1");
@@ -83,23 +83,24 @@ void read_lossless(MapReader& m, NetworkConfig& n) {
 
 NetworkConfig read_network(MapReader m) {
   NetworkConfig n;
-  n.mtu = m.bytes("mtu", 1, 1 << 20, n.mtu);
-  n.header_bytes = m.bytes("header_bytes", 0, 4096, n.header_bytes);
-  n.ack_bytes = m.bytes("ack_bytes", 1, 4096, n.ack_bytes);
-  n.ack_interval = m.integer("ack_interval", 1, 1 << 20, n.ack_interval);
-  n.fetch_window = m.bytes("fetch_window", 1, INT64_C(1) << 30, n.fetch_window);
-  if (n.fetch_window < n.mtu) {
+  NicConfig& nic = n.nic;
+  nic.mtu = static_cast<std::uint32_t>(m.bytes("mtu", 1, 1 << 20, nic.mtu));
+  nic.header_bytes = static_cast<std::uint32_t>(m.bytes("header_bytes", 0, 4096, nic.header_bytes));
+  nic.ack_bytes = static_cast<std::uint32_t>(m.bytes("ack_bytes", 1, 4096, nic.ack_bytes));
+  nic.ack_interval = static_cast<std::uint32_t>(m.integer("ack_interval", 1, 1 << 20, nic.ack_interval));
+  nic.fetch_window_bytes = static_cast<std::uint32_t>(m.bytes("fetch_window", 1, INT64_C(1) << 30, nic.fetch_window_bytes));
+  if (nic.fetch_window_bytes < nic.mtu) {
     m.context().fail(m.node()["fetch_window"], m.child_path("fetch_window"),
-                     "expected at least one packet's payload (mtu = " + std::to_string(n.mtu) + " B)");
+                     "expected at least one packet's payload (mtu = " + std::to_string(nic.mtu) + " B)");
   }
   n.traffic_classes = static_cast<int>(m.integer("traffic_classes", 1, 8, n.traffic_classes));
-  n.ack_traffic_class =
-      static_cast<int>(m.integer("ack_traffic_class", 0, n.traffic_classes - 1, n.traffic_classes - 1));
+  nic.ack_traffic_class =
+      static_cast<std::uint8_t>(m.integer("ack_traffic_class", 0, n.traffic_classes - 1, n.traffic_classes - 1));
   n.queue_capacity = m.bytes("queue_capacity", 1, INT64_C(1) << 40, n.queue_capacity);
-  if (n.queue_capacity < n.mtu + n.header_bytes) {
+  if (n.queue_capacity < std::int64_t{nic.mtu} + nic.header_bytes) {
     m.context().fail(m.node()["queue_capacity"], m.child_path("queue_capacity"),
                      "expected at least one full packet (mtu + header_bytes = " +
-                         std::to_string(n.mtu + n.header_bytes) + " bytes)");
+                         std::to_string(std::int64_t{nic.mtu} + nic.header_bytes) + " bytes)");
   }
   read_lossless(m, n);
   n.load_balancing = m.choice<LoadBalancing>(

@@ -26,6 +26,8 @@ struct NicConfig {
   // pair (its outstanding DMA reads and what they brought in, not yet sent), in reads of
   // a quarter of it.
   std::uint32_t fetch_window_bytes = 256 * 1024;
+
+  bool operator==(const NicConfig&) const = default;
 };
 
 // Packets needed for a message of `bytes`: ceil(bytes / mtu), and one for an empty one.

@@ -15,6 +15,8 @@ struct EcnConfig {
   double pmax = 0.01;                 // 1%
   bool mark_on_dequeue = false;       // else on enqueue
 
+  bool operator==(const EcnConfig&) const = default;
+
   // Marking probability with `queued_bytes` waiting in the packet's class queue.
   double probability(std::int64_t queued_bytes) const {
     if (queued_bytes <= kmin_bytes) return 0.0;
@@ -32,6 +34,8 @@ struct EcnConfig {
 struct EcnForSpeed {
   std::int64_t bits_per_second;
   EcnConfig ecn;
+
+  bool operator==(const EcnForSpeed&) const = default;
 };
 
 // The marking a port of `bits_per_second` uses: its speed's entry, else the default.

@@ -16,6 +16,8 @@ struct BufferConfig {
   double alpha = 1.0;               // dynamic-threshold factor (1 is a common setting)
   std::int64_t headroom_bytes = 0;  // per (port, PFC class); 0: from the link's bandwidth-delay product
   std::int64_t xon_offset_bytes = 0;  // 0: two MTU-sized packets
+
+  bool operator==(const BufferConfig&) const = default;
 };
 
 class SharedBufferMmu {
