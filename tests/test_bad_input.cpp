@@ -8,7 +8,7 @@
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
 #include "app/output/results.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "test_support.h"
 #include "workloads/traces/trace.h"
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "app/calibration.h"
+#include "app/studies/calibration.h"
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
 #include "app/config/model_files.h"

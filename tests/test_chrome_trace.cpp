@@ -13,7 +13,7 @@
 #include "app/output/chrome_trace.h"
 #include "app/config/config_loader.h"
 #include "app/output/results.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "test_support.h"
 
 using namespace fabricsim;

@@ -5,8 +5,8 @@
 
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
-#include "app/custom_steps.h"
-#include "app/scenario.h"
+#include "app/workload/custom_steps.h"
+#include "app/scenario/scenario.h"
 #include "test_support.h"
 #include "workloads/collectives/collective_algorithms.h"
 #include "workloads/collectives/collective_data.h"

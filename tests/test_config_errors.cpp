@@ -11,7 +11,7 @@
 
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 
 using namespace fabricsim;
 namespace fs = std::filesystem;

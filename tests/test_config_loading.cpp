@@ -5,7 +5,7 @@
 #include <regex>
 
 #include "app/config/config_loader.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 
 using namespace fabricsim;
 

@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "app/config/config_loader.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "sim/endpoint/cc/dcqcn.h"
 #include "test_support.h"
 

@@ -2,7 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "app/config/config_loader.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "test_support.h"
 
 using namespace fabricsim;

@@ -7,7 +7,7 @@
 
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "test_support.h"
 
 using namespace fabricsim;

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "app/config/config_loader.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "sim/flow/flow_model.h"
 #include "sim/core/simulator.h"
 #include "workloads/collectives/collective_algorithms.h"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #endif
 
-#include "app/huge_pages.h"
+#include "app/scenario/huge_pages.h"
 
 namespace fabricsim {
 

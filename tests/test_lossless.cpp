@@ -6,7 +6,7 @@
 
 #include "app/config/config_loader.h"
 #include "app/output/flow_stats.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "sim/net/ecn_marker.h"
 #include "test_support.h"
 

@@ -6,11 +6,11 @@
 #include <fstream>
 #include <string>
 
-#include "app/calibration.h"
-#include "app/tuner_facts.h"
+#include "app/studies/calibration.h"
+#include "app/workload/tuner_facts.h"
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "test_support.h"
 #include "workloads/collectives/collective_algorithms.h"
 #include "workloads/collectives/collective_data.h"

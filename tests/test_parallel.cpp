@@ -13,7 +13,7 @@
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
 #include "app/output/results.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "local_process_group.h"
 #include "test_support.h"
 #include "topologies/fat_tree.h"

@@ -3,9 +3,9 @@
 
 #include <filesystem>
 
-#include "app/collective_sweep.h"
+#include "app/workload/collective_sweep.h"
 #include "app/config/config_loader.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "test_support.h"
 #include "workloads/traces/chakra/chakra_import.h"
 #include "workloads/traces/trace_replay.h"

@@ -7,8 +7,8 @@
 
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
-#include "app/tuner_facts.h"
-#include "app/scenario.h"
+#include "app/workload/tuner_facts.h"
+#include "app/scenario/scenario.h"
 #include "test_support.h"
 #include "workloads/collectives/nccl_protocol.h"
 #include "workloads/collectives/nccl_tuning.h"

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <string>
 
-#include "app/collective_sweep.h"
+#include "app/workload/collective_sweep.h"
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
 #include "app/output/flow_stats.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "test_support.h"
 
 using namespace fabricsim;

@@ -9,7 +9,7 @@
 #include "app/config/config_loader.h"
 #include "app/output/json_writer.h"
 #include "app/output/results.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "test_support.h"
 
 using namespace fabricsim;

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "app/config/config_loader.h"
-#include "app/memory_estimate.h"
-#include "app/scenario.h"
+#include "app/scenario/memory_estimate.h"
+#include "app/scenario/scenario.h"
 #include "sim/net/route_table.h"
 #include "topologies/compile.h"
 #include "topologies/routing.h"

@@ -9,7 +9,7 @@
 
 #include "app/config/config_loader.h"
 #include "app/output/flow_stats.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "workloads/traffic/flow_size_cdf.h"
 #include "workloads/traffic/synthetic_traffic.h"
 

@@ -7,7 +7,7 @@
 
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "app/output/training_report.h"
 #include "test_support.h"
 #include "workloads/traces/chakra/chakra_import.h"

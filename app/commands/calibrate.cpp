@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "app/config/config_loader.h"
-#include "app/calibration.h"
+#include "app/studies/calibration.h"
 #include "app/config/profile.h"
 #include "app/output/results.h"
 

@@ -7,7 +7,7 @@
 
 #include "app/commands/command.h"
 #include "app/config/config.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "workloads/traces/transformer_trace.h"
 
 namespace fabricsim {

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "app/config/config_loader.h"
-#include "app/compare.h"
+#include "app/studies/compare.h"
 
 namespace fabricsim {
 

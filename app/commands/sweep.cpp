@@ -7,7 +7,7 @@
 
 #include "app/config/config_loader.h"
 #include "app/output/results.h"
-#include "app/sweep.h"
+#include "app/studies/sweep.h"
 
 namespace fabricsim {
 

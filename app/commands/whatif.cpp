@@ -7,7 +7,7 @@
 
 #include "app/config/config_loader.h"
 #include "app/output/results.h"
-#include "app/whatif.h"
+#include "app/studies/whatif.h"
 
 namespace fabricsim {
 

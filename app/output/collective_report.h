@@ -3,7 +3,7 @@
 // one row per size as nccl-tests reports it, and the table.
 #include <ostream>
 
-#include "app/collective_sweep.h"
+#include "app/workload/collective_sweep.h"
 #include "app/output/json_writer.h"
 
 namespace fabricsim {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "topologies/routing.h"
 
 namespace fabricsim {

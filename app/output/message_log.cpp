@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "topologies/compile.h"
 
 namespace fabricsim {

@@ -7,7 +7,7 @@
 
 #include "app/output/collective_report.h"
 #include "app/output/json_writer.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 
 namespace fabricsim {
 

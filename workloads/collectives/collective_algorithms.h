@@ -27,7 +27,7 @@ struct AlgorithmParams {
   std::int64_t start_latency_ps = 0;  // nvls: fixed start-up cost before any rank moves data
 };
 
-// What an estimate of step state needs (app/memory_estimate.cpp): the largest size's
+// What an estimate of step state needs (app/scenario/memory_estimate.cpp): the largest size's
 // step programs and the check's matching queues, per rank.
 struct FootprintFacts {
   std::uint64_t ranks = 2;

@@ -1,4 +1,4 @@
-#include "app/huge_pages.h"
+#include "app/scenario/huge_pages.h"
 
 #include <cstdint>
 #include <cstdio>

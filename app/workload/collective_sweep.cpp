@@ -1,11 +1,11 @@
-#include "app/collective_sweep.h"
+#include "app/workload/collective_sweep.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
 #include "app/config/config_error.h"
-#include "app/custom_steps.h"
+#include "app/workload/custom_steps.h"
 #include "app/validation/coverage.h"
 #include "workloads/collectives/collective_algorithms.h"
 #include "workloads/collectives/collective_data.h"

@@ -1,4 +1,4 @@
-#include "app/custom_steps.h"
+#include "app/workload/custom_steps.h"
 
 #include <yaml-cpp/yaml.h>
 

@@ -1,6 +1,6 @@
 // ScenarioRun over MPI processes, once the run is over: every process takes what the
 // others' partitions counted, so each holds the whole run's state.
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 
 #include "sim/parallel/process_group.h"
 

@@ -1,4 +1,4 @@
-#include "app/calibration.h"
+#include "app/studies/calibration.h"
 
 #include "calibrate/probe_stats.h"
 

@@ -1,7 +1,7 @@
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 
-#include "app/tuner_facts.h"
-#include "app/huge_pages.h"
+#include "app/workload/tuner_facts.h"
+#include "app/scenario/huge_pages.h"
 
 #include <chrono>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "app/fault_timeline.h"
+#include "app/scenario/fault_timeline.h"
 
 #include <algorithm>
 

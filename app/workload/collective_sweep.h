@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "app/tuner_facts.h"
+#include "app/workload/tuner_facts.h"
 #include "workloads/collectives/collective_algorithms.h"
 #include "app/config/config.h"
 #include "app/validation/error_bands.h"

@@ -1,4 +1,4 @@
-#include "app/whatif.h"
+#include "app/studies/whatif.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include "app/output/result_keys.h"
 #include "app/output/results.h"
 #include "app/output/training_report.h"
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 #include "topologies/compile.h"
 
 namespace fabricsim {

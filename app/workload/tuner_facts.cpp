@@ -1,4 +1,4 @@
-#include "app/tuner_facts.h"
+#include "app/workload/tuner_facts.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "app/sweep.h"
+#include "app/studies/sweep.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <map>
 #include <sstream>
 
-#include "app/compare.h"
+#include "app/studies/compare.h"
 #include "app/config/config_error.h"
 #include "app/output/json_writer.h"
 #include "app/output/results.h"

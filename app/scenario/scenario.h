@@ -9,8 +9,8 @@
 #include <memory>
 #include <optional>
 
-#include "app/fault_timeline.h"
-#include "app/memory_estimate.h"
+#include "app/scenario/fault_timeline.h"
+#include "app/scenario/memory_estimate.h"
 #include "app/output/message_log.h"
 #include "app/config/config.h"
 #include "sim/flow/flow_model.h"
@@ -21,7 +21,7 @@
 #include "topologies/compile.h"
 #include "topologies/routing.h"
 #include "topologies/topology.h"
-#include "app/collective_sweep.h"
+#include "app/workload/collective_sweep.h"
 #include "sim/net/deadlock_detector.h"
 #include "workloads/traces/trace_replay.h"
 #include "workloads/traffic/message_schedule.h"

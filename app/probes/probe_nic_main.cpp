@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "app/calibration.h"
+#include "app/studies/calibration.h"
 #include "app/output/json_writer.h"
-#include "app/probe_cli.h"
+#include "app/probes/probe_cli.h"
 #include "app/config/profile.h"
 #include "app/output/results.h"
 #include "calibrate/nic_probe.h"

@@ -1,14 +1,14 @@
 // ScenarioRun, before the first event: the topology and its faults, the memory check,
 // the compiled network (split over partitions where asked), the messages and workload,
 // and what watches the run (deadlock check, queue sampler, the split run's engine).
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
 
 #include "app/config/config_error.h"
-#include "app/huge_pages.h"
+#include "app/scenario/huge_pages.h"
 #include "sim/parallel/process_group.h"
 #include "topologies/analysis.h"
 #include "topologies/cluster.h"

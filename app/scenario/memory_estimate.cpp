@@ -1,6 +1,6 @@
-#include "app/memory_estimate.h"
+#include "app/scenario/memory_estimate.h"
 
-#include "app/tuner_facts.h"
+#include "app/workload/tuner_facts.h"
 #include "workloads/collectives/collective_algorithms.h"
 #include "workloads/collectives/nvls.h"
 

@@ -1,6 +1,6 @@
 // ScenarioRun's workloads: traffic patterns, a collective sweep, jobs side by side, a
 // training trace (read, imported or generated) with its stragglers, and placement.
-#include "app/scenario.h"
+#include "app/scenario/scenario.h"
 
 #include <cmath>
 #include <filesystem>
@@ -8,7 +8,7 @@
 
 #include "app/config/config_error.h"
 #include "app/config/model_files.h"
-#include "app/tuner_facts.h"
+#include "app/workload/tuner_facts.h"
 #include "sim/core/rng.h"
 #include "topologies/analysis.h"
 #include "topologies/partition.h"

@@ -1,4 +1,4 @@
-#include "app/compare.h"
+#include "app/studies/compare.h"
 
 #include <yaml-cpp/yaml.h>
 
