@@ -58,9 +58,7 @@ Time ScenarioRun::sim_time() const {
 }
 
 void ScenarioRun::set_activity_listener(ActivityListener* listener) {
-  if (collective_) collective_->set_activity_listener(listener);
-  for (auto& job : jobs_) job->set_activity_listener(listener);
-  if (replay_) replay_->set_activity_listener(listener);
+  for (auto& driver : drivers_) driver->set_activity_listener(listener);
 }
 
 void ScenarioRun::add_monitor(EventHandler& monitor, std::uint32_t order, Time first) {
@@ -176,18 +174,8 @@ std::size_t ScenarioRun::messages_finished() const {
 }
 
 bool ScenarioRun::complete() const {
-  if (replay_ && !replay_->done()) return false;
-  for (const auto& job : jobs_) {
-    for (const CollectiveRow& row : job->rows()) {
-      if (row.time < 0) return false;
-    }
-    if (job->rows().size() != job->config().sizes.size()) return false;
-  }
-  if (collective_) {
-    for (const CollectiveRow& row : collective_->rows()) {
-      if (row.time < 0) return false;
-    }
-    if (collective_->rows().size() != collective_->config().sizes.size()) return false;
+  for (const auto& driver : drivers_) {
+    if (!driver->done()) return false;
   }
   return messages_finished() == messages_created();
 }

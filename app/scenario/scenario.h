@@ -22,6 +22,7 @@
 #include "topologies/routing.h"
 #include "topologies/topology.h"
 #include "app/workload/collective_sweep.h"
+#include "app/workload/workload_kind.h"
 #include "sim/net/deadlock_detector.h"
 #include "workloads/traces/trace_replay.h"
 #include "workloads/traffic/message_schedule.h"
@@ -38,16 +39,6 @@ struct Progress {
   std::size_t messages_finished;
   std::size_t messages_total;
   double wall_seconds;
-};
-
-// Throughput over a window of simulated time: payload bytes delivered in it, and bytes
-// of workload flows that arrived in it, both as a fraction of the endpoints' capacity.
-struct LoadWindow {
-  Time from = 0;
-  Time to = 0;
-  double target_load = 0;
-  double offered_load = 0;
-  double delivered_load = 0;
 };
 
 class ScenarioRun {
@@ -92,7 +83,7 @@ class ScenarioRun {
   MessageId first_workload_message() const { return first_workload_; }
   const std::optional<LoadWindow>& load_window() const { return window_; }
   // The collective workload's rows, when there is one.
-  const CollectiveSweep* collective() const { return collective_.get(); }
+  const CollectiveSweep* collective() const { return collective_; }
   // Several jobs (config `jobs`): each one's collective, its endpoints, and its times
   // when it ran alone on the same endpoints (after measure_jobs_alone()).
   std::size_t job_count() const { return jobs_.size(); }
@@ -102,7 +93,7 @@ class ScenarioRun {
   // Runs each job alone on the same fabric and endpoints, for the interference figures.
   void measure_jobs_alone();
   // The trace replay, when the workload is one.
-  const TraceReplay* replay() const { return replay_.get(); }
+  const TraceReplay* replay() const { return replay_; }
   // An endpoint's line rate: the sum of its links' bandwidths.
   double endpoint_rate_bps(HostId h) const;
   // A PFC deadlock stopped the run; the cycle as (switch, egress port) hops.
@@ -123,9 +114,7 @@ class ScenarioRun {
   // Messages made in the run (every process's, over MPI).
   std::uint64_t messages_created() const;
   // A collective or trace split over threads (its messages' serials depend on the threads' pace).
-  bool splits_collective() const {
-    return engine_ != nullptr && (collective_ != nullptr || replay_ != nullptr || !jobs_.empty());
-  }
+  bool splits_collective() const { return engine_ != nullptr && !drivers_.empty(); }
   void add_monitor(EventHandler& monitor, std::uint32_t order, Time first);
   Simulator& monitor_clock() { return *sim_; }
 
@@ -138,7 +127,8 @@ class ScenarioRun {
   void start_watchers();        // deadlock check, queue sampler, a split run's engine
   // The workloads (app/scenario_workload.cpp).
   void add_workload(const RoutingProgress& trace_progress);
-  void start_trace(const RoutingProgress& trace_progress);
+  // Owns `driver` and starts it at `at`.
+  void add_driver(std::unique_ptr<WorkloadDriver> driver, Time at);
   // Located errors for what a split run cannot do yet.
   void check_splittable() const;
   void schedule_message(Time start, MessageId id);
@@ -170,12 +160,15 @@ class ScenarioRun {
   std::optional<LoadWindow> window_;
   std::unique_ptr<DeadlockDetector> detector_;
   std::unique_ptr<MessageLog> message_log_;
-  std::unique_ptr<CollectiveSweep> collective_;
-  std::vector<std::unique_ptr<CollectiveSweep>> jobs_;
+  // The workload's drivers (the workload's, or one per job), and views of them by kind
+  // for the writers.
+  std::vector<std::unique_ptr<WorkloadDriver>> drivers_;
+  CollectiveSweep* collective_ = nullptr;
+  std::vector<CollectiveSweep*> jobs_;
+  TraceReplay* replay_ = nullptr;
   std::vector<std::vector<HostId>> job_hosts_;
   std::vector<std::vector<Time>> jobs_alone_;
   void add_jobs();
-  std::unique_ptr<TraceReplay> replay_;
   std::uint64_t created_total_ = 0;  // over MPI: every process's messages, once pooled
   std::unique_ptr<FaultTimeline> fault_timeline_;  // failures during the run (null: none)
   // Samples queue depths every interval while anything else is pending.

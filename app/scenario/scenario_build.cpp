@@ -224,12 +224,7 @@ void ScenarioRun::add_traffic(const RoutingProgress& trace_progress) {
   }
   first_workload_ = static_cast<MessageId>(starts_.size());
   if (!config_.jobs.empty()) add_jobs();
-  if (config_.workload.kind != WorkloadConfig::Kind::kNone) {
-    if (config_.workload.kind == WorkloadConfig::Kind::kIncast && !config_.workload.receiver.empty()) {
-      host(config_.workload.receiver, config_.workload.receiver_source);
-    }
-    add_workload(trace_progress);
-  }
+  add_workload(trace_progress);
   for (auto& s : schedules_) {
     if (s) s->arm();
   }
@@ -262,11 +257,9 @@ void ScenarioRun::start_watchers() {
       // Messages made from here on to another process's endpoints go by notice (those
       // made before the run are in every process's table alike).
       network_->open_receives_by_notice();
-      if (collective_ || replay_ || !jobs_.empty()) {
+      if (!drivers_.empty()) {
         engine_->set_window_hook([this, group = config_.processes] {
-          if (collective_) collective_->poll(group);
-          for (auto& job : jobs_) job->poll(group);
-          if (replay_) replay_->between_windows(group);
+          for (auto& driver : drivers_) driver->between_windows(group);
         });
       }
     } else {
@@ -274,9 +267,7 @@ void ScenarioRun::start_watchers() {
       // a collective's end is seen (its ranks finish on several threads).
       engine_->set_window_hook([this] {
         message_log_->flush();
-        if (collective_) collective_->poll();
-        for (auto& job : jobs_) job->poll();
-        if (replay_) replay_->between_windows();
+        for (auto& driver : drivers_) driver->between_windows(nullptr);
       });
     }
   }

@@ -142,6 +142,13 @@ double CollectiveSweep::wire_latency_us(const CollectiveAlgorithm& algorithm) co
   return algorithm.wire_latency_us({config_.op, ranks_, f.nodes, f.intra_step_us, f.inter_step_us});
 }
 
+bool CollectiveSweep::done() const {
+  for (const CollectiveRow& row : rows_) {
+    if (row.time < 0) return false;
+  }
+  return rows_.size() == config_.sizes.size();
+}
+
 void CollectiveSweep::begin_at(Time at, bool split) {
   split_ = split;
   start_next(at);

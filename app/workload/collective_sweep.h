@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "workloads/workload_driver.h"
 #include "app/workload/tuner_facts.h"
 #include "workloads/collectives/collective_algorithms.h"
 #include "app/config/config.h"
@@ -35,7 +36,7 @@ struct CollectiveRow {
   ErrorBand error_band;
 };
 
-class CollectiveSweep final {
+class CollectiveSweep final : public WorkloadDriver {
  public:
   // Checks the algorithm for every size before the run (throws ConfigError naming the
   // workload key on a problem: an unsupported group size, a custom algorithm that does
@@ -46,6 +47,10 @@ class CollectiveSweep final {
   // Starts the first size at `at` (before the run). `split`: the run is split over
   // threads, and poll() is called between windows to see the end of each size.
   void begin_at(Time at, bool split = false);
+  void start(Time at, bool split) override { begin_at(at, split); }
+  void between_windows(ProcessGroup* group) override { poll(group); }
+  // Every size has run to its end.
+  bool done() const override;
   // Between windows of a split run; over MPI processes (`group`), every process calls it
   // after every window: the ranks' ends are pooled.
   void poll(ProcessGroup* group = nullptr);
@@ -64,7 +69,7 @@ class CollectiveSweep final {
   // Executors still held: the running size's and the finished ones not yet freed.
   std::size_t executors_held() const { return finished_.size() + (current_ ? 1 : 0); }
   // Told of each rank's part of each size and of its steps (timelines); before the run.
-  void set_activity_listener(ActivityListener* listener) {
+  void set_activity_listener(ActivityListener* listener) override {
     activity_ = listener;
     if (current_) current_->set_activity_listener(listener);  // the first size, made at begin_at()
   }

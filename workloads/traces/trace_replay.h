@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "workloads/workload_driver.h"
 #include "sim/network.h"
 #include "sim/parallel/process_group.h"
 #include "workloads/collectives/collective_algorithms.h"
@@ -66,7 +67,7 @@ struct RankBreakdown {
   std::map<std::string, Time> exposed_by_label;
 };
 
-class TraceReplay final {
+class TraceReplay final : public WorkloadDriver {
  public:
   // Throws std::invalid_argument when check_trace finds a problem.
   TraceReplay(Network& network, Trace trace, std::vector<HostId> rank_hosts, ReplayOptions options);
@@ -76,16 +77,17 @@ class TraceReplay final {
   // Every rank starts at `at` (a time not yet run), from an event of its own on its
   // endpoint's partition.
   void start_at(Time at);
+  void start(Time at, bool /*split*/) override { start_at(at); }
   // A run split over threads calls this between windows, every partition stopped: it
   // launches the collectives across units whose last member arrived in the window (each
   // starts one notice after that arrival, as in a serial run) and frees finished ones.
   // Over MPI processes (`group`) every process calls it after every window: the
   // arrivals at collectives across units are pooled first.
-  void between_windows(ProcessGroup* group = nullptr);
+  void between_windows(ProcessGroup* group = nullptr) override;
   // Over MPI processes, after the run: every process adopts the ranks the others ran
   // (`owner`: the process that ran a rank), so the results are whole everywhere.
   void pool(ProcessGroup& group, const std::function<int(int rank)>& owner);
-  bool done() const;
+  bool done() const override;
   Time started_at() const { return started_; }
   Time iteration_time() const;
   const std::vector<RankBreakdown>& breakdown() const;
@@ -93,7 +95,7 @@ class TraceReplay final {
   HostId host_of(int rank) const { return hosts_[static_cast<std::size_t>(rank)]; }
   // Told of each rank's operations as they finish (and of its collectives' steps when it
   // wants them); set before start().
-  void set_activity_listener(ActivityListener* listener) {
+  void set_activity_listener(ActivityListener* listener) override {
     activity_ = listener;
     options_.collective.activity = listener != nullptr && listener->wants_trace_steps() ? listener : nullptr;
   }

@@ -1,0 +1,136 @@
+// A training step's trace, read, imported from Chakra or generated, with its
+// stragglers, replayed rank by rank (workloads/traces/trace_replay.h).
+#include <cmath>
+#include <stdexcept>
+
+#include "app/config/config_error.h"
+#include "app/config/model_files.h"
+#include "app/workload/tuner_facts.h"
+#include "app/workload/workload_kind.h"
+#include "sim/core/rng.h"
+#include "topologies/partition.h"
+#include "workloads/traces/chakra/chakra_import.h"
+#include "workloads/traces/trace.h"
+#include "workloads/traces/trace_replay.h"
+#include "workloads/traces/transformer_trace.h"
+
+namespace fabricsim {
+
+namespace {
+
+// What `read` throws, a ConfigError aside, becomes a config error at `source`'s key.
+template <class Read>
+auto read_at(const SourceRef& source, Read read) {
+  try {
+    return read();
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ConfigError(source.where, source.path, e.what());
+  }
+}
+
+// `workload: {kind: trace, generate: ...}`: the step `fabricsim workload gen` would write,
+// made in memory. A model or GPU file that cannot be read is a config error at its key.
+Trace generate_trace(const TraceWorkloadConfig& t, const RoutingProgress& progress) {
+  const ModelSpec model = read_at(t.model_source, [&] { return load_model_file(t.model_file); });
+  const GpuProfile gpu = read_at(t.gpu_source, [&] { return load_gpu_profile(t.gpu_file); });
+  ParallelSpec par;
+  par.tp = t.tp;
+  par.pp = t.pp;
+  par.dp = t.dp;
+  par.ep = t.ep;
+  par.microbatches = t.microbatches;
+  par.bucket_bytes = t.bucket_bytes;
+  par.zero = t.zero;
+  return generate_transformer_trace(model, par, gpu, progress);
+}
+
+}  // namespace
+
+WorkloadStart make_trace_workload(const WorkloadSetup& s) {
+  const ScenarioConfig& config = s.config;
+  const WorkloadConfig& w = config.workload;
+  const auto endpoints = static_cast<std::uint32_t>(s.topology.host_count());
+  const std::string path = config_relative_path(config, w.trace.file);
+  Trace trace;
+  try {
+    if (w.trace.generate) {
+      trace = generate_trace(w.trace, s.trace_progress);
+    } else {
+      trace = w.trace.chakra ? import_chakra(path, w.trace.chakra_ranks, w.trace.process_groups) : read_trace(path);
+    }
+    if (trace.ranks > static_cast<int>(endpoints)) {
+      throw std::invalid_argument("the trace has " + std::to_string(trace.ranks) + " ranks, the fabric " + std::to_string(endpoints) + " endpoints");
+    }
+  } catch (const std::exception& e) {
+    throw ConfigError(w.trace.file_source.where, w.trace.file_source.path, e.what());
+  }
+  std::vector<HostId> hosts = s.placement;
+  if (hosts.empty()) {
+    for (int r = 0; r < trace.ranks; ++r) hosts.push_back(static_cast<HostId>(r));
+  } else if (static_cast<int>(hosts.size()) != trace.ranks) {
+    throw ConfigError(w.placement_sources.front().where, "workload.placement",
+                      "expected " + std::to_string(trace.ranks) + " endpoints (one per rank of the trace), got " + std::to_string(hosts.size()));
+  }
+  ReplayOptions options;
+  options.ideal_network = w.trace.ideal_network;
+  options.generated = w.trace.generate;
+  options.coupled_rings = config.network.flow_rings == NetworkConfig::FlowRings::kCoupled  ? CoupledRings::kEvery
+                          : config.network.flow_rings == NetworkConfig::FlowRings::kInNode ? CoupledRings::kInNode
+                                                                                             : CoupledRings::kNone;
+  options.default_algorithm = w.trace.algorithm;
+  if (w.trace.algorithm == "auto") {
+    // NCCL's choice per collective, from its members' place in the fabric (the network
+    // alone: no protocol costs, so closed forms of the trace still hold).
+    const TopologyConfig topology = config.topology;
+    const bool flow_fidelity = config.network.fidelity == NetworkConfig::Fidelity::kFlow;  // no SHARP at flow fidelity
+    options.choose = [topology, flow_fidelity](CollectiveOp op, std::int64_t bytes, const std::vector<HostId>& members) {
+      TunerFacts facts = tuner_facts_for_group(topology, members);
+      if (flow_fidelity) facts.sharp = false;
+      return choose_algorithm(op, bytes, facts).algorithm;
+    };
+    if (topology.kind == TopologyConfig::Kind::kNvSwitch) options.nvls_latency_ps = topology.nvswitch.nvls_latency;
+    if (topology.kind == TopologyConfig::Kind::kCluster) options.nvls_latency_ps = topology.cluster.node.nvls_latency;
+  }
+  options.params.channels = w.trace.channels;
+  for (const StragglerConfig& st : w.trace.stragglers) {
+    options.compute_scale.resize(static_cast<std::size_t>(trace.ranks), 1.0);
+    Rng rng(st.seed);
+    const auto factor = [&] {
+      // Uniform in [compute, compute_max], 53 bits of the draw.
+      const double u = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;
+      return st.compute + (st.compute_max - st.compute) * u;
+    };
+    if (st.fraction > 0) {
+      std::vector<std::size_t> ranks(static_cast<std::size_t>(trace.ranks));
+      for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r] = r;
+      const auto count = static_cast<std::size_t>(std::llround(st.fraction * static_cast<double>(ranks.size())));
+      for (std::size_t k = 0; k < count; ++k) {
+        std::swap(ranks[k], ranks[k + rng.next() % (ranks.size() - k)]);
+        options.compute_scale[ranks[k]] = factor();
+      }
+      continue;
+    }
+    if (st.rank >= trace.ranks) {
+      throw ConfigError(st.source.where, st.source.path,
+                        "expected a rank below " + std::to_string(trace.ranks) + " (the trace's ranks), got " + std::to_string(st.rank));
+    }
+    options.compute_scale[static_cast<std::size_t>(st.rank)] = factor();
+  }
+  options.params.local_size = config.topology.kind == TopologyConfig::Kind::kCluster ? config.topology.cluster.node.gpus : trace.ranks;
+  {
+    const std::vector<std::uint32_t> unit = node_units(s.topology);
+    for (std::uint32_t h = 0; h < s.topology.host_count(); ++h) options.host_unit.push_back(unit[s.topology.host_node(h)]);
+  }
+  options.collective.traffic_class = static_cast<std::uint8_t>(w.traffic_class);
+  WorkloadStart start;
+  try {
+    start.driver = std::make_unique<TraceReplay>(s.network, std::move(trace), std::move(hosts), options);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(w.trace.file_source.where, w.trace.file_source.path, e.what());
+  }
+  return start;
+}
+
+}  // namespace fabricsim
