@@ -179,7 +179,8 @@ class Network {
   // add_multicast, open_sum_for_all) feeds.
   void set_tag(MessageId id, std::uint32_t tag) { messages_[id].tag = tag; }
 
-  // In-network collectives (NVLink SHARP, SHARP). Before the run:
+  // In-network collectives (NVLink SHARP, SHARP; sim/in_network/in_network_services.cpp).
+  // Before the run:
   // Gives switch `s` a reduction engine of `rate` (sums per second, in bytes); call
   // before finish_switches().
   void add_reduction_engine(std::uint32_t s, Bandwidth rate);
