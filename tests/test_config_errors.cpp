@@ -64,3 +64,8 @@ TEST_CASE("errors in --set values point at the option") {
 TEST_CASE("a missing file is an error that names it") {
   CHECK(first_error("/nonexistent/x.yaml") == "/nonexistent/x.yaml: error: cannot read the file");
 }
+
+TEST_CASE("a cyclic alias given by --set is an error at the option, not a crash") {
+  const std::string good = FABRICSIM_TEST_CONFIGS "/good/two_hosts_one_switch.yaml";
+  CHECK(first_error(good, {"network.x=&a [*a]"}).find("an alias here names a node that contains it (a cycle)") != std::string::npos);
+}

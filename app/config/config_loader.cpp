@@ -10,6 +10,7 @@
 #include "app/config/network_config.h"
 #include "app/config/profile.h"
 #include "app/config/topology_config.h"
+#include "app/config/yaml_safety.h"
 #include "app/config/workload_config.h"
 #include "app/config/yaml_reader.h"
 
@@ -60,6 +61,7 @@ void apply_override(YAML::Node root, const std::string& text, YamlContext& ctx) 
   } catch (const YAML::Exception& e) {
     throw ConfigError("--set " + text, canonical, "value is not valid YAML: " + e.msg);
   }
+  check_yaml_structure(parsed, "--set " + text);
   YAML::Node target = step(node, parts.back(), false);
   target = parsed;
   ctx.add_override(canonical, text);
@@ -223,13 +225,7 @@ void reject_duplicate_keys(const YAML::Node& node, const std::string& path, cons
 ScenarioConfig load(const std::string& text, const std::string& display, const std::string& default_name,
                     const std::vector<std::string>& overrides) {
   YamlContext ctx(display);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(display + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1), "",
-                      "YAML syntax: " + e.msg);
-  }
+  YAML::Node root = parse_yaml(text, display);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   reject_duplicate_keys(root, "", ctx);
   for (const std::string& o : overrides) {
@@ -240,6 +236,7 @@ ScenarioConfig load(const std::string& text, const std::string& display, const s
       throw ConfigError("--set " + o, "", "cannot apply: " + e.msg);
     }
   }
+  if (!overrides.empty()) check_yaml_structure(root, display);  // a --set value may hold aliases too
   ScenarioConfig c = read_scenario(root, ctx, default_name);
   // What ran, for the record: the tree after --set, and its FNV-1a hash.
   YAML::Emitter emitted;

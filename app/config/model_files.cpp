@@ -8,20 +8,11 @@
 
 #include "app/config/profile.h"
 #include "app/config/yaml_reader.h"
+#include "app/config/yaml_safety.h"
 
 namespace fabricsim {
 namespace {
-YAML::Node load_yaml(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, "", "cannot read the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  try {
-    return YAML::Load(text.str());
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1), "", "YAML syntax: " + e.msg);
-  }
-}
+YAML::Node load_yaml(const std::string& path) { return read_yaml_file(path); }
 }  // namespace
 
 ModelSpec load_model_file(const std::string& path) {

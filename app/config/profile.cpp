@@ -8,20 +8,12 @@
 #include <sstream>
 
 #include "app/config/yaml_reader.h"
+#include "app/config/yaml_safety.h"
 
 namespace fabricsim {
 
 LinkProfile load_profile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, "", "cannot read the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  YAML::Node root;
-  try {
-    root = YAML::Load(text.str());
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1), "", "YAML syntax: " + e.msg);
-  }
+  const YAML::Node root = read_yaml_file(path);
   YamlContext ctx(path);
   MapReader m(ctx, root, "");
   LinkProfile p;

@@ -8,6 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "app/config/yaml_safety.h"
 #include "app/output/json_writer.h"
 #include "app/output/result_keys.h"
 
@@ -69,6 +70,7 @@ std::vector<CompareFigure> compare_results(const std::vector<std::string>& files
     YAML::Node r;
     try {
       r = YAML::LoadFile(files[i]);
+      check_yaml_structure(r, files[i]);
     } catch (const YAML::Exception& e) {
       throw std::runtime_error(files[i] + ": cannot read it as results.json: " + e.msg);
     }

@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "app/config/yaml_safety.h"
 #include "app/studies/compare.h"
 #include "app/config/config_error.h"
 #include "app/output/json_writer.h"
@@ -30,14 +31,7 @@ std::string scalar_text(const YAML::Node& n) {
 }  // namespace
 
 SweepSpec load_sweep_spec(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, "", "cannot read the file");
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1), "", "YAML syntax: " + e.msg);
-  }
+  const YAML::Node root = read_yaml_file(path);
   YamlContext ctx(path);
   MapReader top(ctx, root, "");
   SweepSpec s;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "app/config/yaml_reader.h"
+#include "app/config/yaml_safety.h"
 
 namespace fabricsim {
 
@@ -19,12 +20,7 @@ CollectiveProgram load_custom_steps(const std::string& path, std::int64_t bytes)
 
 CollectiveProgram parse_custom_steps(const std::string& text, const std::string& name, std::int64_t bytes) {
   YamlContext ctx(name);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1), "", "YAML syntax: " + e.msg);
-  }
+  const YAML::Node root = parse_yaml(text, name);
   MapReader top(ctx, root, "");
   CollectiveProgram p;
   p.name = top.string("name", "custom");
