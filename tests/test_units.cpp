@@ -39,6 +39,13 @@ TEST_CASE("byte units: decimal and binary prefixes, bare numbers") {
   CHECK(parse_bytes("1.5KiB") == 1536);
   CHECK_FALSE(parse_bytes("0.3B"));  // no fractional bytes
   CHECK_FALSE(parse_bytes("4 KiBs"));
+  // nccl-tests' forms (-b 64K -e 1G): the letter alone is binary, in configs as on flags.
+  CHECK(parse_bytes("64K") == 65'536);
+  CHECK(parse_bytes("1M") == 1'048'576);
+  CHECK(parse_bytes("1G") == 1'073'741'824);
+  CHECK(parse_bytes("2T") == 2'199'023'255'552);
+  CHECK(parse_bytes("4 KiB") == 4096);  // a space before the unit, as for times and rates
+  CHECK_FALSE(parse_bytes("1 M iB"));
 }
 
 TEST_CASE("serialization is bytes * 8 / rate, rounded up to a picosecond") {

@@ -80,10 +80,7 @@ int collective_command(const po::variables_map& vm) {
   sets.push_back("workload={}");
   sets.insert(sets.end(), kept.begin(), kept.end());
   const auto opt = [&](const char* key, const char* fallback) {
-    std::string v = vm.count(key) ? vm[key].as<std::string>() : std::string(fallback);
-    // nccl-tests writes sizes as 8, 64K, 1G (binary units): accept that too.
-    if (!v.empty() && (v.back() == 'K' || v.back() == 'M' || v.back() == 'G')) v += "iB";
-    return v;
+    return vm.count(key) ? vm[key].as<std::string>() : std::string(fallback);
   };
   sets.push_back("workload.kind=collective");
   sets.push_back("workload.op=" + opt("op", "all_reduce"));

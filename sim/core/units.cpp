@@ -70,10 +70,12 @@ constexpr std::array<Unit, 10> kBandwidthUnits{{
     {"Bps", 8}, {"KBps", 8e3L}, {"MBps", 8e6L}, {"GBps", 8e9L}, {"TBps", 8e12L},
 }};
 
-constexpr std::array<Unit, 9> kByteUnits{{
+// K, M, G and T alone are binary, as nccl-tests reads its -b and -e (8, 64K, 1G).
+constexpr std::array<Unit, 13> kByteUnits{{
     {"B", 1}, {"KB", 1e3L}, {"MB", 1e6L}, {"GB", 1e9L},
     {"KiB", 1024.0L}, {"MiB", 1024.0L * 1024}, {"GiB", 1024.0L * 1024 * 1024},
     {"TiB", 1024.0L * 1024 * 1024 * 1024}, {"TB", 1e12L},
+    {"K", 1024.0L}, {"M", 1024.0L * 1024}, {"G", 1024.0L * 1024 * 1024}, {"T", 1024.0L * 1024 * 1024 * 1024},
 }};
 
 }  // namespace

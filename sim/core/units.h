@@ -21,7 +21,7 @@ inline constexpr const char* kTimeUnitsHelp = "a time such as 500ns, 1.5us, 2ms 
 inline constexpr const char* kBandwidthUnitsHelp =
     "a bandwidth such as 400Gbps or 450GBps (units bps, Kbps, Mbps, Gbps, Tbps; Bps, KBps, MBps, GBps, TBps)";
 inline constexpr const char* kBytesUnitsHelp =
-    "a size such as 4096, 4KiB, 1MB or 1GiB (units B, KB, MB, GB, KiB, MiB, GiB, TiB)";
+    "a size such as 4096, 4KiB, 1MB, 1GiB or 64K (units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB; K, M, G, T binary)";
 
 std::string format_time(Time t);  // human form, e.g. "12.345 us"
 
