@@ -20,6 +20,42 @@ void add_options(po::options_description& options) {
   add_set_option(options);
 }
 
+// What will run: the messages made before the run are counted above; a collective or a
+// trace makes its own as it goes.
+void describe_workload(const ScenarioRun& run) {
+  if (const CollectiveSweep* c = run.collective()) {
+    const CollectiveConfig& cc = c->config();
+    std::cout << "  workload    collective " << op_name(cc.op) << " on " << c->ranks() << " ranks, algorithm " << cc.algorithm
+              << ", " << cc.sizes.size() << " sizes from " << cc.sizes.front() << " to " << cc.sizes.back() << " bytes\n";
+  }
+  for (std::size_t j = 0; j < run.job_count(); ++j) {
+    const CollectiveConfig& cc = run.job(j).config();
+    std::cout << "  job         " << run.config().jobs[j].name << ": " << op_name(cc.op) << " on " << run.job(j).ranks()
+              << " ranks, " << cc.sizes.size() << " sizes\n";
+  }
+  if (const TraceReplay* r = run.replay()) {
+    std::size_t ops = 0;
+    for (const auto& rank_ops : r->trace().ops) ops += rank_ops.size();
+    std::cout << "  workload    trace of " << r->trace().ranks << " ranks, " << ops << " operations\n";
+  }
+}
+
+void describe_lossless(const NetworkConfig& n) {
+  const LosslessConfig& l = n.lossless;
+  std::cout << "  lossless    PFC ";
+  if (l.pfc_classes_mask == 0) {
+    std::cout << "off";
+  } else {
+    std::cout << "on classes";
+    for (int c = 0; c < 8; ++c) {
+      if ((l.pfc_classes_mask >> c) & 1u) std::cout << " " << c;
+    }
+  }
+  std::cout << "; ECN " << (l.ecn.enabled ? "on" : "off") << "; congestion control "
+            << (l.congestion_control ? l.congestion_control->name() : "none") << "; " << n.traffic_classes
+            << " traffic class" << (n.traffic_classes == 1 ? "" : "es") << "\n";
+}
+
 int validate_command(const po::variables_map& vm) {
   if (!vm.count("config")) {
     std::cerr << "fabricsim validate: needs a CONFIG file\n" << usage_hint("validate");
@@ -30,11 +66,12 @@ int validate_command(const po::variables_map& vm) {
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   if (!apply_threads(vm, config)) return kExitBadInput;
   const std::string name = config.name;
-  const std::size_t messages = config.messages.size();
   ScenarioRun run(std::move(config), routing_progress(progress_style(vm)), trace_progress(progress_style(vm)));  // builds the network too, so name errors show here
   std::cout << vm["config"].as<std::string>() << ": ok: " << name << ", " << run.network().host_count() << " hosts, "
             << run.network().switch_count() << " switches, " << run.network().directions().size() / 2 << " links, "
-            << messages << " messages\n";
+            << run.messages_created() << " messages made before the run\n";
+  describe_workload(run);
+  describe_lossless(run.config().network);
   std::cout << "  memory estimate " << run.memory_estimate().describe() << "\n";
   Time lookahead = kTimeMax;
   std::size_t credit_links = 0;
