@@ -109,8 +109,8 @@ check "the probes sit beside it" '[ -x "$(dirname "$bin")/fabricsim-probe-gpu" ]
 # Memory known before it is spent: printed by validate, and a run that cannot fit is refused.
 "$bin" validate "$examples/scale/fat_tree_k8_permutation.yaml" >"$work/mem.out" 2>&1; rc=$?
 check "validate prints the memory estimate" '[ $rc -eq 0 ] && grep -q "memory estimate .* GiB" "$work/mem.out"'
-# A permutation of 128 hosts: one message from each, made before the run.
-check "validate counts a workload's messages" 'grep -q "128 messages made before the run" "$work/mem.out" && grep -q "lossless    PFC off" "$work/mem.out"'
+# A permutation of 128 hosts: one message from each, made before the run; its config turns PFC on (class 0).
+check "validate counts a workload's messages" 'grep -q "128 messages made before the run" "$work/mem.out" && grep -q "lossless    PFC on classes 0;" "$work/mem.out"'
 "$bin" validate "$examples/scale/fat_tree_k64_permutation.yaml" --memory-limit 1GiB >"$work/mem2.out" 2>&1; rc=$?
 check "a 65,536-host fabric over --memory-limit 1GiB is refused with the estimate (exit 2)" \
   '[ $rc -eq 2 ] && grep -q "fat_tree_k64_permutation.yaml:.*topology: this run needs about .* GiB" "$work/mem2.out"'
