@@ -261,3 +261,36 @@ faults: [{link: [g1, s], bandwidth: 50Gbps}]
   const Time drain = 167'813'120, delay = 2 * us(1) + 327'680;
   CHECK(static_cast<double>(run.collective()->rows()[0].time) == doctest::Approx(6.0 * drain + 2.0 * delay).epsilon(1e-5));
 }
+
+TEST_CASE("a timer backed off past the end of time ends the run instead of firing every picosecond") {
+  // A 2,000,000 s timer; the leaf0-spine0 link dies at 1 ns and routing goes around it
+  // only at 9,000,000 s. Every copy sent toward spine0 is lost: timeouts at 2.0e6 s, then
+  // (the timer at its cap, kTimeMax / 4 = 2.3e6 s) 4.3e6, 6.6e6 and 8.9e6 s; the next
+  // deadline, 11.2e6 s, lies past the clock's end (9.22e6 s). It must saturate: no timer
+  // left, the run ends incomplete. (Before, it overflowed into the past and the timer
+  // fired every picosecond.)
+  ScenarioConfig c = load_config_text(R"(
+topology:
+  kind: leaf_spine
+  leaves: 2
+  spines: 2
+  hosts_per_leaf: 4
+  host_link: {bandwidth: 100Gbps, latency: 1us}
+  fabric_link: {bandwidth: 100Gbps, latency: 1us}
+network: {mtu: 4KiB, retransmit_timeout: 2000000s}
+faults:
+  - {link: [leaf0, spine0], down: true, at: 1ns, detection: 9000000s}
+messages:
+  - {src: h0, dst: h4, bytes: 4KiB, start: 2ns}
+  - {src: h1, dst: h5, bytes: 4KiB, start: 2ns}
+  - {src: h2, dst: h6, bytes: 4KiB, start: 2ns}
+  - {src: h3, dst: h7, bytes: 4KiB, start: 2ns}
+stop: {events: 1000000}
+)",
+                                      "timer_overflow");
+  ScenarioRun run(std::move(c));
+  run.run();
+  CHECK(run.stop_reason() == StopReason::kQueueEmpty);  // not the event limit
+  CHECK(run.events() < 10000);
+  CHECK_FALSE(run.complete());  // messages or acks through spine0 wait with no timer left
+}

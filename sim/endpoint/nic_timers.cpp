@@ -18,7 +18,7 @@ Time Nic::timeout_of(const SendState& m) const {
   // round trip, or than a packet's serialization, doubles until it is not, so it costs a
   // few resends instead of resending forever (a run could otherwise never finish).
   const int shift = std::min<int>(m.timeouts, kMaxBackoff);
-  const Time limit = kTimeMax / 4;  // far beyond any run, and safe to add `now` to
+  const Time limit = kTimeMax / 4;  // far beyond any run (deadlines from it saturate)
   return config_.retransmit_timeout > (limit >> shift) ? limit : config_.retransmit_timeout << shift;
 }
 
@@ -41,7 +41,10 @@ void Nic::on_retransmit_timer() {
       // picosecond, and time the first packet out the moment it left.
       m.last_progress = now;
     }
-    next = std::min(next, m.last_progress + timeout_of(m));
+    // Saturating: a timer backed off to its limit late in a long run would otherwise
+    // overflow into the past and fire every picosecond.
+    const Time timeout = timeout_of(m);
+    next = std::min(next, m.last_progress > kTimeMax - timeout ? kTimeMax : m.last_progress + timeout);
   }
   if (next != kTimeMax) sim_->schedule_at(retransmit_timer_, std::max(next, now + 1));
 }
