@@ -10,6 +10,7 @@
 #include "app/commands/command.h"
 #include "app/commands/command_support.h"
 #include "app/config/config_error.h"
+#include "app/config/did_you_mean.h"
 #include "app/mpi/launch.h"
 
 using namespace fabricsim;
@@ -102,6 +103,16 @@ int main(int argc, char** argv) {
     // The command's word stands where a parser expects the program's name.
     po::store(po::command_line_parser(argc - 1, argv + 1).options(all).positional(positional).run(), vm);
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    // A misspelt option: name the one meant (--output: --out).
+    std::vector<std::string> names;
+    for (const auto& option : own.options()) names.push_back("--" + option->long_name());
+    std::string given = e.get_option_name();
+    given = given.substr(0, given.find('='));
+    const std::string near = closest_name(given, names);
+    std::cerr << "fabricsim " << command->name << ": " << e.what() << (near.empty() ? "" : "; did you mean " + near + "?") << "\n"
+              << usage_hint(command->name);
+    return kExitBadInput;
   } catch (const po::error& e) {
     std::cerr << "fabricsim " << command->name << ": " << e.what() << "\n" << usage_hint(command->name);
     return kExitBadInput;

@@ -106,6 +106,12 @@ check "calibrate nic needs --server or --client (exit 2)" '[ $rc -eq 2 ]'
 check "fabricsim links no CUDA, cuBLAS, verbs or MPI library" '! ldd "$bin" | grep -Eq "libcublas|libcudart|libcuda\.|libibverbs|libmpi"'
 check "the probes sit beside it" '[ -x "$(dirname "$bin")/fabricsim-probe-gpu" ] && [ -x "$(dirname "$bin")/fabricsim-probe-nic" ]'
 
+# Misspellings get the name meant: an option, and a config file's extension.
+"$bin" run "$examples/dumbbell.yaml" --output "$work/x" >"$work/dym.out" 2>&1; rc=$?
+check "--output is refused (exit 2) with: did you mean --out?" '[ $rc -eq 2 ] && grep -q "did you mean --out?" "$work/dym.out"'
+"$bin" validate "$examples/dumbbell.yml" >"$work/dym2.out" 2>&1; rc=$?
+check "dumbbell.yml is refused (exit 2) naming dumbbell.yaml" '[ $rc -eq 2 ] && grep -q "cannot read the file; did you mean .*dumbbell.yaml" "$work/dym2.out"'
+
 # Memory known before it is spent: printed by validate, and a run that cannot fit is refused.
 "$bin" validate "$examples/scale/fat_tree_k8_permutation.yaml" >"$work/mem.out" 2>&1; rc=$?
 check "validate prints the memory estimate" '[ $rc -eq 0 ] && grep -q "memory estimate .* GiB" "$work/mem.out"'

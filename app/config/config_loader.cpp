@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "app/config/did_you_mean.h"
 #include "app/config/network_config.h"
 #include "app/config/profile.h"
 #include "app/config/topology_config.h"
@@ -254,7 +255,7 @@ ScenarioConfig load_config_file(const std::string& path, const std::vector<std::
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw ConfigError(path, "", "is a directory; expected a YAML config file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", "cannot read the file");
+  if (!in) throw ConfigError(path, "", "cannot read the file" + file_suggestion(path));
   std::ostringstream text;
   text << in.rdbuf();
   return load(text.str(), path, std::filesystem::path(path).stem().string(), overrides);
