@@ -5,8 +5,6 @@
 
 namespace fabricsim {
 
-namespace {
-
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -21,8 +19,6 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   }
   return row[b.size()];
 }
-
-}  // namespace
 
 std::string closest_name(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "app/config/did_you_mean.h"
 #include "sim/core/units.h"
 
 namespace fabricsim {
@@ -41,21 +42,6 @@ bool MapReader::has(const std::string& key) const {
 }
 
 namespace {
-// Levenshtein distance, for "did you mean" on misspelt keys.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
 constexpr std::size_t kTypoDistance = 2;
 }  // namespace
 
@@ -236,8 +222,7 @@ void MapReader::finish() const {
   }
 }
 
-std::string resolve_config_path(const YamlContext& ctx, const std::string& path) {
-  const std::string& file = ctx.file();
+std::string resolve_config_path(const std::string& file, const std::string& path) {
   if (std::filesystem::path(path).is_absolute() || file.empty() || file.front() == '<' || file.front() == '-') return path;
   return (std::filesystem::path(file).parent_path() / path).string();
 }

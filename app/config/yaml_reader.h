@@ -99,6 +99,9 @@ T MapReader::choice(const std::string& key, const std::vector<std::pair<std::str
 
 // A path named in a config, relative to the config file's folder (as given where the
 // config came from text or standard input).
-std::string resolve_config_path(const YamlContext& ctx, const std::string& path);
+std::string resolve_config_path(const std::string& config_file, const std::string& path);
+inline std::string resolve_config_path(const YamlContext& ctx, const std::string& path) {
+  return resolve_config_path(ctx.file(), path);
+}
 
 }  // namespace fabricsim

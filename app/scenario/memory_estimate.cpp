@@ -5,6 +5,7 @@
 #include "workloads/collectives/nvls.h"
 
 #include "app/config/model_files.h"
+#include "app/config/yaml_reader.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -116,10 +117,7 @@ WorkloadNeeds workload_needs(const ScenarioConfig& config, const Topology& t) {
     }
     case K::kTrace:
     case K::kChakra: {
-      std::filesystem::path path = w.trace.file;
-      if (path.is_relative() && !config.file.empty() && config.file.front() != '<') {
-        path = std::filesystem::path(config.file).parent_path() / path;
-      }
+      const std::filesystem::path path = resolve_config_path(config.file, w.trace.file);
       std::error_code ec;
       if (w.trace.generate) {
         // A generated step: per rank, per micro-batch and layer of its stage, forward and

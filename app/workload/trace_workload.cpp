@@ -5,6 +5,7 @@
 
 #include "app/config/config_error.h"
 #include "app/config/model_files.h"
+#include "app/config/yaml_reader.h"
 #include "app/workload/tuner_facts.h"
 #include "app/workload/workload_kind.h"
 #include "sim/core/rng.h"
@@ -52,7 +53,7 @@ WorkloadStart make_trace_workload(const WorkloadSetup& s) {
   const ScenarioConfig& config = s.config;
   const WorkloadConfig& w = config.workload;
   const auto endpoints = static_cast<std::uint32_t>(s.topology.host_count());
-  const std::string path = config_relative_path(config, w.trace.file);
+  const std::string path = resolve_config_path(config.file, w.trace.file);
   Trace trace;
   try {
     if (w.trace.generate) {

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "app/config/config_error.h"
+#include "app/config/yaml_reader.h"
 #include "app/workload/workload_kind.h"
 #include "workloads/traffic/flow_size_cdf.h"
 #include "workloads/traffic/synthetic_traffic.h"
@@ -55,7 +56,7 @@ WorkloadStart make_poisson_workload(const WorkloadSetup& s) {
   const std::uint32_t endpoints = endpoints_of(s);
   FlowSizeCdf cdf;
   try {
-    cdf = FlowSizeCdf::load(config_relative_path(s.config, w.flow_size_cdf));
+    cdf = FlowSizeCdf::load(resolve_config_path(s.config.file, w.flow_size_cdf));
   } catch (const std::runtime_error& e) {
     throw ConfigError(w.cdf_source.where, w.cdf_source.path, e.what());
   }

@@ -50,7 +50,4 @@ struct WorkloadKind {
 // The registry's entry for `kind` (null for kNone).
 const WorkloadKind* find_workload_kind(WorkloadConfig::Kind kind);
 
-// A path in the config, relative to the config file's folder.
-std::string config_relative_path(const ScenarioConfig& config, const std::string& path);
-
 }  // namespace fabricsim

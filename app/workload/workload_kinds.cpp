@@ -1,5 +1,3 @@
-#include <filesystem>
-
 #include "app/workload/workload_kind.h"
 
 namespace fabricsim {
@@ -30,14 +28,6 @@ const WorkloadKind* find_workload_kind(WorkloadConfig::Kind kind) {
     if (k.kind == kind) return &k;
   }
   return nullptr;
-}
-
-std::string config_relative_path(const ScenarioConfig& config, const std::string& path) {
-  std::filesystem::path p(path);
-  if (p.is_relative() && !config.file.empty() && config.file.front() != '<') {
-    p = std::filesystem::path(config.file).parent_path() / p;
-  }
-  return p.string();
 }
 
 }  // namespace fabricsim

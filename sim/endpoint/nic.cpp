@@ -4,7 +4,6 @@
 #include <bit>
 #include <cassert>
 #include <cstddef>
-#include <numeric>
 #include <stdexcept>
 
 #include "sim/core/rng.h"
@@ -329,7 +328,7 @@ void Nic::receive(Packet* p, PortIndex in_port) {
     in_network_.relay(p, in_port);
     return;
   }
-  if ((credit_ports_ >> in_port) & 1u) {
+  if (credit_port(in_port)) {
     // An endpoint takes what arrives at once (into memory): its buffer is free again.
     ports_[in_port]->owe_credits(p->traffic_class, p->wire_bytes);
   }
