@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "app/config/config_loader.h"
 #include "app/commands/timeline_options.h"
@@ -26,6 +28,32 @@ const std::string& algo_help() {
   return help;
 }
 
+// A value the command line gave is the flag's, not a config key's: an error about it
+// names the flag, whether loading (`--set key=`) or building (the key) found it.
+[[noreturn]] void blame_flag(const po::variables_map& vm, const ConfigError& e) {
+  struct Flag {
+    const char* key;     // the config key it sets
+    const char* shown;   // as the user typed it
+    const char* option;  // its name among the options
+  };
+  static const Flag kFlags[] = {{"workload.sizes.from", "-b", "minbytes"},  {"workload.sizes.to", "-e", "maxbytes"},
+                                {"workload.sizes.factor", "-f", "stepfactor"}, {"workload.op", "--op", "op"},
+                                {"workload.algorithm", "--algo", "algo"},   {"workload.ranks", "--ranks", "ranks"},
+                                {"workload.channels", "--channels", "channels"}, {"workload.file", "--file", "file"},
+                                {"network.nccl_version", "--nccl-version", "nccl-version"}};
+  for (const Flag& f : kFlags) {
+    if (!vm.count(f.option)) continue;
+    const std::string set = std::string("--set ") + f.key + "=";
+    if (e.where().rfind(set, 0) == 0) {
+      throw ConfigError(std::string("fabricsim collective: ") + f.shown + " " + e.where().substr(set.size()), "", e.detail());
+    }
+    if (e.path() == f.key) {
+      throw ConfigError(std::string("fabricsim collective: ") + f.shown + " " + vm[f.option].as<std::string>(), "", e.detail());
+    }
+  }
+  throw e;
+}
+
 void add_options(po::options_description& options) {
   options.add_options()
       ("op", po::value<std::string>()->value_name("OP"), "the operation (default all_reduce)")
@@ -39,6 +67,7 @@ void add_options(po::options_description& options) {
       ("ranks", po::value<std::string>()->value_name("N"), "ranks (default every endpoint)")
       ("channels", po::value<std::string>()->value_name("N"), "parallel rings/trees")
       ("check", "check the data at every size")
+      ("out,o", po::value<std::string>()->value_name("DIR"), "also write DIR/results.json, as `run` writes it (plot, compare and report read it)")
       ("json", "print the rows as a JSON array");
   add_timeline_options(options);
   add_seed_option(options);
@@ -110,35 +139,29 @@ int collective_command(const po::variables_map& vm) {
   try {
     config = load(vm["config"].as<std::string>(), sets);
   } catch (const ConfigError& e) {
-    // A value the command line gave is the flag's, not a config key's.
-    struct Flag {
-      const char* key;     // the config key it sets
-      const char* shown;   // as the user typed it
-      const char* option;  // its name among the options
-    };
-    static const Flag kFlags[] = {{"workload.sizes.from=", "-b", "minbytes"},  {"workload.sizes.to=", "-e", "maxbytes"},
-                                  {"workload.sizes.factor=", "-f", "stepfactor"}, {"workload.op=", "--op", "op"},
-                                  {"workload.algorithm=", "--algo", "algo"},   {"workload.ranks=", "--ranks", "ranks"},
-                                  {"workload.channels=", "--channels", "channels"}, {"workload.file=", "--file", "file"},
-                                  {"network.nccl_version=", "--nccl-version", "nccl-version"}};
-    for (const Flag& f : kFlags) {
-      const std::string set = std::string("--set ") + f.key;
-      if (e.where().rfind(set, 0) == 0 && vm.count(f.option)) {
-        throw ConfigError(std::string("fabricsim collective: ") + f.shown + " " + e.where().substr(set.size()), "", e.detail());
-      }
-    }
-    throw;
+    blame_flag(vm, e);
   }
   if (!apply_seed(vm, config)) return kExitBadInput;
   ChromeTraceOptions trace;
   if (!timeline_options(vm, trace)) return kExitBadInput;
-  ScenarioRun run(std::move(config));
+  std::optional<ScenarioRun> built;
+  try {
+    built.emplace(std::move(config));
+  } catch (const ConfigError& e) {
+    blame_flag(vm, e);  // e.g. --ranks above the endpoints, found when the workload is built
+  }
+  ScenarioRun& run = *built;
   const std::unique_ptr<ChromeTraceRecorder> timeline = start_timeline(trace, run);
   const ProgressStyle style = progress_style(vm);
   run.run(run_progress(style));
   if (style.terminal && run.events() > 4'000'000) std::fputs("\n", stderr);
   finish_timeline(timeline.get());
   const CollectiveSweep& c = *run.collective();
+  std::string results_path;
+  if (vm.count("out")) {
+    results_path = (std::filesystem::path(vm["out"].as<std::string>()) / "results.json").string();
+    write_file_atomically(results_path, results_json(run));
+  }
   if (vm.count("json")) {
     JsonWriter j;
     j.begin_array();
@@ -153,6 +176,7 @@ int collective_command(const po::variables_map& vm) {
     std::cout << "# fabricsim collective: " << op_name(c.config().op) << ", algorithm " << c.config().algorithm << ", "
               << c.ranks() << " ranks, on " << run.config().name << "\n";
     print_collective_table(std::cout, c);
+    if (!results_path.empty()) std::cout << "  results   " << results_path << "\n";
   }
   for (const CollectiveRow& row : c.rows()) {
     if (row.data_check != "passed" && row.data_check != "off") {
@@ -168,7 +192,7 @@ int collective_command(const po::variables_map& vm) {
 const Command kCollectiveCommand{
     "collective",
     "fabricsim collective CONFIG --op OP [--algo ALGO|auto] [--proto auto|simple|ll|ll128|none] [-b MIN] [-e MAX] [-f FACTOR] [--json]\n"
-    "                            [--trace FILE]\n",
+    "                            [--out DIR] [--trace FILE]\n",
     "nccl-tests-style sweep of a collective on CONFIG's fabric: one row per size with time, algbw and busbw; OP all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv; ALGO a built-in algorithm (--algo lists them), msccl (--file F.xml), steps (--file F.yaml), or auto (NCCL's choice per size)",
     add_options,
     [](const po::variables_map& vm, int, char**) { return collective_command(vm); },

@@ -26,17 +26,17 @@ int compare_command(const po::variables_map& vm) {
     std::cerr << "fabricsim compare: expected two or more results.json files (the first is the reference)\n" << usage_hint("compare");
     return kExitBadInput;
   }
-  std::vector<CompareFigure> figures;
+  Comparison comparison;
   try {
-    figures = compare_results(files);
+    comparison = compare_results(files);
   } catch (const std::runtime_error& e) {
     std::cerr << "fabricsim compare: error: " << e.what() << "\n";
     return kExitBadInput;
   }
   if (vm.count("json")) {
-    std::cout << comparison_json(files, figures) << "\n";
+    std::cout << comparison_json(comparison) << "\n";
   } else {
-    print_comparison(std::cout, files, figures);
+    print_comparison(std::cout, comparison);
   }
   return 0;
 }
@@ -46,7 +46,7 @@ int compare_command(const po::variables_map& vm) {
 const Command kCompareCommand{
     "compare",
     "fabricsim compare A/results.json B/results.json... [--json]\n",
-    "key figures of several results.json side by side, with ratios to the first",
+    "key figures of several results.json side by side (each run's config, overrides and fidelity above; a collective's figures per size), with ratios to the first",
     add_options,
     [](const po::variables_map& vm, int, char**) { return compare_command(vm); },
     true,

@@ -35,27 +35,30 @@ int sweep_command(const po::variables_map& vm) {
     }
   }
   // Every variant's config is checked before anything runs, so a bad value fails at once.
-  const std::vector<SweepVariant> variants = sweep_variants(spec);
-  for (const SweepVariant& v : variants) {
+  // Its hash tells a finished variant from a stale one.
+  std::vector<SweepVariant> variants = sweep_variants(spec);
+  for (SweepVariant& v : variants) {
     std::vector<std::string> sets = spec.sets;
     for (const auto& [key, value] : v.values) {
       if (key != "config") sets.push_back(key + "=" + value);
     }
-    load(v.config, sets);
+    v.config_hash = config_hash_text(load(v.config, sets).hash);
   }
   const std::string out_dir = vm.count("out") ? vm["out"].as<std::string>()
                                               : "out/" + folder_name(std::filesystem::path(spec.file).stem().string());
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   const ProgressStyle style = progress_style(vm);
-  const SweepOutcome o = run_sweep(spec, self, out_dir, jobs, [&](const SweepVariant& v, std::size_t done, std::size_t total, int code) {
+  const SweepOutcome o = run_sweep(spec, variants, self, out_dir, jobs, [&](const SweepVariant& v, std::size_t done, std::size_t total, int code) {
     if (!style.on) return;
     std::fprintf(stderr, style.terminal ? "\r\033[K  sweep  %zu of %zu: %s%s" : "fabricsim: sweep %zu of %zu: %s%s\n", done, total,
                  v.name.c_str(), code == 0 ? "" : (" (exit " + std::to_string(code) + ")").c_str());
     std::fflush(stderr);
   });
   if (style.terminal) std::fputs("\r\033[K", stderr);
-  std::cout << "fabricsim sweep: " << variants.size() << " variants: " << o.ran << " run, " << o.reused << " already done, "
-            << o.failed << " failed\n  summary   " << (std::filesystem::path(out_dir) / "sweep.csv").string() << "\n";
+  std::cout << o.table << "fabricsim sweep: " << variants.size() << " variants: " << o.ran << " run";
+  if (o.stale > 0) std::cout << " (" << o.stale << " again: their config changed since their results)";
+  std::cout << ", " << o.reused << " already done, " << o.failed << " failed\n  summary   "
+            << (std::filesystem::path(out_dir) / "sweep.csv").string() << "\n";
   return o.failed > 0 ? kExitIncomplete : 0;
 }
 

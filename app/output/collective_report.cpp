@@ -22,7 +22,7 @@ void write_model_fields(JsonWriter& j, const CollectiveSweep& c) {
 }
 
 void write_row_fields(JsonWriter& j, const CollectiveRow& row) {
-  j.key("size_bytes").value(static_cast<std::int64_t>(row.size_bytes));
+  j.key(result_key::kSizeBytes).value(static_cast<std::int64_t>(row.size_bytes));
   if (row.time >= 0) {
     j.key(result_key::kTimeUs).value(to_us(row.time));
   } else {

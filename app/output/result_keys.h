@@ -7,6 +7,7 @@ inline constexpr const char* kComplete = "complete";
 inline constexpr const char* kSimTimePs = "sim_time_ps";
 inline constexpr const char* kCollective = "collective";
 inline constexpr const char* kRows = "rows";
+inline constexpr const char* kSizeBytes = "size_bytes";
 inline constexpr const char* kTimeUs = "time_us";
 inline constexpr const char* kBusbwGBps = "busbw_GBps";
 inline constexpr const char* kAlgbwGBps = "algbw_GBps";

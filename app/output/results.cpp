@@ -382,6 +382,12 @@ void write_queue_samples(JsonWriter& j, const ScenarioRun& run) {
 
 }  // namespace
 
+std::string config_hash_text(std::uint64_t hash) {
+  char text[20];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
 std::string results_json(const ScenarioRun& run) {
   const Network& net = run.network();
   const Time sim_time = run.sim_time();
@@ -393,9 +399,7 @@ std::string results_json(const ScenarioRun& run) {
   {
     // The config as run: its --set overrides, its hash, and the text itself when it is
     // small (a config listing millions of messages keeps only its hash).
-    char hash[20];
-    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(run.config().hash));
-    j.key("config_hash").value(std::string(hash));
+    j.key("config_hash").value(config_hash_text(run.config().hash));
     j.key("config_overrides").begin_array();
     for (const std::string& o : run.config().overrides) j.value(o);
     j.end_array();

@@ -36,6 +36,9 @@ std::uint64_t peak_memory_bytes();
 
 const char* stop_reason_name(StopReason r);
 
+// A config's hash as results.json writes it (16 hex digits).
+std::string config_hash_text(std::uint64_t hash);
+
 // The deadlock cycle as "switch:port" hops, each waiting on the next (empty without one).
 std::vector<std::string> deadlock_cycle(const ScenarioRun& run);
 

@@ -28,6 +28,52 @@ std::string scalar_text(const YAML::Node& n) {
   return e.c_str();
 }
 
+// results.json's config_hash, read from its head (the key comes before the big lists).
+std::string stored_config_hash(const std::string& results) {
+  std::ifstream in(results, std::ios::binary);
+  std::string head(16384, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const std::string key = "\"config_hash\": \"";
+  const std::size_t at = head.find(key);
+  if (at == std::string::npos) return "";
+  const std::size_t begin = at + key.size(), end = head.find('"', begin);
+  return end == std::string::npos ? "" : head.substr(begin, end - begin);
+}
+
+// The table a terminal shows at the end: a row per variant, its exit code and the
+// headline figures any variant has (the per-size and endpoint ones are in sweep.csv).
+std::string figure_table(const std::vector<SweepVariant>& variants, const std::vector<int>& exit_codes,
+                         const std::vector<std::size_t>& present, const std::vector<CompareFigure>& figures) {
+  std::vector<const CompareFigure*> shown;
+  for (const CompareFigure& f : figures) {
+    if (f.headline && f.name.find(" @ ") == std::string::npos && f.name != "wall_seconds") shown.push_back(&f);
+  }
+  std::size_t name_width = 7;
+  for (const SweepVariant& v : variants) name_width = std::max(name_width, v.name.size());
+  std::ostringstream out;
+  const auto pad = [](const std::string& s, std::size_t w) { return std::string(w > s.size() ? w - s.size() : 0, ' ') + s; };
+  out << "  variant" << std::string(name_width - 7, ' ') << "  exit";
+  for (const CompareFigure* f : shown) out << "  " << pad(f->name, 12);
+  out << "\n";
+  char cell[64];
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    out << "  " << variants[i].name << std::string(name_width - variants[i].name.size(), ' ') << "  " << pad(std::to_string(exit_codes[i]), 4);
+    const auto row = std::find(present.begin(), present.end(), i);
+    for (const CompareFigure* f : shown) {
+      const double v = row == present.end() ? std::nan("") : f->values[static_cast<std::size_t>(row - present.begin())];
+      if (std::isnan(v)) {
+        std::snprintf(cell, sizeof cell, "-");
+      } else {
+        std::snprintf(cell, sizeof cell, "%.6g", v);
+      }
+      out << "  " << pad(cell, std::max<std::size_t>(12, f->name.size()));
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
 }  // namespace
 
 SweepSpec load_sweep_spec(const std::string& path) {
@@ -96,10 +142,10 @@ std::vector<SweepVariant> sweep_variants(const SweepSpec& spec) {
   return out;
 }
 
-SweepOutcome run_sweep(const SweepSpec& spec, const std::string& fabricsim, const std::string& out_dir, int jobs,
+SweepOutcome run_sweep(const SweepSpec& spec, const std::vector<SweepVariant>& variants, const std::string& fabricsim,
+                       const std::string& out_dir, int jobs,
                        const std::function<void(const SweepVariant&, std::size_t, std::size_t, int)>& progress) {
   namespace fs = std::filesystem;
-  const std::vector<SweepVariant> variants = sweep_variants(spec);
   fs::create_directories(out_dir);
   SweepOutcome outcome;
   std::map<pid_t, std::size_t> running;
@@ -114,10 +160,16 @@ SweepOutcome run_sweep(const SweepSpec& spec, const std::string& fabricsim, cons
   while (next < variants.size() || !running.empty()) {
     while (next < variants.size() && static_cast<int>(running.size()) < jobs) {
       const std::size_t i = next++;
-      if (fs::exists(results_of(i))) {  // finished before: resumed, not rerun
-        ++outcome.reused;
-        finish(i, 0);
-        continue;
+      if (fs::exists(results_of(i))) {
+        if (variants[i].config_hash.empty() || stored_config_hash(results_of(i)) == variants[i].config_hash) {
+          ++outcome.reused;  // finished before from the same config: resumed, not rerun
+          finish(i, 0);
+          continue;
+        }
+        // From another config (the spec or the config file changed since): its figures
+        // would be stale, so they go before it runs again.
+        ++outcome.stale;
+        fs::remove(results_of(i));
       }
       std::vector<std::string> args{fabricsim, "run", variants[i].config, "--out", (fs::path(out_dir) / variants[i].name).string()};
       for (const std::string& s : spec.sets) args.insert(args.end(), {"--set", s});
@@ -164,7 +216,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const std::string& fabricsim, cons
     }
   }
   std::vector<CompareFigure> figures;
-  if (!files.empty()) figures = compare_results(files);
+  if (!files.empty()) figures = compare_results(files).figures;
   std::ostringstream csv;
   csv << "variant";
   std::vector<std::string> keys;
@@ -213,6 +265,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const std::string& fabricsim, cons
   j.end_object();
   write_file_atomically((fs::path(out_dir) / "sweep.csv").string(), csv.str());
   write_file_atomically((fs::path(out_dir) / "sweep.json").string(), j.str());
+  outcome.table = figure_table(variants, exit_codes, present, figures);
   return outcome;
 }
 

@@ -111,4 +111,18 @@ std::string format_time(Time t) {
   return buf;
 }
 
+std::string format_bytes(std::int64_t bytes) {
+  static constexpr std::array<std::pair<std::int64_t, const char*>, 4> kSteps{
+      {{std::int64_t{1} << 40, "TiB"}, {std::int64_t{1} << 30, "GiB"}, {std::int64_t{1} << 20, "MiB"}, {1024, "KiB"}}};
+  char buf[64];
+  for (const auto& [scale, name] : kSteps) {
+    if (bytes >= scale) {
+      std::snprintf(buf, sizeof buf, "%g %s", static_cast<double>(bytes) / static_cast<double>(scale), name);
+      return buf;
+    }
+  }
+  std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+  return buf;
+}
+
 }  // namespace fabricsim

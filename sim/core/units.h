@@ -24,5 +24,7 @@ inline constexpr const char* kBytesUnitsHelp =
     "a size such as 4096, 4KiB, 1MB, 1GiB or 64K (units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB; K, M, G, T binary)";
 
 std::string format_time(Time t);  // human form, e.g. "12.345 us"
+// "1 MiB", "64 KiB", "1.5 KiB", "8 B": binary units, as nccl-tests users read sizes.
+std::string format_bytes(std::int64_t bytes);
 
 }  // namespace fabricsim
