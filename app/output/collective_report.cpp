@@ -56,30 +56,100 @@ void write_row_fields(JsonWriter& j, const CollectiveRow& row) {
   }
 }
 
+namespace {
+
+// nccl-tests' time cell: fewer decimals as the time grows, seven characters.
+std::string nccl_tests_time(double us) {
+  char cell[32];
+  std::snprintf(cell, sizeof cell, us >= 10000.0 ? "%7.0f" : us >= 100.0 ? "%7.1f" : "%7.2f", us);
+  return cell;
+}
+
+// What nccl-tests prints in its size and count columns for a test of `size` bytes of
+// floats over `ranks`: count is the per-rank parameter (AllGather, ReduceScatter and
+// AlltoAll split the buffer, rounded down to 16 bytes a rank), size the larger buffer.
+std::pair<std::int64_t, std::int64_t> nccl_tests_size_and_count(CollectiveOp op, std::int64_t size, std::int64_t ranks) {
+  constexpr std::int64_t kFloat = 4;
+  const std::int64_t count = size / kFloat;
+  switch (op) {
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllToAll: {
+      const std::int64_t per_rank = (count / std::max<std::int64_t>(ranks, 1)) & ~std::int64_t{16 / kFloat - 1};
+      return {per_rank * ranks * kFloat, per_rank};
+    }
+    default:
+      return {count * kFloat, count};
+  }
+}
+
+bool reduces(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kReduce ||
+         op == CollectiveOp::kSendRecv;  // sendrecv_perf runs its default op, sum, too
+}
+
+}  // namespace
+
 void print_collective_table(std::ostream& out, const CollectiveSweep& c) {
-  char line[256];
-  out << "  model: " << c.model_description() << "\n";
+  const CollectiveOp op = c.config().op;
+  const int root = op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce ? c.config().root : -1;
+  out << "# model: " << c.model_description() << "\n";
   for (const std::string& gap : c.validation_gaps()) {
-    out << "  outside the validated corpus (configs/validation/corpus.tsv): " << gap << "\n";
+    out << "# outside the validated corpus (configs/validation/corpus.tsv): " << gap << "\n";
   }
-  const auto& rows = c.rows();
-  if (std::any_of(rows.begin(), rows.end(), [](const CollectiveRow& r) { return r.error_band.found; })) {
-    out << "  error band: simulated / measured busbw - 1 as the corpus saw it for rows like this one (docs/accuracy.md)\n";
-  }
-  std::snprintf(line, sizeof line, "  %14s %14s %6s %12s %10s %10s  %-9s %-6s %12s %15s  %s\n", "size(B)", "count", "type",
-                "time(us)", "algbw", "busbw", "algo", "proto", "nccl(us)", "error band", "data");
-  out << line;
+  // The table as nccl-tests prints it (src/common.cu, the layout of its releases up to 2.19,
+  // which every published log shows): three header lines, a row per size, out-of-place
+  // then in-place. The simulated wire does not depend on where the result lands, so both
+  // halves carry the one simulated time.
+  out << "#\n";
+  out << "#                                                              out-of-place                       in-place          \n";
+  out << "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+  out << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n";
+  char line[256];
+  int wrong_rows = 0;
+  double busbw_sum = 0;
+  int timed = 0;
   for (const CollectiveRow& row : c.rows()) {
+    const auto [size, count] = nccl_tests_size_and_count(op, row.size_bytes, c.ranks());
+    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d", static_cast<long long>(size), static_cast<long long>(count),
+                  "float", reduces(op) ? "sum" : "none", root);
+    out << line;
+    const bool checked = row.data_check != "off";
+    const bool wrong = checked && row.data_check != "passed";
+    wrong_rows += wrong ? 1 : 0;
+    for (int half = 0; half < 2; ++half) {
+      const std::string time = row.time >= 0 ? nccl_tests_time(to_us(row.time)) : "    N/A";
+      std::snprintf(line, sizeof line, "  %7s  %6.2f  %6.2f  %5s", time.c_str(), row.algbw_GBps, row.busbw_GBps,
+                    checked ? (wrong ? "1" : "0") : "N/A");
+      out << line;
+    }
+    out << "\n";
+    if (row.time >= 0) {
+      busbw_sum += 2 * row.busbw_GBps;  // out-of-place and in-place, as nccl-tests averages
+      timed += 2;
+    }
+  }
+  std::snprintf(line, sizeof line, "# %-20s : %d %s\n", "Out of bounds values", wrong_rows, wrong_rows ? "FAILED" : "OK");
+  out << line;
+  std::snprintf(line, sizeof line, "# %-20s : %g %s\n", "Avg bus bandwidth", timed ? busbw_sum / timed : 0.0, "");
+  out << line << "#\n";
+  // What nccl-tests does not show: how each size ran, and how far to trust it.
+  const auto& rows = c.rows();
+  out << "# fabricsim: per size, NCCL's algorithm and protocol, NCCL's own model's time, and the error band\n";
+  if (std::any_of(rows.begin(), rows.end(), [](const CollectiveRow& r) { return r.error_band.found; })) {
+    out << "# (error band: simulated / measured busbw - 1 as the corpus saw it for rows like this one, docs/accuracy.md)\n";
+  }
+  std::snprintf(line, sizeof line, "# %10s  %-9s %-6s %12s %15s  %s\n", "size", "algo", "proto", "nccl(us)", "error band", "data");
+  out << line;
+  for (const CollectiveRow& row : rows) {
     char nccl[32] = "-";
     if (row.nccl_model_us >= 0) std::snprintf(nccl, sizeof nccl, "%.2f", row.nccl_model_us);
     char band[48] = "-";
     if (row.error_band.found) {
       std::snprintf(band, sizeof band, "%+.0f%%..%+.0f%%", row.error_band.low * 100, row.error_band.high * 100);
     }
-    std::snprintf(line, sizeof line, "  %14lld %14lld %6s %12.2f %10.2f %10.2f  %-9s %-6s %12s %15s  %s\n",
-                  static_cast<long long>(row.size_bytes), static_cast<long long>(row.size_bytes / 4), "float",
-                  row.time >= 0 ? to_us(row.time) : -1.0, row.algbw_GBps, row.busbw_GBps, nccl_algo_name(row.algorithm),
-                  row.protocol.c_str(), nccl, band, row.data_check.c_str());
+    std::snprintf(line, sizeof line, "# %10lld  %-9s %-6s %12s %15s  %s\n", static_cast<long long>(row.size_bytes),
+                  nccl_algo_name(row.algorithm), row.protocol.c_str(), nccl, band, row.data_check.c_str());
     out << line;
   }
 }

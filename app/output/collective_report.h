@@ -13,8 +13,9 @@ namespace fabricsim {
 void write_model_fields(JsonWriter& j, const CollectiveSweep& c);
 // One collective size's figures, as nccl-tests reports them (time_us null if unfinished).
 void write_row_fields(JsonWriter& j, const CollectiveRow& row);
-// nccl-tests-style rows: size, count (floats), type, time, algbw, busbw (GB/s), the
-// algorithm and protocol that ran, NCCL's own prediction, data check.
+// The table as nccl-tests prints it (header, units row, a row per size with per-rank
+// counts, out-of-place and in-place, `# Avg bus bandwidth`), then, as '#' lines, the
+// algorithm and protocol that ran, NCCL's own prediction and the error band per size.
 void print_collective_table(std::ostream& out, const CollectiveSweep& c);
 
 }  // namespace fabricsim
