@@ -179,6 +179,39 @@ TEST_CASE("a retransmission timer shorter than the round trip backs off instead 
   }
 }
 
+TEST_CASE("progress undoes the retransmission backoff: a lossy burst costs one timer per stall, not a doubling each") {
+  // 400G into 100G through a 64 KiB queue, no congestion control: each burst delivers
+  // about 64 KiB / (1 - 100/400) and the rest is dropped; the resent gap is often dropped
+  // again and the copies after it arrive as duplicates (plain acks), so the sender waits
+  // for its 100 us timer. With the backoff undone by each advancing ack, every stall costs
+  // one timer plus a round trip; the run is bounded by that per timeout plus every packet
+  // sent serialized at the bottleneck. (A backoff that only grew waited 100 us x 2^30.)
+  std::unique_ptr<ScenarioRun> holder = std::make_unique<ScenarioRun>(load_config_text(R"(
+topology:
+  kind: custom
+  hosts: [a, b]
+  switches: [s]
+  links:
+    - {a: a, b: s, bandwidth: 400Gbps, latency: 1us}
+    - {a: s, b: b, bandwidth: 100Gbps, latency: 1us}
+network: {mtu: 4KiB, queue_capacity: 64KiB, retransmit_timeout: 100us}
+messages:
+  - {src: a, dst: b, bytes: 4MiB}
+)",
+                                                                                    "burst_backoff"));
+  ScenarioRun& run = *holder;
+  run.run();
+  REQUIRE(run.complete());
+  const auto& sender = run.network().nic(0).counters();
+  REQUIRE(sender.timeouts > 10);  // the stalls happen
+  const double round_trip_us = 4 + 2 * 64 * 1024 * 8 / 100e3;  // four 1 us hops, a full queue each way
+  const double packet_us = (4096 + 64) * 8 / 100e3;           // a packet and its header at 100G
+  const double bound_us = static_cast<double>(sender.timeouts) * (100 + round_trip_us) +
+                          static_cast<double>(sender.data_packets_sent) * packet_us;
+  CHECK(to_seconds(run.network().messages()[0].finished) * 1e6 < bound_us);
+  CHECK(run.network().nic(1).counters().payload_bytes_received == 4194304);
+}
+
 TEST_CASE("a late ack for a reused send slot is told apart by its sequence, and a late data packet is answered") {
   // a sends two messages to c in turn: the second reuses the first's send slot at a. An
   // ack carrying the first's sequence for that slot is a late answer to the finished one:

@@ -465,8 +465,13 @@ void Nic::on_ack(Packet* p) {
     const AckFeedback feedback{upto, m.next_seq, sim_->now() - p->sent_at, telemetry_ ? &sim_->packets().telemetry(p) : nullptr};
     cc_->on_ack(m.cc, feedback, line_rate(ports_toward(m.dst)), sim_->now());
   }
+  const Time round_trip = sim_->now() - p->sent_at;
   sim_->packets().release(p);
   if (upto <= m.acked) return;
+  // Progress undoes the backoff as far as the round trip allows. The ack echoes the send
+  // time of the copy it answers, so the sample is never a resent packet's ambiguous one
+  // (Karn's problem; TCP's timestamps, RFC 7323, solve it the same way).
+  if (m.timeouts > 0) undo_backoff(m, round_trip);
   m.acked = upto;
   m.last_progress = sim_->now();
   if (cc_ != nullptr && m.sending && m.cc.window_bytes != INT64_MAX) {

@@ -181,6 +181,7 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   static constexpr int kMaxBackoff = 30;  // the timer grows to at most 2^30 times its setting
   PacketFactory factory() const { return {sim_->packets(), config_}; }
   bool credit_port(PortIndex i) const { return ((credit_ports_ >> i) & 1u) != 0; }
+  void undo_backoff(SendState& m, Time round_trip) const;
   Time timeout_of(const SendState& m) const;
   double line_rate(std::uint64_t ports) const;
   void enter_rotation(std::uint32_t slot);

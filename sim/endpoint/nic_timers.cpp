@@ -1,5 +1,6 @@
 // The transport's timers: retransmission (go-back-N from the first unacknowledged
-// packet, with a backoff progress does not undo), the congestion control's rate timer,
+// packet, with an exponential backoff that a clean round trip undoes), the congestion
+// control's rate timer,
 // and the pacer that wakes the ports when a paced message may send again.
 #include <algorithm>
 
@@ -14,12 +15,24 @@ void Nic::arm_retransmit_timer() {
 }
 
 Time Nic::timeout_of(const SendState& m) const {
-  // Exponential backoff that progress does not undo: a timer shorter than the path's
-  // round trip, or than a packet's serialization, doubles until it is not, so it costs a
-  // few resends instead of resending forever (a run could otherwise never finish).
+  // Exponential backoff: a timer shorter than the path's round trip, or than a packet's
+  // serialization, doubles until it is not, so it costs a few resends instead of
+  // resending forever. A clean round trip takes it back down (on_ack).
   const int shift = std::min<int>(m.timeouts, kMaxBackoff);
   const Time limit = kTimeMax / 4;  // far beyond any run (deadlines from it saturate)
   return config_.retransmit_timeout > (limit >> shift) ? limit : config_.retransmit_timeout << shift;
+}
+
+void Nic::undo_backoff(SendState& m, Time round_trip) const {
+  // The least backoff whose timer is still twice the round trip just seen: a path that
+  // works again gets its timer back (a backoff kept for ever made every later loss wait
+  // up to 2^30 timeouts), and a timer set below the round trip stays above it.
+  int shift = 0;
+  while (shift < m.timeouts && config_.retransmit_timeout <= (kTimeMax >> (shift + 2)) &&
+         (config_.retransmit_timeout << shift) < 2 * round_trip) {
+    ++shift;
+  }
+  m.timeouts = static_cast<std::uint8_t>(shift);
 }
 
 void Nic::on_retransmit_timer() {
