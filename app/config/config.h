@@ -190,6 +190,10 @@ struct MessageConfig {
 struct StopConfig {
   Time time = kTimeMax;
   std::uint64_t events = UINT64_MAX;
+  // The progress watchdog (0: off): events at one simulated time, and events without a
+  // delivered byte while started messages wait, before the run is stopped as stuck.
+  std::uint64_t frozen_events = 16'000'000;
+  std::uint64_t undelivered_events = 200'000'000;
 };
 
 struct FaultConfig {

@@ -200,6 +200,10 @@ ScenarioConfig read_scenario(const YAML::Node& root, YamlContext& ctx, const std
   MapReader stop = top.map("stop", false);
   c.stop.time = stop.time("time", kTimeMax);
   c.stop.events = static_cast<std::uint64_t>(stop.integer("events", 1, INT64_MAX, INT64_MAX));
+  c.stop.frozen_events = static_cast<std::uint64_t>(
+      stop.integer("frozen_events", 0, INT64_MAX, static_cast<std::int64_t>(c.stop.frozen_events)));
+  c.stop.undelivered_events = static_cast<std::uint64_t>(
+      stop.integer("undelivered_events", 0, INT64_MAX, static_cast<std::int64_t>(c.stop.undelivered_events)));
   stop.finish();
   top.finish();
   return c;

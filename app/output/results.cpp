@@ -27,6 +27,7 @@ const char* stop_reason_name(StopReason r) {
     case StopReason::kTimeLimit: return "time_limit";
     case StopReason::kEventLimit: return "event_limit";
     case StopReason::kRequested: return "deadlock";
+    case StopReason::kNoProgress: return "no_progress";
   }
   return "unknown";
 }
@@ -426,6 +427,19 @@ std::string results_json(const ScenarioRun& run) {
     j.key("deadlock_cycle").begin_array();
     for (const std::string& hop : deadlock_cycle(run)) j.value(hop);
     j.end_array();
+  }
+  if (const auto& stuck = run.no_progress()) {
+    j.key("no_progress").begin_object();
+    j.key("reason").value(stuck->reason);
+    j.key("at_ps").value(static_cast<std::int64_t>(stuck->at));
+    j.key("spinning").begin_array();
+    for (const std::string& s : stuck->spinning) j.value(s);
+    j.end_array();
+    j.key("messages_left").value(stuck->messages_left);
+    j.key("messages").begin_array();
+    for (const std::string& m : stuck->messages) j.value(m);
+    j.end_array();
+    j.end_object();
   }
   write_endpoint_counters(j, run);
 

@@ -19,6 +19,13 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
       << net.directions().size() / 2 << " links\n";
   out << "  messages  " << run.messages_finished() << " of " << run.messages_created() << " finished"
       << (run.complete() ? "" : "  (INCOMPLETE: " + std::string(stop_reason_name(run.stop_reason())) + ")") << "\n";
+  if (const auto& stuck = run.no_progress()) {
+    out << "  NO PROGRESS at " << format_time(stuck->at) << ": " << stuck->reason << "\n";
+    if (!stuck->spinning.empty()) out << "  spinning (the events that followed):\n";
+    for (const std::string& s : stuck->spinning) out << "    " << s << "\n";
+    out << "  left      " << stuck->messages_left << " started messages unfinished\n";
+    for (const std::string& m : stuck->messages) out << "    " << m << "\n";
+  }
   if (const SlowestMessage m = run.message_log().slowest(); m.took >= 0) {
     out << "  slowest   message " << m.serial << " (" << node_name(topo, NodeRef::host(m.src)) << " -> "
         << node_name(topo, NodeRef::host(m.dst)) << ", " << m.bytes << " B) took " << format_time(m.took) << "\n";

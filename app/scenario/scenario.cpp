@@ -111,14 +111,30 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   // Runs until `until` (or the stop limits), reporting progress between chunks; false
   // once the run is over for good.
+  // Between chunks, the watchdog: a run whose time or deliveries stopped moving is stopped
+  // with a diagnosis (exit 4) instead of spinning for ever.
+  ProgressWatchdog watchdog(config_.stop.frozen_events, config_.stop.undelivered_events);
+  const auto stalled = [&](Time now, std::uint64_t events) {
+    return watchdog.check(now, events, delivered_payload(), messages_waiting() > 0);
+  };
   const auto run_serial = [&](Time until) {
     for (;;) {
       const std::uint64_t done = sim_->events_processed();
       const std::uint64_t left = config_.stop.events - std::min(done, config_.stop.events);
-      const std::uint64_t chunk = std::min(left, kChunk);
+      const std::uint64_t chunk = std::min(left, watchdog.check_every(kChunk));
       stop_reason_ = sim_->run(std::min(until, config_.stop.time), chunk);
       if (stop_reason_ != StopReason::kEventLimit) break;
       if (chunk == left) return false;
+      if (const auto reason = stalled(sim_->now(), sim_->events_processed())) {
+        const std::uint64_t left_now = config_.stop.events - std::min(sim_->events_processed(), config_.stop.events);
+        const std::optional<StopReason> moved = diagnose_no_progress(*reason, std::min(until, config_.stop.time), left_now);
+        if (!moved) {
+          stop_reason_ = StopReason::kNoProgress;
+          return false;
+        }
+        stop_reason_ = *moved;
+        if (stop_reason_ != StopReason::kEventLimit) break;
+      }
       keep_on_huge_pages();
       if (progress) {
         progress({sim_->now(), sim_->events_processed(), messages_finished(), network_->messages().created(), elapsed()});
@@ -129,12 +145,19 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   // The same over a split run's partitions (its engine reports progress between windows).
   const std::function<void()> report = [&] {
     keep_on_huge_pages();  // (between windows: the other threads wait)
+    if (!no_progress_) {
+      if (const auto reason = stalled(engine_->last_event_time(), engine_->events())) {
+        (void)diagnose_no_progress(*reason, kTimeMax, 0);  // (not watched: confirmed)
+        sim_->request_stop();  // the engine stops before the next window
+      }
+    }
     const std::size_t finished = config_.processes != nullptr ? static_cast<std::size_t>(engine_->window_sum()) : messages_finished();
     if (progress) progress({engine_->last_event_time(), engine_->events(), finished, network_->messages().created(), elapsed()});
   };
   const auto run_split = [&](Time until) {
     const Time limit = std::min(until, config_.stop.time);
     stop_reason_ = engine_->run(limit, report);
+    if (no_progress_) stop_reason_ = StopReason::kNoProgress;
     if (stop_reason_ == StopReason::kTimeLimit) time_limit_reached_ = limit;
     return stop_reason_ == StopReason::kTimeLimit && limit < config_.stop.time;
   };

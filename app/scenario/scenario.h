@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/scenario/progress_watchdog.h"
 #include "app/scenario/fault_timeline.h"
 #include "app/scenario/memory_estimate.h"
 #include "app/output/message_log.h"
@@ -71,6 +72,8 @@ class ScenarioRun {
   const FlowModel* flow_model() const { return flow_model_.get(); }  // null at packet fidelity
   const char* partitioner() const { return partitioner_; }  // how the split was made
   StopReason stop_reason() const { return stop_reason_; }
+  // Why a run that stopped making progress was stopped (stop reason kNoProgress).
+  const std::optional<NoProgress>& no_progress() const { return no_progress_; }
   bool complete() const;  // every message acknowledged
   std::size_t messages_finished() const;
   double wall_seconds() const { return wall_seconds_; }
@@ -140,6 +143,14 @@ class ScenarioRun {
   // located config errors.
   std::vector<HostId> placement() const;
   std::uint64_t delivered_payload() const;
+  // The watchdog's side (app/scenario/scenario_stall.cpp): messages posted and unfinished,
+  // a handler's name and state, and the diagnosis of a stalled run: watching at most
+  // `events_left` more events up to `until`, a serial run; a split one is not watched.
+  std::uint64_t messages_waiting() const;
+  std::string handler_name(const EventHandler& h) const;
+  // Confirms and diagnoses a stall (no_progress_ set, nullopt); or, where the run moved
+  // on or ended while being watched, how that stretch stopped (it was not stuck).
+  std::optional<StopReason> diagnose_no_progress(const std::string& reason, Time until, std::uint64_t events_left);
   std::size_t local_messages_finished() const;  // counted by this process's NICs
 
   ScenarioConfig config_;
@@ -179,6 +190,7 @@ class ScenarioRun {
   QueueSampler sampler_;
   std::vector<std::vector<std::int64_t>> queue_samples_;
   StopReason stop_reason_ = StopReason::kQueueEmpty;
+  std::optional<NoProgress> no_progress_;
   Time split_last_work_ = -1;  // over processes: the last piece of work's time
   double wall_seconds_ = 0;
   double setup_wall_seconds_ = 0;

@@ -54,4 +54,26 @@ StopReason Simulator::run(Time until, std::uint64_t max_events) {
   return StopReason::kQueueEmpty;
 }
 
+StopReason Simulator::run_observed(Time until, std::uint64_t max_events, const std::function<void(const EventHandler&)>& seen) {
+  for (std::uint64_t budget = max_events; !queue_.empty(); --budget) {
+    if (stop_requested_) return StopReason::kRequested;
+    if (!queue_.due_by(until)) {
+      now_ = until;
+      return StopReason::kTimeLimit;
+    }
+    if (budget == 0) return StopReason::kEventLimit;
+    EventHandler* h = queue_.pop_due();
+    now_ = last_event_ = h->event_time();
+    if (h->order() >= EventHandler::kMonitorKeys) {
+      last_work_ = now_;
+    } else {
+      ++monitor_events_;
+    }
+    ++events_;
+    seen(*h);
+    h->on_event();
+  }
+  return stop_requested_ ? StopReason::kRequested : StopReason::kQueueEmpty;
+}
+
 }  // namespace fabricsim

@@ -13,7 +13,7 @@
 
 namespace fabricsim {
 
-enum class StopReason { kQueueEmpty, kTimeLimit, kEventLimit, kRequested };
+enum class StopReason { kQueueEmpty, kTimeLimit, kEventLimit, kRequested, kNoProgress };
 
 // Aligned to a cache line: the partitions of a split run are Simulators side by side on
 // the heap, each written by its own thread on every event (its clock, its counts, its
@@ -43,6 +43,10 @@ class alignas(64) Simulator {
   // Runs events due at or before `until`, at most `max_events` of them. On a time limit
   // the clock is left at `until`; otherwise at the last event run.
   StopReason run(Time until = kTimeMax, std::uint64_t max_events = UINT64_MAX);
+
+  // As run(), telling `seen` of each handler before its event: slow, for diagnosing a run
+  // that stopped making progress (which components keep the queue busy), never the run.
+  StopReason run_observed(Time until, std::uint64_t max_events, const std::function<void(const EventHandler&)>& seen);
 
   // Ends the current run() after the event being handled (e.g. a deadlock was found).
   void request_stop() { stop_requested_ = true; }

@@ -164,6 +164,10 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   // A run split over processes: those that did not run it take its runner's counters.
   void adopt_counters(const NicCounters& c) { counters_ = c; }
   const NicConfig& config() const { return config_; }
+  // For a run that stopped making progress: which of this NIC's timers `h` is ("retransmit
+  // timer", ...; null if none), and what the NIC waits for, in words.
+  const char* timer_name(const EventHandler& h) const;
+  std::string waiting_for() const;
 
  private:
   friend class RdmaEngine;

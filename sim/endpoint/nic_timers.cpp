@@ -3,6 +3,7 @@
 // control's rate timer,
 // and the pacer that wakes the ports when a paced message may send again.
 #include <algorithm>
+#include <string>
 
 #include "sim/endpoint/nic.h"
 
@@ -81,5 +82,29 @@ void Nic::on_rate_timer() {
 }
 
 void Nic::on_pacer() { wake_ports(); }
+
+const char* Nic::timer_name(const EventHandler& h) const {
+  if (&h == &retransmit_timer_) return "retransmit timer";
+  if (&h == &rate_timer_) return "congestion-control rate timer";
+  if (&h == &pacer_) return "pacer";
+  if (&h == &sent_notifier_) return "sent notifier";
+  if (&h == &waker_) return "port waker";
+  return nullptr;
+}
+
+std::string Nic::waiting_for() const {
+  std::size_t outstanding = 0, timed_out = 0;
+  std::uint32_t backoff = 0;
+  for (std::uint32_t slot : unfinished_) {
+    const SendState& m = sends_[slot];
+    if (m.next_seq > m.acked) ++outstanding;
+    if (m.timeouts > 0) ++timed_out;
+    backoff = std::max<std::uint32_t>(backoff, m.timeouts);
+  }
+  std::string text = std::to_string(unfinished_.size()) + " messages unacknowledged (" + std::to_string(outstanding) +
+                     " with packets in flight, " + std::to_string(timed_out) + " timed out";
+  if (backoff > 0) text += ", timer doubled up to " + std::to_string(backoff) + " times";
+  return text + "), " + std::to_string(counters_.timeouts) + " timeouts so far";
+}
 
 }  // namespace fabricsim
