@@ -59,4 +59,12 @@ fi
 check "collective --ranks 32 on 4 hosts blames --ranks, not workload.ranks in the config" \
   '[ $rc -eq 2 ] && grep -q "^fabricsim collective: --ranks 32: error: expected at most 4 ranks" "$work/ranks.out" && ! grep -q "dumbbell.yaml" "$work/ranks.out"'
 
+# validate says what will run: the oversubscription per tier (the leaf-spine sweep config's
+# own comment: 800 Gb/s per leaf up against 3.2 Tb/s of NICs, 4:1) and the ECN settings.
+"$bin" validate "$examples/sweeps/dgx_h100_2node_leaf_spine.yaml" >"$work/val.out" 2>&1; rc=$?
+check "validate prints the oversubscription per tier (leaf 4:1 on the 2-node leaf-spine)" \
+  '[ $rc -eq 0 ] && grep -q "^  oversubscription .*leaf 4.00:1 (2 switches)" "$work/val.out"'
+"$bin" validate "$examples/dumbbell.yaml" --set 'network.ecn={kmin: 10KB}' >"$work/ecn.out" 2>&1; rc=$?
+check "validate prints the ECN marking thresholds when ECN is on" '[ $rc -eq 0 ] && grep -q "ECN on (marking from 10000 B to 200000 B queued" "$work/ecn.out"'
+
 exit $fail

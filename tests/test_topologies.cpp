@@ -8,6 +8,9 @@
 
 #include "sim/core/units.h"
 #include "topologies/analysis.h"
+#include "topologies/fat_tree.h"
+#include "topologies/leaf_spine.h"
+#include "topologies/oversubscription.h"
 #include "topologies/cluster.h"
 #include "topologies/compile.h"
 #include "topologies/routing.h"
@@ -296,5 +299,44 @@ TEST_CASE("leaf/spine ECMP sets by hand count") {
     CAPTURE(h);
     CHECK(leaf0(h).size() == (h < 5 ? 1u : 6u));  // down, or every uplink (3 spines x 2)
     for (std::uint32_t sp = 4; sp < 7; ++sp) CHECK(routes.to(t.switch_node(sp), h).size() == 2);
+  }
+}
+
+TEST_CASE("oversubscription per tier: each switch's capacity toward the endpoints over that away from them") {
+  SUBCASE("leaf-spine: 8 hosts of 100G under a leaf with 2 x 100G up: 4:1 at the leaves, spines left out") {
+    LeafSpineSpec s;
+    s.leaves = 3;
+    s.spines = 2;
+    s.hosts_per_leaf = 8;
+    s.host_link = LinkSpec{Bandwidth::gbps(100), us(1)};
+    s.fabric_link = LinkSpec{Bandwidth::gbps(100), us(1)};
+    const std::vector<TierOversubscription> tiers = oversubscription(leaf_spine_topology(s));
+    REQUIRE(tiers.size() == 1);
+    CHECK(tiers[0].role == "leaf");
+    CHECK(tiers[0].switches == 3);
+    CHECK(tiers[0].lowest == doctest::Approx(8.0 * 100 / (2 * 100)));
+    CHECK(tiers[0].highest == doctest::Approx(4.0));
+  }
+  SUBCASE("k=4 fat tree with equal links: non-blocking at edge and aggregation") {
+    FatTreeSpec f;
+    f.k = 4;
+    f.host_link = f.edge_link = f.core_link = LinkSpec{Bandwidth::gbps(100), us(1)};
+    const std::vector<TierOversubscription> tiers = oversubscription(fat_tree_topology(f));
+    REQUIRE(tiers.size() == 2);
+    CHECK(tiers[0].role == "edge");  // nearest the hosts first
+    CHECK(tiers[0].switches == 8);
+    CHECK(tiers[0].lowest == doctest::Approx(1.0));
+    CHECK(tiers[1].role == "aggregation");
+    CHECK(tiers[1].highest == doctest::Approx(1.0));
+  }
+  SUBCASE("fat tree with 400G host links and 100G above: 4:1 at the edge, 1:1 at aggregation") {
+    FatTreeSpec f;
+    f.k = 4;
+    f.host_link = LinkSpec{Bandwidth::gbps(400), us(1)};
+    f.edge_link = f.core_link = LinkSpec{Bandwidth::gbps(100), us(1)};
+    const std::vector<TierOversubscription> tiers = oversubscription(fat_tree_topology(f));
+    REQUIRE(tiers.size() == 2);
+    CHECK(tiers[0].lowest == doctest::Approx(2 * 400.0 / (2 * 100)));
+    CHECK(tiers[1].lowest == doctest::Approx(1.0));
   }
 }

@@ -1,6 +1,8 @@
 // `fabricsim validate`. One command, one file: its options, usage and what it runs.
 #include "app/commands/command_support.h"
 
+#include "topologies/oversubscription.h"
+
 #include <cstdio>
 #include <iostream>
 
@@ -51,9 +53,36 @@ void describe_lossless(const NetworkConfig& n) {
       if ((l.pfc_classes_mask >> c) & 1u) std::cout << " " << c;
     }
   }
-  std::cout << "; ECN " << (l.ecn.enabled ? "on" : "off") << "; congestion control "
+  std::cout << "; ECN ";
+  if (l.ecn.enabled) {
+    std::cout << "on (marking from " << l.ecn.kmin_bytes << " B to " << l.ecn.kmax_bytes << " B queued, up to "
+              << l.ecn.pmax * 100 << "%, on " << (l.ecn.mark_on_dequeue ? "dequeue" : "enqueue") << ")";
+  } else {
+    std::cout << "off";
+  }
+  std::cout << "; congestion control "
             << (l.congestion_control ? l.congestion_control->name() : "none") << "; " << n.traffic_classes
             << " traffic class" << (n.traffic_classes == 1 ? "" : "es") << "\n";
+}
+
+void describe_oversubscription(const Topology& t) {
+  const std::vector<TierOversubscription> tiers = oversubscription(t);
+  std::cout << "  oversubscription";
+  if (tiers.empty()) {
+    std::cout << " none to measure (no switch has links both toward and away from the endpoints)\n";
+    return;
+  }
+  for (std::size_t i = 0; i < tiers.size(); ++i) {
+    const TierOversubscription& o = tiers[i];
+    char ratio[64];
+    if (o.highest - o.lowest < 1e-9 * o.highest) {
+      std::snprintf(ratio, sizeof ratio, "%.2f:1", o.lowest);
+    } else {
+      std::snprintf(ratio, sizeof ratio, "%.2f:1 to %.2f:1", o.lowest, o.highest);
+    }
+    std::cout << (i ? "; " : " ") << o.role << " " << ratio << " (" << o.switches << " switches)";
+  }
+  std::cout << "  (capacity toward the endpoints over capacity away from them)\n";
 }
 
 int validate_command(const po::variables_map& vm) {
@@ -72,6 +101,7 @@ int validate_command(const po::variables_map& vm) {
             << run.messages_created() << " messages made before the run\n";
   describe_workload(run);
   describe_lossless(run.config().network);
+  describe_oversubscription(run.topology());
   std::cout << "  memory estimate " << run.memory_estimate().describe() << "\n";
   Time lookahead = kTimeMax;
   std::size_t credit_links = 0;
