@@ -29,6 +29,7 @@ extern const Command kWorkloadCommand;
 extern const Command kScaleCommand;
 extern const Command kSweepCommand;
 extern const Command kCompareCommand;
+extern const Command kReportCommand;
 extern const Command kWhatifCommand;
 extern const Command kCalibrateCommand;
 extern const Command kErrorBandsCommand;

@@ -5,7 +5,7 @@ namespace fabricsim {
 const std::vector<const Command*>& all_commands() {
   static const std::vector<const Command*> commands{
       &kRunCommand,   &kValidateCommand, &kTopoCommand,    &kCollectiveCommand, &kWorkloadCommand,
-      &kScaleCommand, &kSweepCommand,    &kCompareCommand, &kWhatifCommand,     &kCalibrateCommand, &kErrorBandsCommand};
+      &kScaleCommand, &kSweepCommand,    &kCompareCommand, &kReportCommand, &kWhatifCommand,     &kCalibrateCommand, &kErrorBandsCommand};
   return commands;
 }
 
