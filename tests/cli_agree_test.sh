@@ -54,6 +54,21 @@ else
   check "scripts/plot busbw reads collective output (needs python3-matplotlib)" 'grep -q "needs python3-matplotlib" "$work/plot.out"'
 fi
 
+# Plots that show what matters (scope 7): each draws, and the choices they offer work.
+png() { [ "$(head -c 4 "$1" | od -An -c | tr -d " ")" = "211PNG" ]; }
+if "$root/scripts/plot" util "$work/coll/results.json" -o "$work/util.png" >"$work/util.out" 2>&1; then
+  "$bin" run "$examples/fat_tree_k8_websearch.yaml" --set workload.duration=100us --out "$work/ws" >/dev/null 2>&1
+  "$root/scripts/plot" fct "$work/ws/results.json" -o "$work/fct.png" >/dev/null 2>&1; rc_fct=$?
+  "$bin" run "$examples/pfc_ring_deadlock.yaml" --out "$work/pfc" --trace "$work/pfc/trace.json" --trace-interval 1us >/dev/null 2>&1
+  "$root/scripts/plot" queues "$work/pfc/trace.json" --match 't0\.0\.0' -o "$work/q.png" >/dev/null 2>&1; rc_q=$?
+  "$root/scripts/plot" queues "$work/pfc/trace.json" --match nothing-like-this -o "$work/q2.png" >"$work/q2.out" 2>&1; rc_q2=$?
+  check "scripts/plot util, fct and queues --match draw" 'png "$work/util.png" && [ $rc_fct -eq 0 ] && png "$work/fct.png" && [ $rc_q -eq 0 ] && png "$work/q.png"'
+  check "scripts/plot queues --match with no link matching says how links are named" \
+    '[ $rc_q2 -ne 0 ] && grep -q "no link in .* matches --match nothing-like-this; its links are named like" "$work/q2.out"'
+else
+  check "scripts/plot (needs python3-matplotlib)" 'grep -q "needs python3-matplotlib" "$work/util.out"'
+fi
+
 # A flag's value is the flag's: an error found while building the run blames it too.
 "$bin" collective "$examples/dumbbell.yaml" --ranks 32 -e 1M >"$work/ranks.out" 2>&1; rc=$?
 check "collective --ranks 32 on 4 hosts blames --ranks, not workload.ranks in the config" \
