@@ -39,6 +39,7 @@ def main():
     tracks = collections.defaultdict(list)
     names = {}
     counters = 0
+    flows = {}  # id -> [start event, finish event]
     for e in events:
         ph = e.get("ph")
         if ph == "X":
@@ -57,8 +58,26 @@ def main():
                 names[(e["pid"], e["tid"])] = e["args"]["name"]
             elif e["name"] == "process_name":
                 names[(e["pid"], None)] = e["args"]["name"]
+        elif ph in ("s", "f"):
+            # A flow arrow: its start and finish each bound to a slice on their track.
+            for k in ("id", "pid", "tid", "ts"):
+                if k not in e:
+                    fail("flow event without %s: %r" % (k, e))
+            pair = flows.setdefault(e["id"], [None, None])
+            if pair[0 if ph == "s" else 1] is not None:
+                fail("flow %r has two %s events" % (e["id"], ph))
+            pair[0 if ph == "s" else 1] = e
         else:
             fail("unexpected phase %r" % ph)
+    for fid, (start, finish) in flows.items():
+        if start is None or finish is None:
+            fail("flow %r has no %s" % (fid, "start" if start is None else "finish"))
+        if finish["ts"] < start["ts"]:
+            fail("flow %r ends before it starts" % fid)
+        for ev in (start, finish):
+            track = tracks.get((ev["pid"], ev["tid"]), [])
+            if not any(b - 1e-6 <= ev["ts"] <= en + 1e-6 for b, en, _ in track):
+                fail("flow %r's %s at %f lies on no slice of its track" % (fid, ev["ph"], ev["ts"]))
     slices = 0
     for track, items in tracks.items():
         if track not in names or (track[0], None) not in names:
@@ -82,8 +101,8 @@ def main():
     for kind in filter(None, a.expect_kinds.split(",")):
         if not any(names.get(t, "").startswith(kind) for t in tracks):
             fail("no %s track" % kind)
-    print("check_chrome_trace: %.1f MB, %d slices on %d tracks, %d counter values, %d endpoints; nesting ok"
-          % (size_mb, slices, len(tracks), counters, len(endpoints)))
+    print("check_chrome_trace: %.1f MB, %d slices on %d tracks, %d counter values, %d endpoints, %d flow arrows; nesting ok"
+          % (size_mb, slices, len(tracks), counters, len(endpoints), len(flows)))
 
 
 main()

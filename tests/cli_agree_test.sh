@@ -69,6 +69,12 @@ else
   check "scripts/plot (needs python3-matplotlib)" 'grep -q "needs python3-matplotlib" "$work/util.out"'
 fi
 
+# --trace on a message workload: a slice per message with its bytes and ends, and a flow
+# arrow from its sending to its arrival (scope 7).
+"$bin" run "$examples/dumbbell.yaml" --trace "$work/db/trace.json" --out "$work/db" >/dev/null 2>&1
+check "a message workload's timeline has per-message slices with args and flow arrows (16 MiB a -> c)" \
+  'python3 "$root/tests/check_chrome_trace.py" "$work/db/trace.json" --expect-kinds "messages sent,messages received" | grep -q ", 2 flow arrows" && grep -q "\"name\":\"message 0 to c\",\"args\":{\"message\":0,\"bytes\":16777216,\"source\":\"a\",\"destination\":\"c\"" "$work/db/trace.json"'
+
 # A flag's value is the flag's: an error found while building the run blames it too.
 "$bin" collective "$examples/dumbbell.yaml" --ranks 32 -e 1M >"$work/ranks.out" 2>&1; rc=$?
 check "collective --ranks 32 on 4 hosts blames --ranks, not workload.ranks in the config" \

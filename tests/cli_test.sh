@@ -332,7 +332,7 @@ check "--trace-window with TO before FROM exits 2 naming the option, and writes 
 check "--trace-interval 0 exits 2 naming the option" '[ $rc -eq 2 ] && grep -q "^fabricsim: --trace-interval: expected" "$work/ti.out"'
 "$bin" run "$examples/dumbbell.yaml" --trace "$work/tl.json" --trace-limit 5 --out "$work/tl" >"$work/tl.out" 2>&1; rc=$?
 check "--trace-limit bounds the events and says what was left out" \
-  '[ $rc -eq 0 ] && grep -q "events over the limit left out" "$work/tl.out" && grep -q "\"events_written\":3" "$work/tl.json"'
+  '[ $rc -eq 0 ] && grep -q "events over the limit left out" "$work/tl.out" && grep -q "\"events_written\":5" "$work/tl.json"'
 
 # One run split over MPI processes (mpirun, Open MPI from scripts/install-deps): the
 # serial run's results and records, from one writer; other commands are refused.

@@ -21,6 +21,9 @@ constexpr int kFirstEndpointPid = 10;
 // Thread ids inside an endpoint's process, by activity kind (plus the lane).
 constexpr int kLaneBase[3] = {1, 100, 1000};
 constexpr const char* kLaneName[3] = {"compute", "communication", "steps"};
+// A message workload's messages: sent (posted to finished) and received (at delivery).
+constexpr int kSentLaneBase = 10000;
+constexpr int kReceivedLaneBase = 20000;
 
 // Trace-event time is in microseconds; picoseconds are exact with six decimals.
 std::string micros(Time ps) {
@@ -224,6 +227,64 @@ void ChromeTraceRecorder::sample(Time now) {
   last_sample_ = now;
 }
 
+void ChromeTraceRecorder::write_messages() {
+  // The records kept to the end (the config's messages and those of traffic workloads
+  // until slots are reused), in order of posting, so each lane's slices never cross.
+  const MessageTable& table = run_->network().messages();
+  const std::size_t kept = std::min<std::size_t>(table.size(), table.recycle_from());
+  std::vector<MessageId> ids;
+  for (MessageId id = 0; id < kept; ++id) {
+    const Message& m = table[id];
+    if (m.posted >= 0 && m.posted <= options_.to && m.in_network == InNetwork::kNone) ids.push_back(id);
+  }
+  std::sort(ids.begin(), ids.end(), [&](MessageId a, MessageId b) { return table[a].posted < table[b].posted; });
+  const auto lane_for = [](std::vector<Time>& lanes, Time begin, Time end) {
+    std::size_t lane = 0;
+    while (lane < lanes.size() && lanes[lane] > begin) ++lane;
+    if (lane == lanes.size()) lanes.push_back(end);
+    lanes[lane] = end;
+    return static_cast<int>(lane);
+  };
+  const Time run_end = run_->sim_time();
+  for (MessageId id : ids) {
+    const Message& m = table[id];
+    const Time end = m.finished >= 0 ? m.finished : m.delivered >= 0 ? m.delivered : run_end;
+    const Time begin = std::max(m.posted, options_.from);
+    if (end < options_.from || !admit(false)) continue;
+    const std::string src = node_name(run_->topology(), NodeRef::host(m.src)), dst = node_name(run_->topology(), NodeRef::host(m.dst));
+    EndpointTracks& from = endpoints_[m.src];
+    from.named = true;
+    const int sent_tid = kSentLaneBase + lane_for(from.sent_lanes, begin, std::min(end, options_.to));
+    const std::string serial = std::to_string(m.serial);
+    std::string args = "\"message\":" + serial + ",\"bytes\":" + std::to_string(m.bytes) + ",\"source\":" + json_string(src) +
+                       ",\"destination\":" + json_string(dst) + ",\"traffic_class\":" + std::to_string(m.traffic_class);
+    if (m.delivered >= 0) args += ",\"delivered_us\":" + micros(m.delivered);
+    if (m.finished < 0) args += ",\"unfinished\":true";
+    const int src_pid = kFirstEndpointPid + static_cast<int>(m.src), dst_pid = kFirstEndpointPid + static_cast<int>(m.dst);
+    write("{\"ph\":\"X\",\"pid\":" + std::to_string(src_pid) + ",\"tid\":" + std::to_string(sent_tid) + ",\"ts\":" + micros(begin) +
+          ",\"dur\":" + micros(std::min(end, options_.to) - begin) + ",\"name\":" + json_string("message " + serial + " to " + dst) +
+          ",\"args\":{" + args + "}}");
+    // Its arrival at the destination, tied to the send by a flow arrow: three events, all
+    // or none within the bound.
+    if (m.delivered < options_.from || m.delivered > options_.to) continue;
+    const std::int64_t half = (options_.max_events + 1) / 2;
+    if (written_ - written_by_links_ + 3 > half) {
+      dropped_ += 3;
+      continue;
+    }
+    written_ += 3;
+    EndpointTracks& to = endpoints_[m.dst];
+    to.named = true;
+    const int received_tid = kReceivedLaneBase + lane_for(to.received_lanes, m.delivered, m.delivered);
+    write("{\"ph\":\"X\",\"pid\":" + std::to_string(dst_pid) + ",\"tid\":" + std::to_string(received_tid) + ",\"ts\":" +
+          micros(m.delivered) + ",\"dur\":0,\"name\":" + json_string("message " + serial + " from " + src) + ",\"args\":{" + args + "}}");
+    write("{\"ph\":\"s\",\"cat\":\"message\",\"name\":\"message\",\"id\":" + serial + ",\"pid\":" + std::to_string(src_pid) +
+          ",\"tid\":" + std::to_string(sent_tid) + ",\"ts\":" + micros(begin) + "}");
+    write("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"message\",\"name\":\"message\",\"id\":" + serial + ",\"pid\":" +
+          std::to_string(dst_pid) + ",\"tid\":" + std::to_string(received_tid) + ",\"ts\":" + micros(m.delivered) + "}");
+  }
+}
+
 void ChromeTraceRecorder::finish() {
   if (!out_) return;
   if (sampling_) {
@@ -239,6 +300,7 @@ void ChromeTraceRecorder::finish() {
       close_period(directions_[d].pause_period, kPausesPid, d, "PFC paused", end);
     }
   }
+  if (run_->collective() == nullptr && run_->replay() == nullptr && run_->job_count() == 0) write_messages();
   // Names and order of the tracks that have anything on them.
   write(metadata("process_name", kLinksPid, 0, "name", "\"links: busy\""));
   write(metadata("process_name", kPausesPid, 0, "name", "\"links: PFC paused\""));
@@ -262,6 +324,15 @@ void ChromeTraceRecorder::finish() {
         const int tid = kLaneBase[k] + static_cast<int>(lane);
         write(metadata("thread_name", pid, tid, "name",
                        json_string(std::string(kLaneName[k]) + (lane > 0 ? " " + std::to_string(lane + 1) : ""))));
+        write(metadata("thread_sort_index", pid, tid, "sort_index", std::to_string(tid)));
+      }
+    }
+    for (int k = 0; k < 2; ++k) {
+      const std::vector<Time>& lanes = k == 0 ? e.sent_lanes : e.received_lanes;
+      for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
+        const int tid = (k == 0 ? kSentLaneBase : kReceivedLaneBase) + static_cast<int>(lane);
+        write(metadata("thread_name", pid, tid, "name",
+                       json_string(std::string(k == 0 ? "messages sent" : "messages received") + (lane > 0 ? " " + std::to_string(lane + 1) : ""))));
         write(metadata("thread_sort_index", pid, tid, "sort_index", std::to_string(tid)));
       }
     }

@@ -3,6 +3,9 @@
 // trace-event JSON, streamed to FILE.partial as the run goes and renamed when done.
 //   - per endpoint: compute, communication operations and collective steps as slices,
 //     overlapping ones on separate lanes so that each track's slices never cross;
+//   - a message workload's messages: a slice per message at its source (posted to its
+//     last ack; args: bytes, source, destination, delivery), a flow arrow to its
+//     arrival at the destination;
 //   - per link direction: busy periods and PFC pause periods, coalesced from samples
 //     taken every `interval` (the resolution of their edges), and queue depth counters.
 // Bounded: only [from, to] is recorded, at most `max_events` events, half of them for
@@ -81,8 +84,13 @@ class ChromeTraceRecorder final : public ActivityListener, public EventHandler {
   };
   struct EndpointTracks {
     std::vector<Time> lanes[3];  // per Activity kind: each lane's last end
+    std::vector<Time> sent_lanes, received_lanes;  // a message workload's messages
     bool named = false;
   };
+  // A message workload (no collective or trace to report activities): each kept message
+  // as a slice at its source from posting to its last ack, with its bytes, ends and
+  // delivery as args, and a flow arrow to a slice at its destination at delivery.
+  void write_messages();
   void sample(Time now);
   void close_period(Period& p, int pid, std::size_t direction, const char* name, Time latest);
   void slice(bool link, int pid, int tid, std::string_view name, Time begin, Time end, std::string_view args = {});
