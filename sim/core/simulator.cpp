@@ -14,7 +14,10 @@ constexpr std::size_t kPrefetchNext = 2;
 constexpr std::size_t kPrefetchLast = 1;
 }  // namespace
 
-StopReason Simulator::run(Time until, std::uint64_t max_events) {
+// The event loop, telling `seen` of each handler before its event (run() passes a
+// no-op, which compiles away).
+template <class Seen>
+StopReason Simulator::run_loop(Time until, std::uint64_t max_events, Seen&& seen) {
   std::uint64_t budget = max_events;
   if (stop_requested_) return StopReason::kRequested;
   while (!queue_.empty()) {
@@ -48,32 +51,19 @@ StopReason Simulator::run(Time until, std::uint64_t max_events) {
       ++monitor_events_;
     }
     ++events_;
+    seen(*h);
     h->on_event();
     if (stop_requested_) return StopReason::kRequested;
   }
   return StopReason::kQueueEmpty;
 }
 
+StopReason Simulator::run(Time until, std::uint64_t max_events) {
+  return run_loop(until, max_events, [](const EventHandler&) {});
+}
+
 StopReason Simulator::run_observed(Time until, std::uint64_t max_events, const std::function<void(const EventHandler&)>& seen) {
-  for (std::uint64_t budget = max_events; !queue_.empty(); --budget) {
-    if (stop_requested_) return StopReason::kRequested;
-    if (!queue_.due_by(until)) {
-      now_ = until;
-      return StopReason::kTimeLimit;
-    }
-    if (budget == 0) return StopReason::kEventLimit;
-    EventHandler* h = queue_.pop_due();
-    now_ = last_event_ = h->event_time();
-    if (h->order() >= EventHandler::kMonitorKeys) {
-      last_work_ = now_;
-    } else {
-      ++monitor_events_;
-    }
-    ++events_;
-    seen(*h);
-    h->on_event();
-  }
-  return stop_requested_ ? StopReason::kRequested : StopReason::kQueueEmpty;
+  return run_loop(until, max_events, seen);
 }
 
 }  // namespace fabricsim

@@ -73,6 +73,8 @@ class alignas(64) Simulator {
 
  private:
   [[noreturn]] static void scheduled_in_the_past();
+  template <class Seen>
+  StopReason run_loop(Time until, std::uint64_t max_events, Seen&& seen);
   Time now_ = 0;
   Time last_event_ = -1;
   Time last_work_ = -1;
