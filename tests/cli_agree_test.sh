@@ -75,6 +75,10 @@ fi
 check "a message workload's timeline has per-message slices with args and flow arrows (16 MiB a -> c)" \
   'python3 "$root/tests/check_chrome_trace.py" "$work/db/trace.json" --expect-kinds "messages sent,messages received" | grep -q ", 2 flow arrows" && grep -q "\"name\":\"message 0 to c\",\"args\":{\"message\":0,\"bytes\":16777216,\"source\":\"a\",\"destination\":\"c\"" "$work/db/trace.json"'
 
+"$bin" collective "$two" -b 1M -e 1M --algo ring --trace "$work/ct.json" >/dev/null 2>&1
+check "a collective's step slices carry args: bytes, peer rank, step and channel" \
+  'grep -Eq "\"name\":\"send to rank [0-9]+ ch[0-9]+ [0-9]+ B\",\"args\":\{\"bytes\":[0-9]+,\"peer_rank\":[0-9]+,\"step\":[0-9]+,\"channel\":[0-9]+\}" "$work/ct.json"'
+
 # A flag's value is the flag's: an error found while building the run blames it too.
 "$bin" collective "$examples/dumbbell.yaml" --ranks 32 -e 1M >"$work/ranks.out" 2>&1; rc=$?
 check "collective --ranks 32 on 4 hosts blames --ranks, not workload.ranks in the config" \

@@ -118,7 +118,8 @@ void ChromeTraceRecorder::slice(bool link, int pid, int tid, std::string_view na
   write(line + "}");
 }
 
-void ChromeTraceRecorder::on_activity(HostId endpoint, Activity kind, std::string_view what, Time begin, Time end) {
+void ChromeTraceRecorder::on_activity(HostId endpoint, Activity kind, std::string_view what, Time begin, Time end,
+                                      const ActivityDetail& detail) {
   // A run split over threads reports each endpoint's activities from its partition's
   // thread (in order of their end, endpoint by endpoint), several at once; links are
   // sampled between windows, when no one reports.
@@ -135,8 +136,16 @@ void ChromeTraceRecorder::on_activity(HostId endpoint, Activity kind, std::strin
   while (lane < lanes.size() && lanes[lane] > begin) ++lane;
   if (lane == lanes.size()) lanes.push_back(end);
   lanes[lane] = end;
+  std::string args;
+  const auto add = [&](const char* key, long long v) {
+    if (v >= 0) args += (args.empty() ? "\"" : ",\"") + std::string(key) + "\":" + std::to_string(v);
+  };
+  add("bytes", detail.bytes);
+  add("peer_rank", detail.peer);
+  add("step", detail.step);
+  add("channel", detail.channel);
   slice(false, kFirstEndpointPid + static_cast<int>(endpoint), kLaneBase[static_cast<int>(kind)] + static_cast<int>(lane), what,
-        begin, end);
+        begin, end, args);
 }
 
 void ChromeTraceRecorder::on_event() {

@@ -2,7 +2,8 @@
 // A timeline of a run for trace viewers (Perfetto UI, chrome://tracing): Chrome
 // trace-event JSON, streamed to FILE.partial as the run goes and renamed when done.
 //   - per endpoint: compute, communication operations and collective steps as slices,
-//     overlapping ones on separate lanes so that each track's slices never cross;
+//     overlapping ones on separate lanes so that each track's slices never cross; a
+//     step's args: its bytes, peer rank, step number and channel;
 //   - a message workload's messages: a slice per message at its source (posted to its
 //     last ack; args: bytes, source, destination, delivery), a flow arrow to its
 //     arrival at the destination;
@@ -53,7 +54,8 @@ class ChromeTraceRecorder final : public ActivityListener, public EventHandler {
   void finish();
 
   bool wants_trace_steps() const override { return options_.trace_steps; }
-  void on_activity(HostId endpoint, Activity kind, std::string_view what, Time begin, Time end) override;
+  void on_activity(HostId endpoint, Activity kind, std::string_view what, Time begin, Time end,
+                   const ActivityDetail& detail) override;
   void on_event() override;  // a link sample
 
   std::int64_t events_written() const { return written_; }

@@ -16,6 +16,15 @@ enum class Activity : unsigned char {
   kStep,           // one step of a collective's program: a send, a reduce, a copy
 };
 
+// What a span did, for the slice's args (-1 where it does not apply): a step's bytes, its
+// peer rank, its place in the rank's program and its channel.
+struct ActivityDetail {
+  long long bytes = -1;
+  int peer = -1;
+  int step = -1;
+  int channel = -1;
+};
+
 class ActivityListener {
  public:
   virtual ~ActivityListener() = default;
@@ -23,7 +32,8 @@ class ActivityListener {
   // millions); collectives run alone always do.
   virtual bool wants_trace_steps() const { return false; }
   // `endpoint` did `what` from `begin` to `end`; `what` need not outlive the call.
-  virtual void on_activity(HostId endpoint, Activity kind, std::string_view what, Time begin, Time end) = 0;
+  virtual void on_activity(HostId endpoint, Activity kind, std::string_view what, Time begin, Time end,
+                           const ActivityDetail& detail) = 0;
 };
 
 }  // namespace fabricsim

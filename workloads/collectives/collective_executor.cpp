@@ -354,7 +354,9 @@ void CollectiveExecutor::report_step(const RankAgent& agent, int step) const {
     case StepKind::kNop: what = "wait"; break;
   }
   what += " ch" + std::to_string(s.channel) + " " + std::to_string(bytes) + " B";
-  options_.activity->on_activity(agent.host, Activity::kStep, what, began, now);
+  const bool has_peer = s.kind == StepKind::kSend || s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce;
+  options_.activity->on_activity(agent.host, Activity::kStep, what, began, now,
+                                 ActivityDetail{bytes, has_peer ? s.peer : -1, step, s.channel});
 }
 
 void CollectiveExecutor::RankAgent::enqueue_compute(int step) {
@@ -384,7 +386,7 @@ void CollectiveExecutor::RankAgent::finish_step(int step) {
     if (--steps_left == 0) {
       owner->options_.activity->on_activity(host, Activity::kCommunication,
                                             std::string(op_name(owner->program_.op)) + " " + owner->program_.name,
-                                            owner->started_, sim->now());
+                                            owner->started_, sim->now(), ActivityDetail{});
     }
   } else {
     --steps_left;

@@ -489,7 +489,7 @@ void TraceReplay::report(int rank, int i) const {
   const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
   const HostId host = hosts_[static_cast<std::size_t>(rank)];
   if (op.kind == TraceOpKind::kCompute) {
-    activity_->on_activity(host, Activity::kCompute, op.label == 0 ? "compute" : trace_.label(op), st.start, st.end);
+    activity_->on_activity(host, Activity::kCompute, op.label == 0 ? "compute" : trace_.label(op), st.start, st.end, ActivityDetail{});
     return;
   }
   std::string what = op.kind == TraceOpKind::kCollective ? std::string(op_name(op.op))
@@ -497,7 +497,7 @@ void TraceReplay::report(int rank, int i) const {
                                                          : "recv from rank " + std::to_string(op.peer);
   what += " " + std::to_string(op.bytes) + " B";
   if (op.label != 0) what += " (" + trace_.label(op) + ")";
-  activity_->on_activity(host, Activity::kCommunication, what, st.start, st.end);
+  activity_->on_activity(host, Activity::kCommunication, what, st.start, st.end, ActivityDetail{op.bytes, op.kind == TraceOpKind::kCollective ? -1 : op.peer, i, -1});
 }
 
 void TraceReplay::finish(int rank, int i) {
