@@ -28,6 +28,9 @@ TEST_CASE("bandwidth units: bits and bytes per second") {
   CHECK_FALSE(parse_bandwidth("400"));
   CHECK_FALSE(parse_bandwidth("400Gb"));
   CHECK_FALSE(parse_bandwidth("-5Gbps"));
+  // A space before the unit means the same everywhere: sizes, times and rates alike.
+  CHECK(parse_bandwidth("400 Gbps")->bits_per_second == 400'000'000'000);
+  CHECK(parse_time("2 us") == parse_time("2us"));
 }
 
 TEST_CASE("byte units: decimal and binary prefixes, bare numbers") {
@@ -56,6 +59,15 @@ TEST_CASE("serialization is bytes * 8 / rate, rounded up to a picosecond") {
   // 1 GiB at 450 GB/s: 1073741824 / 450e9 s = 2386092942.22... ps
   CHECK(serialization(1'073'741'824, Bandwidth::gBps(450)) == 2'386'092'943);
   CHECK(serialization(0, Bandwidth::gbps(1)) == 0);
+}
+
+TEST_CASE("format_bytes writes binary units as nccl-tests users read sizes") {
+  CHECK(format_bytes(8) == "8 B");
+  CHECK(format_bytes(1024) == "1 KiB");
+  CHECK(format_bytes(1536) == "1.5 KiB");
+  CHECK(format_bytes(1 << 20) == "1 MiB");
+  CHECK(format_bytes(std::int64_t{1} << 30) == "1 GiB");
+  CHECK(format_bytes(std::int64_t{3} << 40) == "3 TiB");
 }
 
 TEST_CASE("format_time picks a readable unit") {
