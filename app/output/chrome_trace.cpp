@@ -137,7 +137,7 @@ void ChromeTraceRecorder::on_activity(HostId endpoint, Activity kind, std::strin
   if (lane == lanes.size()) lanes.push_back(end);
   lanes[lane] = end;
   std::string args;
-  const auto add = [&](const char* key, long long v) {
+  const auto add = [&](const char* key, std::int64_t v) {
     if (v >= 0) args += (args.empty() ? "\"" : ",\"") + std::string(key) + "\":" + std::to_string(v);
   };
   add("bytes", detail.bytes);

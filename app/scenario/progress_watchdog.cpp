@@ -13,7 +13,7 @@ std::uint64_t ProgressWatchdog::check_every(std::uint64_t at_most) const {
   return every;
 }
 
-std::optional<std::string> ProgressWatchdog::check(Time now, std::uint64_t events, std::uint64_t delivered_bytes, bool waiting) {
+std::optional<Stall> ProgressWatchdog::check(Time now, std::uint64_t events, std::uint64_t delivered_bytes, bool waiting) {
   if (!seen_ || now != last_time_) {
     last_time_ = now;
     time_moved_at_ = events;
@@ -24,12 +24,12 @@ std::optional<std::string> ProgressWatchdog::check(Time now, std::uint64_t event
   }
   seen_ = true;
   if (frozen_events_ > 0 && events - time_moved_at_ >= frozen_events_) {
-    return "simulated time has stood at " + format_time(now) + " for " + std::to_string(events - time_moved_at_) +
-           " events (stop.frozen_events: " + std::to_string(frozen_events_) + ")";
+    return Stall{true, "simulated time has stood at " + format_time(now) + " for " + std::to_string(events - time_moved_at_) +
+           " events (stop.frozen_events: " + std::to_string(frozen_events_) + ")"};
   }
   if (undelivered_events_ > 0 && events - delivered_moved_at_ >= undelivered_events_) {
-    return "no payload byte delivered over " + std::to_string(events - delivered_moved_at_) +
-           " events while started messages wait (stop.undelivered_events: " + std::to_string(undelivered_events_) + ")";
+    return Stall{false, "no payload byte delivered over " + std::to_string(events - delivered_moved_at_) +
+           " events while started messages wait (stop.undelivered_events: " + std::to_string(undelivered_events_) + ")"};
   }
   return std::nullopt;
 }

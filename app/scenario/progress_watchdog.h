@@ -21,6 +21,12 @@ struct NoProgress {
   std::vector<std::string> messages;       // the first few of them
 };
 
+// What the watchdog saw: which limit was passed, in words.
+struct Stall {
+  bool frozen = false;  // time stood still (else: nothing delivered)
+  std::string reason;
+};
+
 class ProgressWatchdog {
  public:
   // Either limit 0: that check is off.
@@ -29,9 +35,9 @@ class ProgressWatchdog {
   // How many events may run between checks: a quarter of the tighter limit, so a stall is
   // caught within a quarter past it.
   std::uint64_t check_every(std::uint64_t at_most) const;
-  // After a chunk: the reason the run has stalled, or nothing. `waiting`: messages have
-  // started and are unfinished.
-  std::optional<std::string> check(Time now, std::uint64_t events, std::uint64_t delivered_bytes, bool waiting);
+  // After a chunk: how the run has stalled, or nothing. `waiting`: messages have started
+  // and are unfinished.
+  std::optional<Stall> check(Time now, std::uint64_t events, std::uint64_t delivered_bytes, bool waiting);
 
  private:
   std::uint64_t frozen_events_, undelivered_events_;

@@ -125,9 +125,9 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
       stop_reason_ = sim_->run(std::min(until, config_.stop.time), chunk);
       if (stop_reason_ != StopReason::kEventLimit) break;
       if (chunk == left) return false;
-      if (const auto reason = stalled(sim_->now(), sim_->events_processed())) {
+      if (const auto stall = stalled(sim_->now(), sim_->events_processed())) {
         const std::uint64_t left_now = config_.stop.events - std::min(sim_->events_processed(), config_.stop.events);
-        const std::optional<StopReason> moved = diagnose_no_progress(*reason, std::min(until, config_.stop.time), left_now);
+        const std::optional<StopReason> moved = diagnose_no_progress(*stall, std::min(until, config_.stop.time), left_now);
         if (!moved) {
           stop_reason_ = StopReason::kNoProgress;
           return false;
@@ -146,8 +146,8 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   const std::function<void()> report = [&] {
     keep_on_huge_pages();  // (between windows: the other threads wait)
     if (!no_progress_) {
-      if (const auto reason = stalled(engine_->last_event_time(), engine_->events())) {
-        (void)diagnose_no_progress(*reason, kTimeMax, 0);  // (not watched: confirmed)
+      if (const auto stall = stalled(engine_->last_event_time(), engine_->events())) {
+        (void)diagnose_no_progress(*stall, kTimeMax, 0);  // (not watched: confirmed)
         sim_->request_stop();  // the engine stops before the next window
       }
     }

@@ -150,7 +150,7 @@ class ScenarioRun {
   std::string handler_name(const EventHandler& h) const;
   // Confirms and diagnoses a stall (no_progress_ set, nullopt); or, where the run moved
   // on or ended while being watched, how that stretch stopped (it was not stuck).
-  std::optional<StopReason> diagnose_no_progress(const std::string& reason, Time until, std::uint64_t events_left);
+  std::optional<StopReason> diagnose_no_progress(const Stall& stall, Time until, std::uint64_t events_left);
   std::size_t local_messages_finished() const;  // counted by this process's NICs
 
   ScenarioConfig config_;

@@ -14,19 +14,24 @@ namespace {
 constexpr std::uint64_t kObservedEvents = 200'000;  // how long the diagnosis watches
 constexpr std::size_t kShown = 8;                   // components and messages listed
 
+// Posted and not yet done with: its sender's last ack (or, with no sender, its delivery) to come.
+bool waiting(const Message& m) {
+  return m.posted >= 0 && (m.has_sender ? m.finished < 0 : m.awaits_delivery && m.delivered < 0);
+}
+
 }  // namespace
 
 std::uint64_t ScenarioRun::messages_waiting() const {
-  std::uint64_t waiting = 0;
+  std::uint64_t count = 0;
   for (const Message& m : network_->messages().all()) {
-    if (m.posted >= 0 && (m.has_sender ? m.finished < 0 : m.awaits_delivery && m.delivered < 0)) ++waiting;
+    if (waiting(m)) ++count;
   }
   if (config_.processes != nullptr && engine_) {
-    std::vector<std::int64_t> v{static_cast<std::int64_t>(waiting)};
+    std::vector<std::int64_t> v{static_cast<std::int64_t>(count)};
     config_.processes->all_sum(v);
-    waiting = static_cast<std::uint64_t>(v[0]);
+    count = static_cast<std::uint64_t>(v[0]);
   }
-  return waiting;
+  return count;
 }
 
 std::string ScenarioRun::handler_name(const EventHandler& h) const {
@@ -61,9 +66,9 @@ std::string ScenarioRun::handler_name(const EventHandler& h) const {
   return "a workload's event handler (order key " + std::to_string(h.order()) + ")";
 }
 
-std::optional<StopReason> ScenarioRun::diagnose_no_progress(const std::string& reason, Time until, std::uint64_t events_left) {
+std::optional<StopReason> ScenarioRun::diagnose_no_progress(const Stall& stall, Time until, std::uint64_t events_left) {
   NoProgress d;
-  d.reason = reason;
+  d.reason = stall.reason;
   if (!engine_) {
     // Watch a short stretch more, counting whose events run: the spinning components. If
     // the run moves on meanwhile (time, a delivered byte) or ends, it was not stuck.
@@ -75,8 +80,7 @@ std::optional<StopReason> ScenarioRun::diagnose_no_progress(const std::string& r
       ++count[&h];
       ++seen;
     });
-    const bool frozen = reason.rfind("simulated time", 0) == 0;
-    if (observed != StopReason::kEventLimit || (frozen ? sim_->now() != time_before : delivered_payload() != delivered_before)) {
+    if (observed != StopReason::kEventLimit || (stall.frozen ? sim_->now() != time_before : delivered_payload() != delivered_before)) {
       return observed;
     }
     std::vector<std::pair<std::uint64_t, const EventHandler*>> busiest;
@@ -91,7 +95,7 @@ std::optional<StopReason> ScenarioRun::diagnose_no_progress(const std::string& r
   }
   d.at = engine_ ? engine_->last_event_time() : sim_->now();
   for (const Message& m : network_->messages().all()) {
-    if (m.posted < 0 || (m.has_sender ? m.finished >= 0 : !m.awaits_delivery || m.delivered >= 0)) continue;
+    if (!waiting(m)) continue;
     ++d.messages_left;
     if (d.messages.size() < kShown) {
       d.messages.push_back("message " + std::to_string(m.serial) + " " + node_name(topology_, NodeRef::host(m.src)) + " -> " +

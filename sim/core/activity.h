@@ -3,6 +3,7 @@
 // operations and the steps of collectives. A trace source in ns-3's sense: workloads
 // report to a listener when one is attached, and nobody pays when none is. Reports come
 // when a span ends, so they arrive in order of their end.
+#include <cstdint>
 #include <string_view>
 
 #include "sim/core/packet.h"
@@ -19,7 +20,7 @@ enum class Activity : unsigned char {
 // What a span did, for the slice's args (-1 where it does not apply): a step's bytes, its
 // peer rank, its place in the rank's program and its channel.
 struct ActivityDetail {
-  long long bytes = -1;
+  std::int64_t bytes = -1;
   int peer = -1;
   int step = -1;
   int channel = -1;
