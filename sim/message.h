@@ -50,6 +50,9 @@ struct Message {
   // The NCCL connection it travels on (a collective's channel, 0 for point-to-point): an
   // RDMA NIC keeps a queue pair per GPU pair and connection.
   std::uint16_t connection = 0;
+  // The most its sender puts on the wire, in bits per second (0: no limit): a GPU's copy
+  // engine for one NCCL channel, say, which cannot fill the GPU's NVLinks alone.
+  double rate_cap_bps = 0;
   bool has_sender = true;       // a sender will report it sent and finished
   bool awaits_delivery = true;  // a receiver will report it delivered
   // The record, written as the NICs report (by the network's dispatcher).

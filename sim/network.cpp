@@ -235,6 +235,7 @@ MessageId Network::add_message(const MessageSpec& spec) {
   m.tag = spec.tag;
   m.shares = spec.shares;
   m.connection = spec.connection;
+  m.rate_cap_bps = spec.rate_cap_bps;
   // The destination opens its receive before the first packet can leave (as an RDMA
   // receiver posts its buffer): the packets name the slot. Another process's endpoint
   // opens it from post()'s notice.
@@ -321,6 +322,7 @@ void Network::post_flow(MessageId id, const Message& m) {
   }
   FlowModel::Route route = flow_router_->route(m);
   route.shares = m.shares;
+  route.cap = m.rate_cap_bps / 8e12;
   if (m.in_network == InNetwork::kMulticast) {
     auto it = flow_multicast_receives_.find(id);
     if (it != flow_multicast_receives_.end()) {

@@ -173,6 +173,7 @@ class Network {
     std::uint32_t tag = 0;
     std::uint16_t shares = 1;
     std::uint16_t connection = 0;
+    double rate_cap_bps = 0;  // Message::rate_cap_bps
   };
   MessageId add_message(const MessageSpec& spec);
   // The receive an in-network transfer or one of its receives (add_contribution,

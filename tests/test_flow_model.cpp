@@ -409,3 +409,29 @@ workload: {kind: uniform, flows: 200, bytes: 64KiB}
   };
   CHECK(once() == once());
 }
+
+TEST_CASE("a flow's own cap is a link only it crosses: it runs at its cap, the others share the rest") {
+  // 100 Gb/s = 0.0125 B/ps shared by two flows of 1.25 MB, one capped at 2.5 GB/s
+  // (0.0025 B/ps). Max-min: the capped one runs at 2.5 GB/s, the other at 10 GB/s: done
+  // at 125 us, after which the capped one, still held by its cap, finishes its last
+  // 1.25 MB - 125 us x 2.5 GB/s = 937.5 kB at 2.5 GB/s: 500 us in all (its cap alone).
+  Bench b({0.0125});
+  b.run([&](FlowModel& model) {
+    FlowModel::Route capped = over({0});
+    capped.cap = 0.0025;
+    model.start(0, 1'250'000, 1'250'000, capped);
+    model.start(1, 1'250'000, 1'250'000, over({0}));
+  });
+  CHECK(b.times.sent[1] == us(125));
+  CHECK(b.times.sent[0] == us(500));
+  // A cap above the fair share holds nothing: both take half, 200 us.
+  Bench fair({0.0125});
+  fair.run([&](FlowModel& model) {
+    FlowModel::Route loose = over({0});
+    loose.cap = 0.01;
+    model.start(0, 1'250'000, 1'250'000, loose);
+    model.start(1, 1'250'000, 1'250'000, over({0}));
+  });
+  CHECK(fair.times.sent[0] == us(200));
+  CHECK(fair.times.sent[1] == us(200));
+}

@@ -21,29 +21,68 @@ TEST_CASE("protocol wire bytes: LL's flag per 8 bytes, LL128's per 120") {
   CHECK(protocol_wire_factor(NcclProtocol::kSimple) == 1.0);
 }
 
-TEST_CASE("ring AllReduce under LL on an ideal NVSwitch domain: NCCL's latency + LL's share of the bandwidth") {
-  // 8 GPUs, 450 GB/s each into one chip, 250 ns per hop, 64 KiB packets with 64-byte
-  // headers. The ring's closed form, 2(n-1)/n * S' * wire / B + 2(n-1) * (packet / B + 2 L),
-  // with S' = f S: NCCL's model gives LL min(141 GB/s (Hopper, one node), 450 / 2) = 141 of
-  // the ring graph's 18 x 25 = 450 GB/s of bus bandwidth, more than its flags' 2x: f =
-  // 450 / 141. Plus NCCL 2.28's LL ring latency for one node over NVLink, 6.6 + 14 x 0.6 =
-  // 15.0 us, less what the links already charge per step (two 250 ns hops, 14 x 0.5 = 7
-  // us): 8.0 us.
-  const double n = 8, S = 64.0 * 1024 * 1024, B = 450e9, L = 250e-9, f = 450.0 / 141.0;
-  const double wire = (65536.0 + 64) / 65536.0, step = (65536.0 + 64) / B + 2 * L;
-  const double expected_us = 8.0 + (2 * (n - 1) / n * f * S * wire / B + 2 * (n - 1) * step) * 1e6;
-  const std::string yaml = R"(
-topology: {kind: nvswitch, gpus: 8, switches: 1, links_per_switch: 18, nvlink_bandwidth: 25GBps, latency: 250ns}
-network: {mtu: 64KiB, header_bytes: 64}
-workload: {kind: collective, op: all_reduce, algorithm: ring, protocol: ll, channels: 1, bytes: 64MiB}
-)";
-  ScenarioRun run(load_config_text(yaml, "ll"));
+// NCCL's pipeline (docs/model.md): the ring and the tree move their data in NCCL's pieces,
+// each channel's sends at NCCL's per-channel rate for the protocol (its thread block's
+// copies), and each piece reaches its receiving step NCCL's per-step latency after its
+// data, less what the links charge; the base latency is paid at the start. On an
+// NVSwitch domain of GPUs with 18 x 25 GB/s NVLinks at 250 ns, NCCL's ring graph is 18
+// channels of 25 GB/s (worked below, "NCCL's graph search, reduced"); NCCL 2.28's LL
+// gives min(141 (Hopper, one node), 450 / 2) = 141 GB/s of bus bandwidth, 141 / 18 per
+// channel; Simple 450, 25 per channel. A GPU to GPU step charges two 250 ns links.
+namespace {
+const char* kNvSwitchPair = "topology: {kind: nvswitch, gpus: GPUS, switches: 1, links_per_switch: 18, nvlink_bandwidth: 25GBps, latency: 250ns}\n"
+                            "network: {mtu: 4KiB, header_bytes: 64}\n";
+std::string nvswitch_yaml(int gpus, const std::string& workload) {
+  std::string text = kNvSwitchPair;
+  text.replace(text.find("GPUS"), 4, std::to_string(gpus));
+  return text + "workload: " + workload + "\n";
+}
+// A GPU's 18 NVLinks are one 450 GB/s link into the switch (and one out of it): one
+// packet of 4096 payload bytes and 64 of header crosses it in kPacketUs.
+constexpr double kPacketUs = 4160.0 / 450e9 * 1e6;
+}  // namespace
+
+TEST_CASE("NCCL's pipeline: one LL ring step on an ideal NVSwitch domain, by hand") {
+  // Two GPUs, one channel, 64 KiB: each rank's segment, 32 KiB, is one LL piece (NCCL's LL
+  // step: 8 lines x 512 threads x 16 B per step, half flags), 64 KiB on the wire: 16
+  // packets of 4096 + 64 bytes. The channel makes them at 141 / 18 GB/s of data, twice
+  // that on the wire: packet i is ready (i + 1) x 4160 B / (2 x 141 / 18 GB/s) after the
+  // step starts; the last crosses the GPU's link and the switch's (one packet each at
+  // 450 GB/s, 250 ns each) and the receiving kernel sees it NCCL's LL NVLink step latency,
+  // 0.6 us, less the two links' 0.5 us, later. Two such steps (reduce-scatter, then
+  // all-gather) after NCCL's base latency for the ring with LL, 6.6 us.
+  const double paced_us = 4160.0 / (2 * 141.0 / 18 * 1e9) * 1e6;
+  const double step_us = 16 * paced_us + 2 * kPacketUs + 2 * 0.25 + (0.6 - 0.5);
+  const double expected_us = 6.6 + 2 * step_us;
+  ScenarioRun run(load_config_text(
+      nvswitch_yaml(2, "{kind: collective, op: all_reduce, algorithm: ring, protocol: ll, channels: 1, bytes: 64KiB}"), "ll"));
   run.run();
   const CollectiveRow& row = run.collective()->rows()[0];
-  MESSAGE("ring LL AllReduce 64 MiB: " << to_us(row.time) << " us, closed form " << expected_us << " us");
+  MESSAGE("ring LL AllReduce 64 KiB on 2 GPUs: " << to_us(row.time) << " us, by hand " << expected_us << " us");
   CHECK(row.protocol == "LL");
   CHECK(row.data_check == "passed");
-  CHECK(to_us(row.time) == within(expected_us, 0.01));
+  CHECK(to_us(row.time) == within(expected_us, 1e-4));
+}
+
+TEST_CASE("NCCL's pipeline: a chunked ring Broadcast fills and drains, by hand") {
+  // Four GPUs, one channel, Simple, 2 MiB: four pieces of NCCL's Simple step (a 4 MiB
+  // buffer in 8 steps: 512 KiB), each 128 packets made at the channel's 25 GB/s: T = 128
+  // x 4160 B / 25 GB/s. A piece reaches the next GPU two links (its last packet's time and
+  // 250 ns on each) after its last packet is made, and its step NCCL's Simple NVLink step latency, 3.4
+  // us, less the links' 0.5 us, later; each GPU sends a piece once it has it and has
+  // sent the one before. So the last GPU has the last piece after the pipeline's fill,
+  // 3 hops of (T + 2 packets + 2 x 250 ns + 2.9 us), and its drain, 3 more pieces of T;
+  // the base latency of NCCL's ring with Simple, 8.4 us, comes first.
+  const double t_us = 128 * 4160.0 / 25e9 * 1e6;
+  const double hop_us = t_us + 2 * kPacketUs + 2 * 0.25 + (3.4 - 0.5);
+  const double expected_us = 8.4 + 3 * hop_us + 3 * t_us;
+  ScenarioRun run(load_config_text(
+      nvswitch_yaml(4, "{kind: collective, op: broadcast, algorithm: ring, protocol: simple, channels: 1, bytes: 2MiB}"), "bcast"));
+  run.run();
+  const CollectiveRow& row = run.collective()->rows()[0];
+  MESSAGE("ring Simple Broadcast 2 MiB on 4 GPUs: " << to_us(row.time) << " us, by hand " << expected_us << " us");
+  CHECK(row.data_check == "passed");
+  CHECK(to_us(row.time) == within(expected_us, 1e-4));
 }
 
 TEST_CASE("protocol auto: NCCL's tree with LL for small sizes, the ring with Simple for large ones, on 2 x DGX H100") {

@@ -34,6 +34,10 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
                 : config.topology.kind == TopologyConfig::Kind::kCluster ? config.topology.cluster.node.gpus
                                                                         : ranks_;
   tuner_facts_ = tuner_facts(config.topology, ranks_);
+  if (config.topology.kind == TopologyConfig::Kind::kCluster) {
+    const auto gpus = static_cast<HostId>(std::max(1, config.topology.cluster.node.gpus));
+    for (HostId h : hosts_) rank_node_.push_back(h / gpus);
+  }
   tuner_facts_.nccl_version = config.network.nccl_version;
   tuner_facts_.cpu_amd = config.network.cpu_amd;
   validation_gaps_ = coverage_gaps(config.topology, ranks_, validation_corpus());
@@ -92,7 +96,11 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
 }
 
 TunerChoice CollectiveSweep::choice_for(std::int64_t bytes) const {
-  if (config_.algorithm == "msccl" || config_.algorithm == "steps") return {config_.algorithm, NcclProtocol::kNone, {}};
+  if (config_.algorithm == "msccl" || config_.algorithm == "steps") {
+    TunerChoice c;
+    c.algorithm = config_.algorithm;
+    return c;
+  }
   return choose_algorithm(config_.op, bytes, tuner_facts_, config_.algorithm, config_.protocol);
 }
 
@@ -112,21 +120,63 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   AlgorithmParams params;
   // The config's channels, else NCCL's for what it chose (one ring or tree on the ideal network).
   params.channels = config_.channels > 0 ? config_.channels : std::max(1, choice.nccl_channels);
-  params.chunk_bytes = config_.chunk_bytes;
+  params.chunk_bytes = chunk_bytes_for(choice, bytes);
   params.root = config_.root;
   params.local_size = local_size_;
   const CollectiveAlgorithm* algorithm = find_collective_algorithm(choice.algorithm);
   if (algorithm != nullptr && algorithm->nvls_start) params.start_latency_ps = nvls_latency_;
   CollectiveProgram p = build_collective(choice.algorithm, config_.op, ranks_, bytes, params);
-  if (choice.protocol != NcclProtocol::kNone) {
-    // NCCL's protocol: its wire bytes through the network, and at the start NCCL's own
-    // latency for the pair (its model's), less what the simulated links charge
-    // themselves along the algorithm's critical path.
-    p.wire_factor = choice.wire_factor;
-    const double wire_us = algorithm != nullptr ? wire_latency_us(*algorithm) : 0;
-    const double extra_ps = std::max(0.0, choice.nccl_latency_us - wire_us) * 1e6;
-    p.start_latency_ps = std::max<std::int64_t>(p.start_latency_ps, static_cast<std::int64_t>(extra_ps));
+  if (choice.protocol != NcclProtocol::kNone) p = with_nccl_costs(std::move(p), choice);
+  return p;
+}
+
+bool CollectiveSweep::pipelined(const TunerChoice& choice) const {
+  const CollectiveAlgorithm* a = find_collective_algorithm(choice.algorithm);
+  return choice.protocol != NcclProtocol::kNone && a != nullptr && (a->nccl == NcclAlgo::kRing || a->nccl == NcclAlgo::kTree);
+}
+
+std::int64_t CollectiveSweep::chunk_bytes_for(const TunerChoice& choice, std::int64_t bytes) const {
+  if (config_.chunk_bytes > 0 || !pipelined(choice)) return config_.chunk_bytes;
+  NcclPipelineFacts facts;
+  facts.tree = find_collective_algorithm(choice.algorithm)->nccl == NcclAlgo::kTree;
+  facts.op = config_.op;
+  facts.bytes = bytes;
+  facts.channels = config_.channels > 0 ? config_.channels : std::max(1, choice.nccl_channels);
+  facts.ranks = ranks_;
+  facts.nodes = tuner_facts_.nodes;
+  const std::int64_t piece = nccl_piece_bytes(choice.protocol, facts);
+  if (choice.protocol == NcclProtocol::kSimple && !facts.tree &&
+      (facts.op == CollectiveOp::kAllReduce || facts.op == CollectiveOp::kAllGather || facts.op == CollectiveOp::kReduceScatter)) {
+    // A chunk smaller than the buffer's (what is left of the operation) still goes in
+    // two slices (NCCL's SLICESPERCHUNK: chunk steps / slice steps).
+    const std::int64_t segment = bytes / std::max(1, facts.ranks) / facts.channels;
+    return std::max<std::int64_t>(1, std::min(piece, (segment + 1) / 2));
   }
+  return piece;
+}
+
+CollectiveProgram CollectiveSweep::with_nccl_costs(CollectiveProgram p, const TunerChoice& choice) const {
+  // NCCL's protocol: its wire bytes through the network, and NCCL's own latency figures
+  // for the pair, less what the simulated links charge themselves.
+  p.wire_factor = choice.wire_factor;
+  const auto ps = [](double us) { return static_cast<std::int64_t>(std::max(0.0, us) * 1e6); };
+  if (pipelined(choice)) {
+    // The ring and the tree: the base at the start, and each step's latency on the
+    // step itself, so the chain the simulation follows (its network steps, its
+    // pipeline's fill) sets how many are paid.
+    p.start_latency_ps = std::max(p.start_latency_ps, ps(choice.nccl_steps.base_us));
+    p.step_sync_ps[0] = ps(choice.nccl_steps.intra_us - tuner_facts_.intra_step_us);
+    p.step_sync_ps[1] = ps(choice.nccl_steps.inter_us - tuner_facts_.inter_step_us);
+    // Each channel at its own rate in NCCL's model, the protocol's flags on the wire.
+    p.wire_factor = protocol_wire_factor(choice.protocol);
+    p.channel_bytes_per_second = choice.nccl_channel_GBps * 1e9;
+    return p;
+  }
+  // The others (NVLS, NVLS-tree, CollNet): NCCL's whole latency at the start, less the
+  // links' own along the algorithm's critical path.
+  const CollectiveAlgorithm* algorithm = find_collective_algorithm(choice.algorithm);
+  const double wire_us = algorithm != nullptr ? wire_latency_us(*algorithm) : 0;
+  p.start_latency_ps = std::max(p.start_latency_ps, ps(choice.nccl_latency_us - wire_us));
   return p;
 }
 
@@ -206,6 +256,7 @@ void CollectiveSweep::start_next(Time at) {
   options.check_data = config_.check_data;
   options.traffic_class = traffic_class_;
   options.activity = activity_;
+  options.rank_node = rank_node_;
   current_ = std::make_unique<CollectiveExecutor>(*network_, program_for(bytes), hosts_, options);
   current_->set_on_done([this] { start_next(current_->finished_at() + notice_); }, split_);
   current_->start_at(at);

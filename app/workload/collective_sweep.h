@@ -80,6 +80,13 @@ class CollectiveSweep final : public WorkloadDriver {
   // choice under `auto`.
   TunerChoice choice_for(std::int64_t bytes) const;
   void start_next(Time at);  // records the size that ended and starts the next at `at`
+  // The ring and the tree under an NCCL protocol: pipelined in NCCL's pieces, their
+  // latency charged per step.
+  bool pipelined(const TunerChoice& choice) const;
+  // The pipelining piece: the config's chunk_bytes, else NCCL's for the protocol.
+  std::int64_t chunk_bytes_for(const TunerChoice& choice, std::int64_t bytes) const;
+  // NCCL's protocol's wire bytes and latency figures on a built program.
+  CollectiveProgram with_nccl_costs(CollectiveProgram p, const TunerChoice& choice) const;
   // What the simulated links themselves charge along `algorithm`'s critical path, in us
   // (NCCL's latency figures include it).
   double wire_latency_us(const CollectiveAlgorithm& algorithm) const;
@@ -94,6 +101,7 @@ class CollectiveSweep final : public WorkloadDriver {
   TunerFacts tuner_facts_;
   std::vector<std::string> validation_gaps_;
   std::vector<HostId> hosts_;
+  std::vector<std::uint32_t> rank_node_;  // per rank (empty: one node)
   std::vector<CollectiveRow> rows_;
   std::size_t next_ = 0;
   Time notice_ = 0;  // the fabric's longest link latency

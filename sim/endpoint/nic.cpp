@@ -146,6 +146,7 @@ void Nic::post(MessageId id, const Message& d) {
   m.packets = d.packets;
   m.bytes = d.bytes;
   m.traffic_class = d.traffic_class;
+  m.cap_bps = d.rate_cap_bps;
   m.active = true;
   m.last_progress = now;
   if (d.in_network != InNetwork::kNone) {
@@ -159,6 +160,10 @@ void Nic::post(MessageId id, const Message& d) {
     m.stripe_offset = d.stripe_base;
     enter_rotation(slot);
     return;
+  }
+  if (m.cap_bps > 0) {
+    // The sender makes each packet before it can leave: the first one too.
+    m.next_send = now + static_cast<Time>(static_cast<double>(factory().wire_bytes_of(m, 0)) * 8e12 / m.cap_bps);
   }
   start_reliable(slot, ports);
   enter_rotation(slot);
@@ -234,6 +239,11 @@ Packet* Nic::pull(PortIndex port) {
     if (m.cc.rate_bps < line) {
       m.next_send = now + static_cast<Time>(static_cast<double>(p->wire_bytes) * 8e12 / m.cc.rate_bps);
     }
+  }
+  if (m.cap_bps > 0 && m.next_seq + 1 < m.packets) {
+    // The next packet is made while this one leaves.
+    const double next = static_cast<double>(factory().wire_bytes_of(m, m.next_seq + 1));
+    m.next_send = std::max(m.next_send, std::max(now, m.next_send) + static_cast<Time>(next * 8e12 / m.cap_bps));
   }
   if (m.next_seq + 1 == m.packets && m.sent_max < m.packets && m.kind != SendKind::kForGpu) {
     note_sent(m.id, m.in_network != InNetwork::kNone ? slot : UINT32_MAX);

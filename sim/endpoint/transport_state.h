@@ -42,7 +42,8 @@ struct SendState {
   std::uint32_t acked = 0;     // packets acknowledged in order
   std::uint32_t sent_max = 0;  // one past the highest packet ever sent
   Time last_progress = 0;      // last acknowledgement progress (for the retransmission timer)
-  Time next_send = 0;          // pacing by the congestion control's rate
+  Time next_send = 0;          // pacing by the congestion control's rate, or the cap below
+  double cap_bps = 0;          // its sender's own rate limit on the wire (0: none)
   SendKind kind = SendKind::kMessage;
   std::uint16_t home_port = 0;  // kForGpu: the PCIe port to its GPU; kReadResponse: the
                                 // port to the NIC that asked

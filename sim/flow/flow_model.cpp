@@ -108,6 +108,7 @@ void FlowModel::start_now(MessageId id, std::int64_t wire_bytes, std::int64_t pa
   s.deliver.assign(route.deliver.begin(), route.deliver.end());
   s.hops.assign(route.hops.begin(), route.hops.end());
   s.shares = static_cast<double>(std::max<std::uint32_t>(1, route.shares));
+  s.cap = route.cap;
   if (route.shares > 1) {
     for (Hop& h : s.hops) h.weight *= s.shares;  // its load on each link: every share's
   }
@@ -292,6 +293,9 @@ void FlowModel::fill() {
     const LinkState& l = links_[link];
     if (l.weight_left > kNoWeight) shares_.push_back({std::max(0.0, l.residual) / l.weight_left, link});
   }
+  for (std::uint32_t f : comp_flows_) {
+    if (flows_[f].cap > 0) shares_.push_back({flows_[f].cap, kCapped + f});
+  }
   std::make_heap(shares_.begin(), shares_.end(), later);
   // Freezing flows only raises other links' shares ((R - w s) / (W - w) >= R / W when
   // s <= R / W), so entries are not updated as flows freeze: a popped entry whose link's
@@ -302,6 +306,14 @@ void FlowModel::fill() {
     std::pop_heap(shares_.begin(), shares_.end(), later);
     const Share top = shares_.back();
     shares_.pop_back();
+    if (top.link >= kCapped) {
+      // A flow's own cap, below every share left: it runs at its cap.
+      FlowState& s = flows_[top.link - kCapped];
+      if (s.frozen) continue;
+      freeze(s, top.share, kCapped);
+      --unfrozen;
+      continue;
+    }
     LinkState& bottleneck = links_[top.link];
     if (bottleneck.weight_left <= kNoWeight) continue;  // every flow on it is frozen
     const double current = std::max(0.0, bottleneck.residual) / bottleneck.weight_left;
@@ -315,16 +327,20 @@ void FlowModel::fill() {
     for (const Member& m : bottleneck.members) {
       FlowState& s = flows_[m.flow];
       if (s.visit != stamp_ || s.frozen) continue;
-      s.frozen = true;
+      freeze(s, share, top.link);
       --unfrozen;
-      s.next_rate = share * s.shares;  // each share's fair share, together
-      s.bottleneck = top.link;
-      for (const Hop& h : s.hops) {
-        LinkState& l = links_[h.link];
-        l.residual -= h.weight * share;
-        l.weight_left -= h.weight;
-      }
     }
+  }
+}
+
+void FlowModel::freeze(FlowState& s, double share, std::uint32_t bottleneck) {
+  s.frozen = true;
+  s.next_rate = share * s.shares;  // each share's fair share, together
+  s.bottleneck = bottleneck;
+  for (const Hop& h : s.hops) {
+    LinkState& l = links_[h.link];
+    l.residual -= h.weight * share;
+    l.weight_left -= h.weight;
   }
 }
 

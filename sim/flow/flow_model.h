@@ -66,6 +66,9 @@ class FlowModel final : public EventHandler {
     // It stands for this many equal flows on the same links (max-min gives each the same
     // share; together they load each link `shares` times as much).
     std::uint32_t shares = 1;
+    // Its sender's own limit, per share, in bytes per picosecond (0: none;
+    // Message::rate_cap_bps): a private link only this flow crosses.
+    double cap = 0;
   };
   // `capacity`: each link's rate in bytes per picosecond. `observer` hears of every
   // flow's sending, delivery and completion (the network's dispatcher).
@@ -125,6 +128,7 @@ class FlowModel final : public EventHandler {
     bool sent = false;  // the sender's last byte has left (told)
     bool body = false;  // a flow's body: silent; once sent, its last quantum takes its turn
     double shares = 1;  // equal flows it stands for
+    double cap = 0;     // Route::cap
     bool posted = false;  // its sending was told as it started
     std::uint64_t in_turn = kNoTurn;
     std::int64_t tail_wire = 0;
@@ -181,6 +185,8 @@ class FlowModel final : public EventHandler {
   void take_in(std::uint32_t f);
   void take_in_held(bool every_link);
   void fill();
+  // Fixes a flow's rate at `share` per share, held by `bottleneck` (a link, or kCapped).
+  void freeze(FlowState& s, double share, std::uint32_t bottleneck);
   bool take_in_faster();
   // Folds the rates a flow had up to `now` into its remaining bytes and lead.
   void advance(FlowState& s, Time now);
@@ -242,8 +248,11 @@ class FlowModel final : public EventHandler {
   std::size_t scanned_ = 0;                // comp_links_ checked for saturation
   struct Share {
     double share;
-    std::uint32_t link;
+    std::uint32_t link;  // or kCapped + a flow: that flow's own cap
   };
+  // Above every link number: a share entry for a flow's cap, and the bottleneck of a flow
+  // its cap holds.
+  static constexpr std::uint32_t kCapped = UINT32_C(1) << 31;
   std::vector<Share> shares_;
   std::vector<Share> bottlenecks_;  // links that froze flows in the last filling, at that share
 };

@@ -96,6 +96,15 @@ struct CollectiveProgram {
   std::int64_t start_latency_ps = 0;
   // Wire bytes per payload byte (an NCCL protocol's flags: LL 2, LL128 128/120).
   double wire_factor = 1.0;
+  // NCCL's per-step latency beyond what the links charge (its flag, the proxy, the RDMA
+  // write's completion), in picoseconds: a received piece reaches its receiving step this
+  // much after its data, [0] from a GPU of the same node, [1] from another node
+  // (CollectiveOptions::rank_node says which). It delays, it does not occupy: later pieces
+  // overlap it, as NCCL's buffer slots do.
+  std::int64_t step_sync_ps[2] = {0, 0};
+  // The most one send puts on the wire per second, in payload bytes (0: no limit): an
+  // NCCL channel is one thread block, whose copies cannot fill a GPU's NVLinks alone.
+  double channel_bytes_per_second = 0;
   // Consecutive step channels that form one NCCL channel (a ring's pieces and phases), whose
   // sends share that channel's connection, and so an RDMA NIC's queue pair; 0: the whole
   // program is one connection.

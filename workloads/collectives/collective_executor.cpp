@@ -169,7 +169,23 @@ void CollectiveExecutor::start() {
   }
 }
 
-void CollectiveExecutor::Starter::on_event() { agent->begin(); }
+void CollectiveExecutor::Starter::on_event() {
+  if (!begun) {
+    begun = true;
+    agent->begin();
+  } else {
+    const Time now = agent->sim->now();
+    while (!due.empty() && due.begin()->first <= now) {
+      const int recv = due.begin()->second;
+      due.erase(due.begin());
+      agent->arrived(recv);
+    }
+  }
+  if (!due.empty() && !scheduled()) {
+    next = due.begin()->first;
+    agent->sim->schedule_at(*this, next);
+  }
+}
 
 void CollectiveExecutor::RankAgent::begin() {
   if (steps.empty()) {
@@ -231,6 +247,12 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
         spec.traffic_class = x.options_.traffic_class;
         spec.tag = static_cast<std::uint32_t>(to[0].step);  // the receive it feeds
         spec.shares = x.options_.flow_shares;
+        // A GPU's channel copies into its peer's memory at the channel's rate; across nodes the
+        // NIC, one per channel, is the channel's limit.
+        const auto& node = x.options_.rank_node;
+        if (node.empty() || node[static_cast<std::size_t>(rank)] == node[static_cast<std::size_t>(to[0].rank)]) {
+          spec.rate_cap_bps = x.program_.channel_bytes_per_second * x.program_.wire_factor * 8;
+        }
         // Its NCCL connection (0 is point-to-point's).
         const int per = x.program_.streams_per_connection;
         spec.connection = static_cast<std::uint16_t>(1 + (per > 0 ? s.channel / per : 0));
@@ -411,9 +433,31 @@ void CollectiveExecutor::RankAgent::on_message_sent(MessageId id, Time) {
   finish_step(step);
 }
 
-void CollectiveExecutor::RankAgent::on_message_delivered(MessageId id, Time) {
+void CollectiveExecutor::RankAgent::on_message_delivered(MessageId id, Time now) {
   // From my own NIC: data for one of my receives is here; the message's tag says which.
   const int recv = static_cast<int>(owner->network_->messages()[id].tag);
+  const CollectiveProgram& p = owner->program_;
+  Time sync = 0;
+  if (p.step_sync_ps[0] != 0 || p.step_sync_ps[1] != 0) {
+    const int peer = p.programs[static_cast<std::size_t>(rank)].steps[static_cast<std::size_t>(recv)].peer;
+    const auto& node = owner->options_.rank_node;
+    const bool across = peer >= 0 && !node.empty() && node[static_cast<std::size_t>(rank)] != node[static_cast<std::size_t>(peer)];
+    sync = p.step_sync_ps[across ? 1 : 0];
+  }
+  if (sync == 0) {
+    arrived(recv);
+    return;
+  }
+  // NCCL's flag (and, between nodes, its proxy) tells my kernel a little later.
+  const Time at = now + sync;
+  starter.due.emplace(at, recv);
+  if (starter.begun && (!starter.scheduled() || at < starter.next)) {
+    starter.next = at;
+    sim->schedule_at(starter, at);
+  }
+}
+
+void CollectiveExecutor::RankAgent::arrived(int recv) {
   if (--steps[static_cast<std::size_t>(recv)].waiting == 0) ready(recv);
 }
 

@@ -40,6 +40,8 @@ struct CollectiveOptions {
   // ones). A trace replay fixes them per collective before the run, so they do not depend
   // on the order in which a split run's partitions launch collectives.
   std::uint32_t first_order_key = 0;
+  // Each rank's node, for the program's step_sync_ps (empty: every rank on one node).
+  std::vector<std::uint32_t> rank_node;
 };
 
 // What every run of one program shares, worked out once: the program, which receive each
@@ -133,8 +135,13 @@ class CollectiveExecutor final {
     std::size_t head = 0;
     void on_event() override;
   };
+  // Starts the rank's program, then hands received pieces to their steps once NCCL's
+  // per-step latency has passed (step_sync_ps): one pending event per rank.
   struct Starter final : EventHandler {
     RankAgent* agent = nullptr;
+    bool begun = false;
+    Time next = 0;                 // when it is scheduled, while it is
+    std::multimap<Time, int> due;  // when a receive's data counts as arrived -> the receive
     void on_event() override;
   };
   class RankAgent final : public MessageObserver {
@@ -152,6 +159,7 @@ class CollectiveExecutor final {
 
 
     void begin();  // starts the steps that wait for nothing
+    void arrived(int recv);  // a receive's data is here (after any per-step latency)
     void ready(int step);
     void start_step(int step);
     void finish_step(int step);

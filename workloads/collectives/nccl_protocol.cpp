@@ -25,6 +25,34 @@ std::optional<NcclProtocol> protocol_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::int64_t nccl_piece_bytes(NcclProtocol p, const NcclPipelineFacts& f) {
+  constexpr std::int64_t kSteps = 8;
+  switch (p) {
+    case NcclProtocol::kSimple: {
+      const std::int64_t step = (std::int64_t{4} << 20) / kSteps;
+      const bool two_step_slices = !f.tree && (f.op == CollectiveOp::kAllReduce || f.op == CollectiveOp::kAllGather ||
+                                               f.op == CollectiveOp::kReduceScatter);
+      return two_step_slices ? 2 * step : step;
+    }
+    case NcclProtocol::kLL: return std::int64_t{8} * 512 * kSteps * 16 / kSteps / 2;
+    case NcclProtocol::kLL128: {
+      std::int64_t chunk = std::int64_t{120} * 640 * kSteps * 8 / kSteps / 16 * 15;
+      if (f.tree) {
+        const double ppn = static_cast<double>(std::max(1, f.ranks)) / std::max(1, f.nodes);
+        int log2_nodes = 0;
+        while ((2 << log2_nodes) <= std::max(1, f.nodes)) ++log2_nodes;
+        const double steps = 1 + log2_nodes + 0.1 * ppn;
+        const std::int64_t per = std::int64_t{std::max(1, f.channels)};
+        while (static_cast<double>(f.bytes / (per * chunk)) < steps * 64 / ppn && chunk > 131072) chunk /= 2;
+        while (static_cast<double>(f.bytes / (per * chunk)) < steps * 16 / ppn && chunk > 32768) chunk /= 2;
+      }
+      return chunk;
+    }
+    case NcclProtocol::kNone: break;
+  }
+  return 0;
+}
+
 double protocol_wire_factor(NcclProtocol p) {
   if (p == NcclProtocol::kLL) return 2.0;  // an 8-byte flag beside every 8 bytes of data
   if (p == NcclProtocol::kLL128) return 128.0 / 120.0;

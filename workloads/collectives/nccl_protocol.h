@@ -6,9 +6,11 @@
 //           are flags, latency lowest.
 //   LL128:  120 bytes of data with an 8-byte flag in each 128-byte line.
 // fabricsim moves the protocol's bytes through the packet network (LL: 2x, its flags
-// doubling the bytes; LL128: 128/120) and adds NCCL's own latency for the algorithm and protocol
-// (workloads/collectives/nccl_tuning.h), less what the simulated links charge themselves, at the
-// collective's start; `none` is the ideal network alone.
+// doubling the bytes; LL128: 128/120) in the pieces NCCL's buffers pipeline them in, and
+// charges NCCL's own latency figures (workloads/collectives/nccl_tuning.h): for the ring
+// and the tree per step along the simulated chain, for the others at the collective's
+// start, less what the simulated links charge themselves; `none` is the ideal network
+// alone.
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -25,5 +27,25 @@ std::optional<NcclProtocol> protocol_from_name(std::string_view name);
 
 // Bytes moved per payload byte: 1 (Simple), 2 (LL), 128/120 (LL128).
 double protocol_wire_factor(NcclProtocol p);
+
+// The payload NCCL's ring and tree hand from one GPU to the next in one go, each with its
+// own flag: a slice of its buffer's steps. NCCL's defaults (src/include/device.h,
+// src/init.cc, src/include/collectives.h, calcCollChunking in src/enqueue.cc): 8 steps
+// per buffer (NCCL_STEPS); Simple's buffer is 4 MiB, a step 512 KiB, and the ring's
+// AllReduce, AllGather and ReduceScatter move slices of 2 steps (1 MiB), everything else
+// one step; LL's buffer is 512 KiB (8 lines of 16 bytes x 512 threads x 8 steps), half of
+// it flags: 32 KiB of data per step; LL128's is 120 x 640 x 8 x 8 bytes, 15 of each 16
+// words data: 576,000 bytes per step, which the tree halves for small operations while
+// the operation has fewer than (1 + log2(nodes) + ppn/10) x 64 / ppn pieces per channel
+// (down to 128 KiB), then x 16 / ppn (down to 32 KiB). 0 for kNone.
+struct NcclPipelineFacts {
+  bool tree = false;  // NCCL's tree (else the ring)
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  std::int64_t bytes = 0;  // the operation's
+  int channels = 1;
+  int ranks = 1;
+  int nodes = 1;
+};
+std::int64_t nccl_piece_bytes(NcclProtocol p, const NcclPipelineFacts& f);
 
 }  // namespace fabricsim

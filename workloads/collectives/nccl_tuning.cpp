@@ -158,6 +158,27 @@ int floor_log2(int n) {
 
 NcclCostModel::NcclCostModel(const NcclRules& rules, const NcclSystem& system) : rules_(rules), system_(system) {}
 
+NcclStepLatency NcclCostModel::step_latency(NcclAlgo algo, NcclProtocol proto) const {
+  const int a = static_cast<int>(algo);
+  const int p = nccl_proto_index(proto);
+  if (p < 0) return {};
+  const NcclSystem& s = system_;
+  const NcclRules& r = rules_;
+  const NcclGraph& g = s.graphs[static_cast<std::size_t>(a)];
+  const int n_ranks = std::max(1, s.ranks), n_nodes = std::max(1, s.nodes);
+  const double ppn = static_cast<double>(n_ranks) / n_nodes;
+  const int intra_hw = s.nvlink ? kNvlinkHw : kPcieHw;
+  NcclStepLatency step;
+  step.base_us = r.base[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
+  step.intra_us = r.hw[static_cast<std::size_t>(intra_hw)][static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
+  const int net_algo = r.tree_net_latency_at_one_gpu_per_node && ppn == 1 ? kTree : a;
+  step.inter_us = r.hw[kNetHw][static_cast<std::size_t>(net_algo)][static_cast<std::size_t>(p)] + g.latency_inter;
+  if (p == kSimple) step.inter_us += g.latency_inter;  // the flush
+  // Inter-node rings still launch every step through the proxy: NCCL's net overhead.
+  if (a == kRing && n_nodes > 1) step.intra_us = std::max(step.intra_us, s.net_overhead_us * (p == kSimple ? 3 : 1));
+  return step;
+}
+
 NcclCost NcclCostModel::cost(CollectiveOp op, NcclAlgo algo, NcclProtocol proto) const {
   const int a = static_cast<int>(algo);
   const int p = nccl_proto_index(proto);
@@ -242,13 +263,12 @@ NcclCost NcclCostModel::cost(CollectiveOp op, NcclAlgo algo, NcclProtocol proto)
   if (gather && a != kRing) ratio = 1.0;
   NcclCost c;
   c.algbw_GBps = bus * ratio;
+  c.channel_GBps = bus / g.channels;
 
   const int intra_hw = s.nvlink ? kNvlinkHw : kPcieHw;
-  c.latency_us = r.base[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
-  double intra_lat = r.hw[static_cast<std::size_t>(intra_hw)][static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
-  const int net_algo = r.tree_net_latency_at_one_gpu_per_node && ppn == 1 ? kTree : a;
-  double inter_lat = r.hw[kNetHw][static_cast<std::size_t>(net_algo)][static_cast<std::size_t>(p)] + g.latency_inter;
-  if (p == kSimple) inter_lat += g.latency_inter;  // the flush
+  const NcclStepLatency step = step_latency(algo, proto);
+  c.latency_us = step.base_us;
+  const double intra_lat = step.intra_us, inter_lat = step.inter_us;
   const int local = n_ranks / n_nodes;
   switch (a) {
     case kRing: {
@@ -259,9 +279,6 @@ NcclCost NcclCostModel::cost(CollectiveOp op, NcclAlgo algo, NcclProtocol proto)
         if (p == kSimple) lat = r.hw[static_cast<std::size_t>(hw)][kTree][static_cast<std::size_t>(p)];
         c.latency_us += nsteps * lat;
       } else {
-        // Inter-node rings still launch every step through the proxy: NCCL's net overhead.
-        double overhead = n_nodes > 1 ? s.net_overhead_us * (p == kSimple ? 3 : 1) : 0.0;
-        intra_lat = std::max(intra_lat, overhead);
         int inter_steps = 0;
         if (n_nodes > 1) {
           if (r.ring_inter_steps_per_node_pair) inter_steps = all_reduce ? 2 * (n_nodes - 1) : n_nodes - 1;

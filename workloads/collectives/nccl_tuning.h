@@ -82,6 +82,18 @@ struct NcclSystem {
 struct NcclCost {
   double latency_us = 0;
   double algbw_GBps = 0;
+  double channel_GBps = 0;  // one channel's share of the bus bandwidth behind algbw
+};
+
+// What NCCL's latency is made of for the ring and the tree: a base (the kernel's launch
+// and set-up) and one figure per step, for a step between GPUs of a node and for one
+// through the network (the proxy, the RDMA write and its completion). NCCL multiplies
+// them by its own count of steps; fabricsim charges them per step along the simulated
+// dependency chain (docs/model.md, "NCCL's pipeline").
+struct NcclStepLatency {
+  double base_us = 0;
+  double intra_us = 0;
+  double inter_us = 0;
 };
 
 class NcclCostModel {
@@ -94,6 +106,8 @@ class NcclCostModel {
   double time_us(CollectiveOp op, NcclAlgo a, NcclProtocol p, std::int64_t bytes) const;
   // The latency that time_us() charges for `bytes` (the ring's Simple plateau included).
   double latency_us(CollectiveOp op, NcclAlgo a, NcclProtocol p, std::int64_t bytes) const;
+  // The per-step figures cost() builds the ring's and the tree's latency from.
+  NcclStepLatency step_latency(NcclAlgo a, NcclProtocol p) const;
   const NcclRules& rules() const { return rules_; }
   const NcclSystem& system() const { return system_; }
 

@@ -64,6 +64,8 @@ CollectiveProgram ring(CollectiveOp op, int n, std::int64_t bytes, const Algorit
       p.root = a.root;
       Builder b{p};
       const bool bcast = op == CollectiveOp::kBroadcast;
+      // A channel's pieces leave each rank one after the other, as its thread block sends them.
+      std::vector<int> last_send(static_cast<std::size_t>(n * c), -1);
       for (int q = 0; q < c * k; ++q) {
         for (int pos = 0; pos < n; ++pos) {
           // Chain position pos: broadcast starts at the root; reduce ends at it.
@@ -72,7 +74,10 @@ CollectiveProgram ring(CollectiveOp op, int n, std::int64_t bytes, const Algorit
           const int prev = mod(r - 1, n);
           int got = -1;
           if (pos > 0) got = b.recv(r, prev, q, q, 1, !bcast, {});
-          if (pos < n - 1) b.send(r, next, q, q, 1, deps_of(got));
+          if (pos < n - 1) {
+            int& before = last_send[static_cast<std::size_t>(r * c + q % c)];
+            before = b.send(r, next, q, q, 1, deps_of(got, before));
+          }
         }
       }
       return p;

@@ -62,6 +62,8 @@ void choose_by_nccl_model(TunerChoice& choice, CollectiveOp op, std::int64_t byt
         choice.nccl_time_us = t;
         choice.nccl_latency_us = model.latency_us(op, a, p, bytes);
         choice.nccl_channels = system.graphs[static_cast<std::size_t>(a)].channels;
+        choice.nccl_steps = model.step_latency(a, p);
+        choice.nccl_channel_GBps = model.cost(op, a, p).channel_GBps;
         const double simple = model.cost(op, a, NcclProtocol::kSimple).algbw_GBps;
         const double mine = model.cost(op, a, p).algbw_GBps;
         choice.wire_factor = std::max(protocol_wire_factor(p), simple > 0 && mine > 0 ? simple / mine : 1.0);

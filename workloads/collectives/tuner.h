@@ -53,6 +53,10 @@ struct TunerChoice {
   double nccl_time_us = -1;
   double nccl_latency_us = 0;
   int nccl_channels = 0;  // the chosen algorithm's channels in NCCL's graph (0: no NCCL model)
+  // The chosen pair's base and per-step latencies in NCCL's model (protocols on).
+  NcclStepLatency nccl_steps;
+  // What one of its channels moves per second in NCCL's model (payload, GB/s).
+  double nccl_channel_GBps = 0;
   // Bytes the network moves per payload byte under the chosen protocol: its flags (LL 2,
   // LL128 128/120), or, where NCCL's model gives the protocol less of Simple's bandwidth
   // than that (LL's cap, LL128's per-channel cap: what the GPU's threads sustain), that
