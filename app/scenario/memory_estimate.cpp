@@ -2,7 +2,9 @@
 
 #include "app/workload/tuner_facts.h"
 #include "workloads/collectives/collective_algorithms.h"
+#include "workloads/collectives/nccl_protocol.h"
 #include "workloads/collectives/nvls.h"
+#include "workloads/collectives/tuner.h"
 
 #include "app/config/model_files.h"
 #include "app/config/yaml_reader.h"
@@ -90,6 +92,23 @@ WorkloadNeeds workload_needs(const ScenarioConfig& config, const Topology& t) {
       facts.ranks = ranks;
       facts.channels = channels;
       while ((1ull << facts.log2_ranks) < ranks) ++facts.log2_ranks;
+      if (w.collective.protocol != "none" && (algo == "ring" || algo == "tree" || algo == "auto") && biggest > 0) {
+        // NCCL's pipeline cuts the largest size's segments into its pieces.
+        TunerFacts tf = tuner_facts(config.topology, static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(ranks, 1u << 30))));
+        tf.nccl_version = config.network.nccl_version;
+        const TunerChoice choice = choose_algorithm(w.collective.op, biggest, tf, algo, w.collective.protocol);
+        const CollectiveAlgorithm* chosen = find_collective_algorithm(choice.algorithm);
+        if (chosen != nullptr && (chosen->nccl == NcclAlgo::kRing || chosen->nccl == NcclAlgo::kTree)) {
+          NcclPipelineFacts pf;
+          pf.tree = chosen->nccl == NcclAlgo::kTree;
+          pf.op = w.collective.op;
+          pf.bytes = biggest;
+          pf.channels = static_cast<int>(channels);
+          pf.ranks = static_cast<int>(std::min<std::uint64_t>(ranks, 1u << 30));
+          pf.nodes = tf.nodes;
+          facts.pieces = static_cast<std::uint64_t>(nccl_pieces(choice.protocol, pf));
+        }
+      }
       const NvSwitchSpec* node = config.topology.kind == TopologyConfig::Kind::kNvSwitch ? &config.topology.nvswitch
                                  : config.topology.kind == TopologyConfig::Kind::kCluster ? &config.topology.cluster.node
                                                                                            : nullptr;

@@ -144,15 +144,7 @@ std::int64_t CollectiveSweep::chunk_bytes_for(const TunerChoice& choice, std::in
   facts.channels = config_.channels > 0 ? config_.channels : std::max(1, choice.nccl_channels);
   facts.ranks = ranks_;
   facts.nodes = tuner_facts_.nodes;
-  const std::int64_t piece = nccl_piece_bytes(choice.protocol, facts);
-  if (choice.protocol == NcclProtocol::kSimple && !facts.tree &&
-      (facts.op == CollectiveOp::kAllReduce || facts.op == CollectiveOp::kAllGather || facts.op == CollectiveOp::kReduceScatter)) {
-    // A chunk smaller than the buffer's (what is left of the operation) still goes in
-    // two slices (NCCL's SLICESPERCHUNK: chunk steps / slice steps).
-    const std::int64_t segment = bytes / std::max(1, facts.ranks) / facts.channels;
-    return std::max<std::int64_t>(1, std::min(piece, (segment + 1) / 2));
-  }
-  return piece;
+  return nccl_piece_bytes(choice.protocol, facts);
 }
 
 CollectiveProgram CollectiveSweep::with_nccl_costs(CollectiveProgram p, const TunerChoice& choice) const {

@@ -38,6 +38,8 @@ struct FootprintFacts {
   std::uint64_t nvls_gpus = 0;
   std::uint64_t nvls_channels = 0;
   std::uint64_t nvls_pieces = 0;
+  // The ring's and the tree's pieces per channel's segment (NCCL's pipeline).
+  std::uint64_t pieces = 1;
 };
 struct ProgramFootprint {
   std::uint64_t steps = 0;           // per rank

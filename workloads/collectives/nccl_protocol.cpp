@@ -1,5 +1,6 @@
 #include "workloads/collectives/nccl_protocol.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -32,7 +33,9 @@ std::int64_t nccl_piece_bytes(NcclProtocol p, const NcclPipelineFacts& f) {
       const std::int64_t step = (std::int64_t{4} << 20) / kSteps;
       const bool two_step_slices = !f.tree && (f.op == CollectiveOp::kAllReduce || f.op == CollectiveOp::kAllGather ||
                                                f.op == CollectiveOp::kReduceScatter);
-      return two_step_slices ? 2 * step : step;
+      if (!two_step_slices) return step;
+      const std::int64_t segment = f.bytes / std::max(1, f.ranks) / std::max(1, f.channels);
+      return std::max<std::int64_t>(1, std::min(2 * step, (segment + 1) / 2));
     }
     case NcclProtocol::kLL: return std::int64_t{8} * 512 * kSteps * 16 / kSteps / 2;
     case NcclProtocol::kLL128: {
@@ -51,6 +54,16 @@ std::int64_t nccl_piece_bytes(NcclProtocol p, const NcclPipelineFacts& f) {
     case NcclProtocol::kNone: break;
   }
   return 0;
+}
+
+std::int64_t nccl_pieces(NcclProtocol p, const NcclPipelineFacts& f) {
+  const std::int64_t piece = nccl_piece_bytes(p, f);
+  if (piece <= 0) return 1;
+  const std::int64_t c = std::max(1, f.channels);
+  const bool ring_segments = !f.tree && (f.op == CollectiveOp::kAllReduce || f.op == CollectiveOp::kAllGather ||
+                                         f.op == CollectiveOp::kReduceScatter);
+  const std::int64_t segment = f.tree ? f.bytes / 2 / c : ring_segments ? f.bytes / std::max(1, f.ranks) / c : f.bytes / c;
+  return std::clamp<std::int64_t>((segment + piece - 1) / piece, 1, 4096);
 }
 
 double protocol_wire_factor(NcclProtocol p) {

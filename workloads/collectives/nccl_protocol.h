@@ -37,7 +37,9 @@ double protocol_wire_factor(NcclProtocol p);
 // it flags: 32 KiB of data per step; LL128's is 120 x 640 x 8 x 8 bytes, 15 of each 16
 // words data: 576,000 bytes per step, which the tree halves for small operations while
 // the operation has fewer than (1 + log2(nodes) + ppn/10) x 64 / ppn pieces per channel
-// (down to 128 KiB), then x 16 / ppn (down to 32 KiB). 0 for kNone.
+// (down to 128 KiB), then x 16 / ppn (down to 32 KiB). A ring's Simple chunk smaller
+// than the buffer's (what is left of the operation) still goes in two slices
+// (SLICESPERCHUNK). 0 for kNone.
 struct NcclPipelineFacts {
   bool tree = false;  // NCCL's tree (else the ring)
   CollectiveOp op = CollectiveOp::kAllReduce;
@@ -47,5 +49,8 @@ struct NcclPipelineFacts {
   int nodes = 1;
 };
 std::int64_t nccl_piece_bytes(NcclProtocol p, const NcclPipelineFacts& f);
+// The pieces of one channel's segment (the ring's per-rank share, the tree's half, a
+// pipeline's whole), as the builders cut it (at most 4096).
+std::int64_t nccl_pieces(NcclProtocol p, const NcclPipelineFacts& f);
 
 }  // namespace fabricsim

@@ -115,7 +115,7 @@ double ideal_estimate_us(CollectiveOp op, double size, const TunerFacts& f) {
 
 }  // namespace
 
-ProgramFootprint ring_footprint(const FootprintFacts& f) { return {4 * f.ranks * f.channels, 2 * f.channels, 240}; }
+ProgramFootprint ring_footprint(const FootprintFacts& f) { return {4 * f.ranks * f.channels * f.pieces, 2 * f.channels, 240}; }
 
 std::vector<int> ring_order(int n, int channel, const AlgorithmParams& a) {
   const int g = a.local_size > 0 && a.local_size < n && n % a.local_size == 0 ? a.local_size : n;

@@ -178,7 +178,7 @@ double wire_latency_us(const WireFacts& f) {
   return 2 * ((f.ranks / m - 1) * f.intra_step_us + floor_log2(m) * f.inter_step_us);
 }
 
-ProgramFootprint footprint(const FootprintFacts& f) { return {6 * f.channels, 2 * f.channels, 240}; }
+ProgramFootprint footprint(const FootprintFacts& f) { return {6 * f.channels * f.pieces, 2 * f.channels, 240}; }
 
 }  // namespace
 
