@@ -96,17 +96,10 @@ WorkloadNeeds workload_needs(const ScenarioConfig& config, const Topology& t) {
         // NCCL's pipeline cuts the largest size's segments into its pieces.
         TunerFacts tf = tuner_facts(config.topology, static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(ranks, 1u << 30))));
         tf.nccl_version = config.network.nccl_version;
+        tf.cpu_amd = config.network.cpu_amd;
         const TunerChoice choice = choose_algorithm(w.collective.op, biggest, tf, algo, w.collective.protocol);
-        const CollectiveAlgorithm* chosen = find_collective_algorithm(choice.algorithm);
-        if (chosen != nullptr && (chosen->nccl == NcclAlgo::kRing || chosen->nccl == NcclAlgo::kTree)) {
-          NcclPipelineFacts pf;
-          pf.tree = chosen->nccl == NcclAlgo::kTree;
-          pf.op = w.collective.op;
-          pf.bytes = biggest;
-          pf.channels = static_cast<int>(channels);
-          pf.ranks = static_cast<int>(std::min<std::uint64_t>(ranks, 1u << 30));
-          pf.nodes = tf.nodes;
-          facts.pieces = static_cast<std::uint64_t>(nccl_pieces(choice.protocol, pf));
+        if (const auto pf = nccl_pipeline_facts(choice, w.collective.op, biggest, static_cast<int>(channels), tf.ranks, tf.nodes)) {
+          facts.pieces = static_cast<std::uint64_t>(nccl_pieces(choice.protocol, *pf));
         }
       }
       const NvSwitchSpec* node = config.topology.kind == TopologyConfig::Kind::kNvSwitch ? &config.topology.nvswitch

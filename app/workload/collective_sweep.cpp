@@ -130,21 +130,11 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   return p;
 }
 
-bool CollectiveSweep::pipelined(const TunerChoice& choice) const {
-  const CollectiveAlgorithm* a = find_collective_algorithm(choice.algorithm);
-  return choice.protocol != NcclProtocol::kNone && a != nullptr && (a->nccl == NcclAlgo::kRing || a->nccl == NcclAlgo::kTree);
-}
-
 std::int64_t CollectiveSweep::chunk_bytes_for(const TunerChoice& choice, std::int64_t bytes) const {
-  if (config_.chunk_bytes > 0 || !pipelined(choice)) return config_.chunk_bytes;
-  NcclPipelineFacts facts;
-  facts.tree = find_collective_algorithm(choice.algorithm)->nccl == NcclAlgo::kTree;
-  facts.op = config_.op;
-  facts.bytes = bytes;
-  facts.channels = config_.channels > 0 ? config_.channels : std::max(1, choice.nccl_channels);
-  facts.ranks = ranks_;
-  facts.nodes = tuner_facts_.nodes;
-  return nccl_piece_bytes(choice.protocol, facts);
+  if (config_.chunk_bytes > 0) return config_.chunk_bytes;
+  const int channels = config_.channels > 0 ? config_.channels : choice.nccl_channels;
+  const auto facts = nccl_pipeline_facts(choice, config_.op, bytes, channels, ranks_, tuner_facts_.nodes);
+  return facts ? nccl_piece_bytes(choice.protocol, *facts) : 0;
 }
 
 CollectiveProgram CollectiveSweep::with_nccl_costs(CollectiveProgram p, const TunerChoice& choice) const {
@@ -152,7 +142,8 @@ CollectiveProgram CollectiveSweep::with_nccl_costs(CollectiveProgram p, const Tu
   // for the pair, less what the simulated links charge themselves.
   p.wire_factor = choice.wire_factor;
   const auto ps = [](double us) { return static_cast<std::int64_t>(std::max(0.0, us) * 1e6); };
-  if (pipelined(choice)) {
+  const CollectiveAlgorithm* algorithm = find_collective_algorithm(choice.algorithm);
+  if (algorithm != nullptr && algorithm->nccl_pipeline) {
     // The ring and the tree: the base at the start, and each step's latency on the
     // step itself, so the chain the simulation follows (its network steps, its
     // pipeline's fill) sets how many are paid.
@@ -166,7 +157,6 @@ CollectiveProgram CollectiveSweep::with_nccl_costs(CollectiveProgram p, const Tu
   }
   // The others (NVLS, NVLS-tree, CollNet): NCCL's whole latency at the start, less the
   // links' own along the algorithm's critical path.
-  const CollectiveAlgorithm* algorithm = find_collective_algorithm(choice.algorithm);
   const double wire_us = algorithm != nullptr ? wire_latency_us(*algorithm) : 0;
   p.start_latency_ps = std::max(p.start_latency_ps, ps(choice.nccl_latency_us - wire_us));
   return p;

@@ -80,9 +80,6 @@ class CollectiveSweep final : public WorkloadDriver {
   // choice under `auto`.
   TunerChoice choice_for(std::int64_t bytes) const;
   void start_next(Time at);  // records the size that ended and starts the next at `at`
-  // The ring and the tree under an NCCL protocol: pipelined in NCCL's pieces, their
-  // latency charged per step.
-  bool pipelined(const TunerChoice& choice) const;
   // The pipelining piece: the config's chunk_bytes, else NCCL's for the protocol.
   std::int64_t chunk_bytes_for(const TunerChoice& choice, std::int64_t bytes) const;
   // NCCL's protocol's wire bytes and latency figures on a built program.

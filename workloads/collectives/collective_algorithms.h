@@ -72,9 +72,13 @@ struct CollectiveAlgorithm {
   ProtocolSupport protocols = ProtocolSupport::kNone;
   bool nvls_start = false;      // starts after the NVSwitch domain's NVLS start-up cost
   bool packet_only = false;     // needs packet fidelity and one partition (SHARP's sums)
+  // Under an NCCL protocol it runs NCCL's pipeline (docs/model.md): NCCL's pieces, each
+  // channel at NCCL's rate, NCCL's latency per step; without, NCCL's latency at the start.
+  bool nccl_pipeline = false;
   bool (*does)(CollectiveOp op) = nullptr;
   // Throws std::invalid_argument when it cannot do `op` for this group.
   CollectiveProgram (*build)(CollectiveOp op, int ranks, std::int64_t bytes, const AlgorithmParams& params) = nullptr;
+  // Without NCCL's pipeline: what its latency at the start leaves to the links.
   double (*wire_latency_us)(const WireFacts& f) = nullptr;  // null: nothing beyond the run's own
   // The ideal network's estimate (`protocol: none`), < 0 where it does not apply; null:
   // never a candidate of `auto` there.

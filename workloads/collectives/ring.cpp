@@ -92,15 +92,6 @@ bool does(CollectiveOp op) {
          op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
 }
 
-// 2(n-1) steps (AllReduce) or n-1, of which the steps between nodes cross PCIe, NICs and
-// the fabric.
-double wire_latency_us(const WireFacts& f) {
-  const int n = std::max(2, f.ranks), m = std::max(1, f.nodes);
-  const int steps = f.op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
-  const int inter = m == 1 ? 0 : f.op == CollectiveOp::kAllReduce ? 2 * (m - 1) : m - 1;
-  return (steps - inter) * f.intra_step_us + inter * f.inter_step_us;
-}
-
 // busbw is the slowest hop of a channel times the channels, i.e. a GPU's NVLink inside a
 // node, and across nodes the node's NICs; 2(n-1) steps (AllReduce) of two hops.
 double ideal_estimate_us(CollectiveOp op, double size, const TunerFacts& f) {
@@ -135,9 +126,9 @@ extern const CollectiveAlgorithm kRingAlgorithm{
     .nccl_name = "Ring",
     .nccl = NcclAlgo::kRing,
     .protocols = ProtocolSupport::kAll,
+    .nccl_pipeline = true,
     .does = does,
     .build = ring,
-    .wire_latency_us = wire_latency_us,
     .ideal_estimate_us = ideal_estimate_us,
 };
 

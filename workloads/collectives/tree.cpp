@@ -172,12 +172,6 @@ bool does(CollectiveOp op) {
   return op == CollectiveOp::kAllReduce || op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
 }
 
-// A chain inside the node and a tree of depth log2(nodes) between them, down and up.
-double wire_latency_us(const WireFacts& f) {
-  const int m = std::max(1, f.nodes);
-  return 2 * ((f.ranks / m - 1) * f.intra_step_us + floor_log2(m) * f.inter_step_us);
-}
-
 ProgramFootprint footprint(const FootprintFacts& f) { return {6 * f.channels * f.pieces, 2 * f.channels, 240}; }
 
 }  // namespace
@@ -187,9 +181,9 @@ extern const CollectiveAlgorithm kTreeAlgorithm{
     .nccl_name = "Tree",
     .nccl = NcclAlgo::kTree,
     .protocols = ProtocolSupport::kAll,
+    .nccl_pipeline = true,
     .does = does,
     .build = tree,
-    .wire_latency_us = wire_latency_us,
     .footprint = footprint,
 };
 

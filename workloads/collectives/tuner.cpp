@@ -35,6 +35,20 @@ NcclSystem nccl_system(const TunerFacts& f) {
   return s;
 }
 
+std::optional<NcclPipelineFacts> nccl_pipeline_facts(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes,
+                                                     int channels, int ranks, int nodes) {
+  const CollectiveAlgorithm* a = find_collective_algorithm(choice.algorithm);
+  if (choice.protocol == NcclProtocol::kNone || a == nullptr || !a->nccl_pipeline) return std::nullopt;
+  NcclPipelineFacts f;
+  f.tree = a->nccl == NcclAlgo::kTree;
+  f.op = op;
+  f.bytes = bytes;
+  f.channels = std::max(1, channels);
+  f.ranks = ranks;
+  f.nodes = nodes;
+  return f;
+}
+
 namespace {
 
 // NCCL's choice: the (algorithm, protocol) of least predicted time by its own model.

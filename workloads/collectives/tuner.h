@@ -7,6 +7,7 @@
 // NCCL release, and the least predicted time wins, as NCCL picks. With `protocol: none`
 // (the ideal network) the estimate is the network's alone: latency + size / bandwidth.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,12 @@ struct TunerChoice {
   // share, so a run pays the protocol's GPU-side rate too.
   double wire_factor = 1.0;
 };
+
+// What NCCL's pipeline needs to cut `bytes` into pieces, where the choice runs it (an
+// algorithm with nccl_pipeline under an NCCL protocol); nullopt elsewhere. `channels`:
+// those the run uses.
+std::optional<NcclPipelineFacts> nccl_pipeline_facts(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes,
+                                                     int channels, int ranks, int nodes);
 
 // What NCCL's tuner sees of this topology (graphs from NCCL's search, reduced).
 NcclSystem nccl_system(const TunerFacts& facts);
