@@ -75,8 +75,8 @@ TEST_CASE("one message over one link: sum of packet serializations plus propagat
   CHECK(r.msg(id).delivered == delivered);
   // The last ack: 64 B -> 5120 ps, then 1 us back.
   CHECK(r.msg(id).finished == delivered + 5'120 + 1'000'000);
-  CHECK(r.net->directions()[0].port->counters().bytes_sent == 4160 + 4160 + 1872);
-  CHECK(r.net->directions()[1].port->counters().packets_sent == 3);  // three acks back
+  CHECK(r.net->directions()[0].port->counters().total.bytes_sent == 4160 + 4160 + 1872);
+  CHECK(r.net->directions()[1].port->counters().total.packets_sent == 3);  // three acks back
 }
 
 TEST_CASE("one message over one link at a rate that does not divide evenly") {
@@ -132,7 +132,7 @@ TEST_CASE("two long flows on one bottleneck each get half of it") {
   CHECK(share_b == within(0.5, 0.01));
   // And B, alone afterwards, runs at the full rate: n_a more packets in n_a packet times.
   CHECK(b_alone == within(n_a * packet_time, 0.01));
-  CHECK(r.net->directions()[4].port->counters().drops == 0);
+  CHECK(r.net->directions()[4].port->counters().total.drops == 0);
 }
 
 TEST_CASE("tail drop with go-back-N: drops are resent and every byte arrives exactly once") {
@@ -149,8 +149,8 @@ TEST_CASE("tail drop with go-back-N: drops are resent and every byte arrives exa
   const MessageId fb = r.send(1, 2, 100 * kMtu);
   r.sim.run();
   const PortCounters& bottleneck = r.net->directions()[4].port->counters();
-  CHECK(bottleneck.drops > 0);
-  CHECK(bottleneck.max_queue_bytes <= 3 * (kMtu + kHeader));
+  CHECK(bottleneck.total.drops > 0);
+  CHECK(bottleneck.total.max_queue_bytes <= 3 * (kMtu + kHeader));
   CHECK(r.net->nic(0).counters().retransmitted_packets + r.net->nic(1).counters().retransmitted_packets > 0);
   CHECK(r.msg(fa).finished > 0);
   CHECK(r.msg(fb).finished > 0);
@@ -180,7 +180,7 @@ TEST_CASE("packet spraying spreads one flow over all equal-cost paths") {
     int used = 0;
     for (const LinkDirection& d : r.net->directions()) {
       if (d.from.kind == NodeRef::Kind::kSwitch && d.from.index == 0 && d.to.kind == NodeRef::Kind::kSwitch &&
-          d.port->counters().packets_sent > 500) {
+          d.port->counters().total.packets_sent > 500) {
         ++used;
       }
     }

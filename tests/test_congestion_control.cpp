@@ -58,7 +58,7 @@ TEST_CASE("HPCC: incast 16 to 1 completes with no PFC pause where rate-less RoCE
   };
   const auto pauses_of = [](const ScenarioRun& run) {
     std::uint64_t n = 0;
-    for (const LinkDirection& d : run.network().directions()) n += d.port->counters().pauses_sent;
+    for (const LinkDirection& d : run.network().directions()) n += d.port->counters().total.pauses_sent;
     return n;
   };
   ScenarioRun plain(load_config_text(incast(""), "plain"));

@@ -17,8 +17,8 @@ struct Totals {
 Totals totals(const ScenarioRun& run) {
   Totals t;
   for (const LinkDirection& d : run.network().directions()) {
-    t.drops += d.port->counters().drops;
-    t.pauses += d.port->counters().pauses_sent + d.port->counters().pauses_received;
+    t.drops += d.port->counters().total.drops;
+    t.pauses += d.port->counters().total.pauses_sent + d.port->counters().total.pauses_received;
   }
   for (HostId h = 0; h < run.network().host_count(); ++h) t.retransmits += run.network().nic(h).counters().retransmitted_packets;
   for (const Message& m : run.network().messages().all()) t.last_finish = std::max(t.last_finish, m.finished);
@@ -110,9 +110,9 @@ messages:
     std::int64_t nic_wire_queue = 0, nic_queue = 0;
     for (const LinkDirection& d : run.network().directions()) {
       if (d.from.kind == NodeRef::Kind::kSwitch && d.port->bandwidth() == Bandwidth::gbps(400) && !d.port->credit_based()) {
-        nic_wire_queue = std::max(nic_wire_queue, d.port->counters().max_queue_bytes);
+        nic_wire_queue = std::max(nic_wire_queue, d.port->counters().total.max_queue_bytes);
       }
-      if (d.from.kind == NodeRef::Kind::kNic) nic_queue = std::max(nic_queue, d.port->counters().max_queue_bytes);
+      if (d.from.kind == NodeRef::Kind::kNic) nic_queue = std::max(nic_queue, d.port->counters().total.max_queue_bytes);
     }
     if (model == "relay") {
       CHECK(nic_wire_queue <= 97'280);

@@ -184,7 +184,7 @@ messages:
     received += c.data_packets_received + c.duplicate_packets_received;
     acks += c.acks_sent + c.nacks_sent;
   }
-  for (const LinkDirection& d : whole.network().directions()) dropped += d.port->counters().drops;
+  for (const LinkDirection& d : whole.network().directions()) dropped += d.port->counters().total.drops;
   REQUIRE(sent >= received);
   CHECK(sent - received > 0);
   CHECK(dropped >= sent - received);

@@ -27,8 +27,8 @@ RunFacts run_facts(const std::string& yaml) {
   f.complete = run.complete();
   for (const Message& m : run.network().messages().all()) f.last_finish = std::max(f.last_finish, m.finished);
   for (const LinkDirection& d : run.network().directions()) {
-    f.drops += d.port->counters().drops;
-    f.pauses += d.port->counters().pauses_sent;
+    f.drops += d.port->counters().total.drops;
+    f.pauses += d.port->counters().total.pauses_sent;
   }
   for (HostId h = 0; h < run.network().host_count(); ++h) {
     f.retransmits += run.network().nic(h).counters().retransmitted_packets;
@@ -93,10 +93,10 @@ TEST_CASE("ECN marking follows the RED line within 3 standard errors at three qu
     };
     for (std::int64_t held = 0; held < q; held += 1000) port.enqueue(packet(1000));
     REQUIRE(port.queued_bytes(0) == q);
-    const std::uint64_t before = port.counters().ecn_marks;
+    const std::uint64_t before = port.counters().total.ecn_marks;
     constexpr int kProbes = 20'000;
     for (int i = 0; i < kProbes; ++i) port.enqueue(packet(0));
-    const double rate = static_cast<double>(port.counters().ecn_marks - before) / kProbes;
+    const double rate = static_cast<double>(port.counters().total.ecn_marks - before) / kProbes;
     const double p = 0.2 * static_cast<double>(q - 20'000) / 180'000;  // 0.05, 0.10, 0.15
     const double se = std::sqrt(p * (1 - p) / kProbes);
     MESSAGE("queue " << q << " B: marked " << rate << ", RED line " << p << ", " << (rate - p) / se << " standard errors");
@@ -186,7 +186,7 @@ double victim_share(const std::string& congestion_control, std::uint64_t* pauses
   const std::uint32_t at5 = run.network().received_packets(8);
   sim.run(ms(10));
   *pauses = 0;
-  for (const LinkDirection& d : run.network().directions()) *pauses += d.port->counters().pauses_sent;
+  for (const LinkDirection& d : run.network().directions()) *pauses += d.port->counters().total.pauses_sent;
   const double gbps = static_cast<double>(run.network().received_packets(8) - at5) * 4096 * 8 / 5e-3 * 1e-9;
   return gbps / (100 * 4096.0 / 4160);
 }

@@ -38,7 +38,7 @@ std::uint64_t drops(const Network& net, bool pcie_only) {
   for (const LinkDirection& d : net.directions()) {
     const bool pcie = (d.from.kind == NodeRef::Kind::kHost && d.to.kind == NodeRef::Kind::kNic) ||
                       (d.from.kind == NodeRef::Kind::kNic && d.to.kind == NodeRef::Kind::kHost);
-    if (!pcie_only || pcie) n += d.port->counters().drops;
+    if (!pcie_only || pcie) n += d.port->counters().total.drops;
   }
   return n;
 }

@@ -98,8 +98,24 @@ TEST_CASE("counters list every field once, and results.json writes each by that 
   SwitchCounters sw;
   NicCounters::for_each_field([&](const CounterField&, auto&) { ++nic_fields; }, nic);
   SwitchCounters::for_each_field([&](const CounterField&, auto&) { ++switch_fields; }, sw);
+  std::size_t class_fields = 0;
+  ClassCounters traffic_class;
+  ClassCounters::for_each_field([&](const CounterField&, auto&) { ++class_fields; }, traffic_class);
   CHECK(nic_fields * 8 == sizeof(NicCounters));
   CHECK(switch_fields * 8 == sizeof(SwitchCounters));
+  CHECK(class_fields * 8 == sizeof(ClassCounters));
+
+  // A port's total over its classes: sums, but times the classes spend side by side and
+  // high-water marks take the larger (class 0 paused 5 us, class 1 paused 3 us at once).
+  ClassCounters port, c0, c1;
+  c0.bytes_sent = 4096, c1.bytes_sent = 1024;
+  c0.paused_time = us(5), c1.paused_time = us(3);
+  c0.max_queue_bytes = 10, c1.max_queue_bytes = 30;
+  add_class_counters(port, c0);
+  add_class_counters(port, c1);
+  CHECK(port.bytes_sent == 5120);
+  CHECK(port.paused_time == us(5));
+  CHECK(port.max_queue_bytes == 30);
 
   // Summing: sums, but a high-water mark takes the larger.
   SwitchCounters a, b;
@@ -117,6 +133,12 @@ TEST_CASE("counters list every field once, and results.json writes each by that 
   const YAML::Node e = r["endpoints"];
   NicCounters::for_each_field([&](const CounterField& f, auto&) { CHECK_MESSAGE(e[f.name], f.name); }, nic);
   SwitchCounters::for_each_field([&](const CounterField& f, auto&) { CHECK_MESSAGE(r["switch_counters"][f.name], f.name); }, sw);
+  // Every link, each field its port's counters declare (credit waits: none here, an
+  // Ethernet fabric).
+  for (const YAML::Node& link : r["links"]) {
+    ClassCounters::for_each_field([&](const CounterField& f, auto&) { CHECK_MESSAGE(bool(link[f.name]) != f.credit_only, f.name); },
+                                  traffic_class);
+  }
   CHECK(e["payload_bytes_received"].as<std::uint64_t>() == 4 * 4194304ull + 2 * 1048576ull);
   CHECK(e["data_packets_received"].as<std::uint64_t>() == 4 * 1024 + 2 * 256);
   CHECK(e["data_packets_sent"].as<std::uint64_t>() == 4 * 1024 + 2 * 256);

@@ -311,42 +311,27 @@ void write_links(JsonWriter& j, const ScenarioRun& run) {
       continue;
     }
     const PortCounters c = d.port->counters_at(sim_time);
+    const bool credit = d.port->credit_based();
+    // Each field the port's counters declare (credit waits only where there are credits).
+    const auto fields = [&](const ClassCounters& cc) {
+      ClassCounters::for_each_field(
+          [&](const CounterField& field, const auto& v) {
+            if (!field.credit_only || credit) j.key(field.name).value(v);
+          },
+          cc);
+    };
     j.begin_object();
     describe();
-    j.key("bytes").value(c.bytes_sent);
-    j.key("packets").value(c.packets_sent);
+    fields(c.total);  // paused and credit-wait times: the longest class's
     j.key(result_key::kUtilization).value(utilization(d, sim_time));
-    j.key("max_queue_bytes").value(static_cast<std::int64_t>(c.max_queue_bytes));
-    j.key(result_key::kDrops).value(c.drops);
-    j.key("ecn_marks").value(c.ecn_marks);
-    j.key(result_key::kPausesSent).value(c.pauses_sent);
-    j.key("pauses_received").value(c.pauses_received);
-    Time paused = 0;
-    for (const ClassCounters& cc : c.per_class) paused = std::max(paused, cc.paused_time);
-    j.key("paused_time_ps").value(static_cast<std::int64_t>(paused));
-    if (d.port->credit_based()) {
-      // Credit-based (InfiniBand, PCIe, NVLink): how long a ready packet waited for the
-      // far end's buffer, the longest over classes.
-      Time waited = 0;
-      for (const ClassCounters& cc : c.per_class) waited = std::max(waited, cc.credit_wait_time);
-      j.key("flow_control").value("credit");
-      j.key("credit_wait_time_ps").value(static_cast<std::int64_t>(waited));
-    }
+    // Credit-based (InfiniBand, PCIe, NVLink): the far end's buffer paces the sender.
+    if (credit) j.key("flow_control").value("credit");
     if (classes > 1) {
       j.key("classes").begin_array();
       for (int k = 0; k < classes; ++k) {
-        const ClassCounters& cc = c.per_class[static_cast<std::size_t>(k)];
         j.begin_object();
         j.key("class").value(k);
-        j.key("bytes").value(cc.bytes_sent);
-        j.key("packets").value(cc.packets_sent);
-        j.key(result_key::kDrops).value(cc.drops);
-        j.key("ecn_marks").value(cc.ecn_marks);
-        j.key(result_key::kPausesSent).value(cc.pauses_sent);
-        j.key("pauses_received").value(cc.pauses_received);
-        j.key("paused_time_ps").value(static_cast<std::int64_t>(cc.paused_time));
-        if (d.port->credit_based()) j.key("credit_wait_time_ps").value(static_cast<std::int64_t>(cc.credit_wait_time));
-        j.key("max_queue_bytes").value(static_cast<std::int64_t>(cc.max_queue_bytes));
+        fields(c.per_class[static_cast<std::size_t>(k)]);
         j.end_object();
       }
       j.end_array();

@@ -35,9 +35,9 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
   std::uint64_t drops = 0, pauses = 0, marks = 0, retransmits = 0;
   for (const LinkDirection& d : net.directions()) {
     const PortCounters c = d.port->counters();  // totals over classes, worked out once
-    drops += c.drops;
-    pauses += c.pauses_sent;
-    marks += c.ecn_marks;
+    drops += c.total.drops;
+    pauses += c.total.pauses_sent;
+    marks += c.total.ecn_marks;
     if (!busiest || c.busy_time > busiest_counters.busy_time) busiest = &d, busiest_counters = c;
   }
   if (const FlowModel* flows = run.flow_model(); flows && sim_time > 0) {
@@ -57,7 +57,7 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
     char util[32];
     std::snprintf(util, sizeof util, "%.1f%%", 100.0 * link_utilization(run, static_cast<std::size_t>(busiest - net.directions().data())));
     out << "  busiest   " << node_name(topo, busiest->from) << " -> " << node_name(topo, busiest->to) << " at "
-        << util << ", max queue " << busiest_counters.max_queue_bytes << " B\n";
+        << util << ", max queue " << busiest_counters.total.max_queue_bytes << " B\n";
   }
   retransmits = net.endpoint_counters().retransmitted_packets;
   out << "  drops     " << drops << ", retransmitted " << retransmits << " packets";

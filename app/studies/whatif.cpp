@@ -46,8 +46,8 @@ Measured measure(ScenarioConfig config, const std::string& name) {
   for (std::size_t i = 0; i < net.directions().size(); ++i) {
     const LinkDirection& d = net.directions()[i];
     const PortCounters c = d.port->counters();
-    r.drops += c.drops;
-    r.pauses += c.pauses_sent;
+    r.drops += c.total.drops;
+    r.pauses += c.total.pauses_sent;
     m.utilization[{node_name(run.topology(), d.from), node_name(run.topology(), d.to)}] = link_utilization(run, i);
   }
   r.retransmits = net.endpoint_counters().retransmitted_packets;

@@ -201,16 +201,10 @@ PortCounters EgressPort::counters() const {
       c.per_class[0].packets_sent = sent_packets_0_;
       if (class_count_ == 1) c.per_class[0].max_queue_bytes = max_queue_bytes_;
     }
-    const ClassCounters& cc = c.per_class[k];
-    c.bytes_sent += cc.bytes_sent;
-    c.packets_sent += cc.packets_sent;
-    c.drops += cc.drops;
-    c.ecn_marks += cc.ecn_marks;
-    c.pauses_sent += cc.pauses_sent;
-    c.pauses_received += cc.pauses_received;
+    add_class_counters(c.total, c.per_class[k]);
   }
   c.dropped_bytes = dropped_bytes_;
-  c.max_queue_bytes = max_queue_bytes_;
+  c.total.max_queue_bytes = max_queue_bytes_;
   c.busy_time = busy_time_;
   return c;
 }
@@ -220,14 +214,18 @@ void EgressPort::adopt_counters(const PortCounters& c) {
   sent_bytes_0_ = c.per_class[0].bytes_sent;
   sent_packets_0_ = c.per_class[0].packets_sent;
   dropped_bytes_ = c.dropped_bytes;
-  max_queue_bytes_ = c.max_queue_bytes;
+  max_queue_bytes_ = c.total.max_queue_bytes;
   busy_time_ = c.busy_time;
 }
 
 PortCounters EgressPort::counters_at(Time now) const {
   PortCounters c = counters();
   for (int k = 0; k < kMaxTrafficClasses; ++k) {
-    if ((paused_mask_ >> k) & 1u) c.per_class[static_cast<std::size_t>(k)].paused_time += now - paused_since_[static_cast<std::size_t>(k)];
+    if ((paused_mask_ >> k) & 1u) {
+      ClassCounters& cc = c.per_class[static_cast<std::size_t>(k)];
+      cc.paused_time += now - paused_since_[static_cast<std::size_t>(k)];
+      c.total.paused_time = std::max(c.total.paused_time, cc.paused_time);
+    }
   }
   return c;
 }

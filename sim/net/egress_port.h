@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "sim/core/counter_fields.h"
 #include "sim/net/ecn_marker.h"
 #include "sim/core/event_queue.h"
 #include "sim/net/link.h"
@@ -30,22 +31,32 @@ struct ClassCounters {
   std::uint64_t packets_sent = 0;
   std::uint64_t drops = 0;
   std::uint64_t ecn_marks = 0;
+  std::uint64_t pauses_sent = 0;      // PFC XOFF frames for this class sent from this port's side (a port's: upstream)
   std::uint64_t pauses_received = 0;  // XOFF frames that paused this class
-  std::uint64_t pauses_sent = 0;      // XOFF frames for this class sent from this port's side
   Time paused_time = 0;
-  std::int64_t max_queue_bytes = 0;
   Time credit_wait_time = 0;  // credit-based links: time a ready packet waited for credits
+  std::int64_t max_queue_bytes = 0;   // bytes waiting, not counting the one in service
+
+  // In results order (a link's and each of its classes').
+  template <typename F, typename... C>
+  static void for_each_field(F&& f, C&... c) {
+    f(CounterField{"bytes"}, c.bytes_sent...);
+    f(CounterField{"packets"}, c.packets_sent...);
+    f(CounterField{"drops"}, c.drops...);
+    f(CounterField{"ecn_marks"}, c.ecn_marks...);
+    f(CounterField{"pauses_sent"}, c.pauses_sent...);
+    f(CounterField{"pauses_received"}, c.pauses_received...);
+    f(CounterField{"paused_time_ps", false, true}, c.paused_time...);
+    f(CounterField{"credit_wait_time_ps", false, true, true}, c.credit_wait_time...);
+    f(CounterField{"max_queue_bytes", true}, c.max_queue_bytes...);
+  }
 };
 
 struct PortCounters {
-  std::uint64_t bytes_sent = 0;
-  std::uint64_t packets_sent = 0;
-  std::uint64_t drops = 0;
+  // Over all classes (add_class_counters), but for max_queue_bytes: the port's own
+  // high-water mark, all classes' bytes together.
+  ClassCounters total;
   std::uint64_t dropped_bytes = 0;
-  std::uint64_t ecn_marks = 0;
-  std::uint64_t pauses_sent = 0;      // PFC XOFF frames this port sent upstream
-  std::uint64_t pauses_received = 0;  // PFC XOFF frames that paused this port
-  std::int64_t max_queue_bytes = 0;   // bytes waiting, all classes, not counting the one in service
   Time busy_time = 0;
   std::array<ClassCounters, kMaxTrafficClasses> per_class{};
 };

@@ -36,7 +36,7 @@ void BM_ForwardingChain(benchmark::State& state) {
     auto net = compile_network(t, sim, {});
     for (int f = 0; f < kFlows; ++f) net->post(net->add_message(static_cast<HostId>(f), kFlows, kBytesPerFlow));
     sim.run();
-    for (const LinkDirection& d : net->directions()) hops += d.port->counters().packets_sent;
+    for (const LinkDirection& d : net->directions()) hops += d.port->counters().total.packets_sent;
     events += sim.events_processed();
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(hops));
