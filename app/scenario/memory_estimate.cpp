@@ -1,17 +1,11 @@
 #include "app/scenario/memory_estimate.h"
 
-#include "app/workload/tuner_facts.h"
-#include "workloads/collectives/collective_algorithms.h"
-#include "workloads/collectives/nccl_protocol.h"
-#include "workloads/collectives/nvls.h"
-#include "workloads/collectives/tuner.h"
+#include "app/workload/workload_kind.h"
 
-#include "app/config/model_files.h"
 #include "app/config/yaml_reader.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 
 #include "sim/network.h"
@@ -31,135 +25,9 @@ constexpr std::uint64_t kPerPacket = sizeof(Packet) + 2 * sizeof(Packet*);
 
 std::uint64_t string_heap(const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; }
 
-// What the workload section adds: packets it can have in flight at once, messages made
-// before the run, and the bytes of its programs or trace.
-struct WorkloadNeeds {
-  std::uint64_t packets = 0;
-  std::uint64_t prebuilt_messages = 0;
-  std::uint64_t message_bytes = 0;
-};
-
 WorkloadNeeds workload_needs(const ScenarioConfig& config, const Topology& t) {
-  WorkloadNeeds needs;
-  const NetworkConfig& n = config.network;
-  const std::uint64_t hosts = t.host_count();
-  const auto packets_of = [&](std::int64_t bytes) { return static_cast<std::uint64_t>(std::max<std::int64_t>(1, (bytes + n.nic.mtu - 1) / n.nic.mtu)); };
-  const WorkloadConfig& w = config.workload;
-  using K = WorkloadConfig::Kind;
-  switch (w.kind) {
-    case K::kPermutation:
-      needs.packets += hosts * packets_of(w.bytes);
-      needs.prebuilt_messages += hosts;
-      break;
-    case K::kIncast: {
-      const std::uint64_t senders = w.senders > 0 ? static_cast<std::uint64_t>(w.senders) : hosts - 1;
-      needs.packets += senders * packets_of(w.bytes);
-      needs.prebuilt_messages += senders;
-      break;
-    }
-    case K::kUniform:
-      needs.packets += static_cast<std::uint64_t>(w.flows) * packets_of(w.bytes);
-      needs.prebuilt_messages += static_cast<std::uint64_t>(w.flows);
-      break;
-    case K::kPoisson: {
-      // The offered bytes over the arrival period; flows at an assumed 100 kB mean.
-      double rate = 0;
-      for (const TopologyLink& l : t.links()) {
-        if (t.node(l.a).kind == NodeKind::kHost || t.node(l.b).kind == NodeKind::kHost) rate += static_cast<double>(l.bandwidth.bits_per_second);
-      }
-      const double bytes = w.load * rate / 8 * to_seconds(w.duration);
-      needs.packets += static_cast<std::uint64_t>(bytes / static_cast<double>(n.nic.mtu));
-      needs.prebuilt_messages += static_cast<std::uint64_t>(bytes / 1e5);
-      break;
-    }
-    case K::kCollective: {
-      // The largest size's first step: every rank sends on every channel at once.
-      const std::int64_t biggest = w.collective.sizes.empty() ? 0 : *std::max_element(w.collective.sizes.begin(), w.collective.sizes.end());
-      const std::uint64_t ranks = w.collective.ranks > 0 ? static_cast<std::uint64_t>(w.collective.ranks) : hosts;
-      // Unset channels are NCCL's: its ring graph's on this topology (1 for the ideal network).
-      int nccl_channels = 1;
-      const std::string& algo = w.collective.algorithm;
-      if (w.collective.channels == 0 && w.collective.protocol != "none" && (algo == "ring" || algo == "tree" || algo == "auto")) {
-        TunerFacts facts = tuner_facts(config.topology, static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(ranks, 1u << 30))));
-        nccl_channels = std::max(1, nccl_system(facts).graphs[static_cast<std::size_t>(NcclAlgo::kRing)].channels);
-      }
-      const auto channels = static_cast<std::uint64_t>(w.collective.channels > 0 ? w.collective.channels : nccl_channels);
-      needs.packets += ranks * channels * packets_of(biggest / 2);
-      // The step programs, held by the check and by the executor, and the check's
-      // send/receive matching (a queue per sender, receiver and channel): each
-      // algorithm's own footprint (workloads/collectives/collective_algorithms.h).
-      FootprintFacts facts;
-      facts.ranks = ranks;
-      facts.channels = channels;
-      while ((1ull << facts.log2_ranks) < ranks) ++facts.log2_ranks;
-      if (w.collective.protocol != "none" && (algo == "ring" || algo == "tree" || algo == "auto") && biggest > 0) {
-        // NCCL's pipeline cuts the largest size's segments into its pieces.
-        TunerFacts tf = tuner_facts(config.topology, static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(ranks, 1u << 30))));
-        tf.nccl_version = config.network.nccl_version;
-        tf.cpu_amd = config.network.cpu_amd;
-        const TunerChoice choice = choose_algorithm(w.collective.op, biggest, tf, algo, w.collective.protocol);
-        if (const auto pf = nccl_pipeline_facts(choice, w.collective.op, biggest, static_cast<int>(channels), tf.ranks, tf.nodes)) {
-          facts.pieces = static_cast<std::uint64_t>(nccl_pieces(choice.protocol, *pf));
-        }
-      }
-      const NvSwitchSpec* node = config.topology.kind == TopologyConfig::Kind::kNvSwitch ? &config.topology.nvswitch
-                                 : config.topology.kind == TopologyConfig::Kind::kCluster ? &config.topology.cluster.node
-                                                                                           : nullptr;
-      if (node != nullptr && node->nvls_bandwidth.bits_per_second > 0) {
-        facts.nvls_gpus = std::min<std::uint64_t>(ranks, static_cast<std::uint64_t>(node->gpus));
-        facts.nvls_channels = w.collective.channels > 1 ? static_cast<std::uint64_t>(w.collective.channels) : kNvlsChannels;
-        const std::uint64_t chunk = w.collective.chunk_bytes > 0 ? static_cast<std::uint64_t>(w.collective.chunk_bytes) : kNvlsChunkBytes;
-        facts.nvls_pieces = std::min<std::uint64_t>(
-            4096, std::max<std::uint64_t>(1, (static_cast<std::uint64_t>(biggest) / facts.nvls_gpus / facts.nvls_channels + chunk - 1) / chunk));
-      }
-      // Every rank sends straight to every other in an AllToAll, whatever `algorithm` says;
-      // `auto` may run the ring or NVLS-tree; custom algorithms count as a ring.
-      const std::string& a = w.collective.op == CollectiveOp::kAllToAll ? std::string("direct") : w.collective.algorithm;
-      ProgramFootprint footprint = ring_footprint(facts);
-      if (a == "auto") {
-        const ProgramFootprint nvls = find_collective_algorithm("nvls_tree")->footprint(facts);
-        footprint.steps = std::max(footprint.steps, nvls.steps);
-        footprint.bytes_per_step = nvls.bytes_per_step;
-      } else if (const CollectiveAlgorithm* algorithm = find_collective_algorithm(a)) {
-        footprint = algorithm->footprint(facts);
-      }
-      const std::uint64_t steps = footprint.steps, peers = footprint.peers, per_step = footprint.bytes_per_step;
-      needs.message_bytes += ranks * (steps * per_step + peers * 2 * 700);
-      break;
-    }
-    case K::kTrace:
-    case K::kChakra: {
-      const std::filesystem::path path = resolve_config_path(config.file, w.trace.file);
-      std::error_code ec;
-      if (w.trace.generate) {
-        // A generated step: per rank, per micro-batch and layer of its stage, forward and
-        // backward compute (and four TP AllReduces with TP), its PP sends and receives, a
-        // DP bucket per layer or so; about 100 bytes per operation with its state: a 48-byte
-        // op, 24 bytes of replay state, its dependencies and children (measured on GPT-3
-        // 175B: 2.11 GB at 16,384 GPUs, 12.8 GB at 99,968, the fabric included).
-        const std::int64_t ranks = static_cast<std::int64_t>(w.trace.tp) * w.trace.pp * w.trace.dp;
-        std::int64_t layers = 96;
-        try {
-          layers = load_model_file(w.trace.model_file).layers;
-        } catch (const std::exception&) {
-          // reported where the run reads it
-        }
-        const std::int64_t per_rank = w.trace.microbatches * (layers / w.trace.pp + 1) * (w.trace.tp > 1 ? 8 : 4) +
-                                      4 * w.trace.microbatches + layers / w.trace.pp + 4;
-        needs.message_bytes += ranks * per_rank * 100;
-      } else {
-        const auto size = std::filesystem::file_size(path, ec);
-        // Parsed operations, their states and indices: 3.5 bytes per byte of JSON Lines
-        // (the Llama-70B step's 24 MB trace: 95 MB peak for the whole run; 5 bytes put the
-        // estimate 41% over); Chakra's binary protobuf is denser, still 5.
-        needs.message_bytes += ec ? 0 : (w.kind == K::kChakra ? 5 * size : size * 7 / 2);
-      }
-      needs.packets += hosts * 64;           // a few messages per rank at once
-      break;
-    }
-    case K::kNone: break;
-  }
-  return needs;
+  const WorkloadKind* kind = find_workload_kind(config.workload.kind);
+  return kind != nullptr ? kind->needs(config, t) : WorkloadNeeds{};
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // A training step's trace, read, imported from Chakra or generated, with its
 // stragglers, replayed rank by rank (workloads/traces/trace_replay.h).
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
 
 #include "app/config/config_error.h"
@@ -132,6 +133,40 @@ WorkloadStart make_trace_workload(const WorkloadSetup& s) {
     throw ConfigError(w.trace.file_source.where, w.trace.file_source.path, e.what());
   }
   return start;
+}
+
+WorkloadNeeds trace_needs(const ScenarioConfig& config, const Topology& t) {
+  WorkloadNeeds needs;
+  const WorkloadConfig& w = config.workload;
+  const std::uint64_t hosts = t.host_count();
+  using K = WorkloadConfig::Kind;
+  const std::filesystem::path path = resolve_config_path(config.file, w.trace.file);
+  std::error_code ec;
+  if (w.trace.generate) {
+    // A generated step: per rank, per micro-batch and layer of its stage, forward and
+    // backward compute (and four TP AllReduces with TP), its PP sends and receives, a
+    // DP bucket per layer or so; about 100 bytes per operation with its state: a 48-byte
+    // op, 24 bytes of replay state, its dependencies and children (measured on GPT-3
+    // 175B: 2.11 GB at 16,384 GPUs, 12.8 GB at 99,968, the fabric included).
+    const std::int64_t ranks = static_cast<std::int64_t>(w.trace.tp) * w.trace.pp * w.trace.dp;
+    std::int64_t layers = 96;
+    try {
+      layers = load_model_file(w.trace.model_file).layers;
+    } catch (const std::exception&) {
+      // reported where the run reads it
+    }
+    const std::int64_t per_rank = w.trace.microbatches * (layers / w.trace.pp + 1) * (w.trace.tp > 1 ? 8 : 4) +
+                                  4 * w.trace.microbatches + layers / w.trace.pp + 4;
+    needs.message_bytes += ranks * per_rank * 100;
+  } else {
+    const auto size = std::filesystem::file_size(path, ec);
+    // Parsed operations, their states and indices: 3.5 bytes per byte of JSON Lines
+    // (the Llama-70B step's 24 MB trace: 95 MB peak for the whole run; 5 bytes put the
+    // estimate 41% over); Chakra's binary protobuf is denser, still 5.
+    needs.message_bytes += ec ? 0 : (w.kind == K::kChakra ? 5 * size : size * 7 / 2);
+  }
+  needs.packets += hosts * 64;  // a few messages per rank at once
+  return needs;
 }
 
 }  // namespace fabricsim

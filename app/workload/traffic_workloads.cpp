@@ -80,4 +80,40 @@ WorkloadStart make_poisson_workload(const WorkloadSetup& s) {
   return start;
 }
 
+// What each pattern can have in flight at once, and its messages made before the run.
+WorkloadNeeds permutation_needs(const ScenarioConfig& config, const Topology& t) {
+  const std::uint64_t hosts = t.host_count();
+  return {hosts * packets_of(config, config.workload.bytes), hosts, 0};
+}
+
+WorkloadNeeds incast_needs(const ScenarioConfig& config, const Topology& t) {
+  WorkloadNeeds needs;
+  const WorkloadConfig& w = config.workload;
+  const std::uint64_t hosts = t.host_count();
+  const std::uint64_t senders = w.senders > 0 ? static_cast<std::uint64_t>(w.senders) : hosts - 1;
+  needs.packets += senders * packets_of(config, w.bytes);
+  needs.prebuilt_messages += senders;
+  return needs;
+}
+
+WorkloadNeeds uniform_needs(const ScenarioConfig& config, const Topology&) {
+  const auto flows = static_cast<std::uint64_t>(config.workload.flows);
+  return {flows * packets_of(config, config.workload.bytes), flows, 0};
+}
+
+WorkloadNeeds poisson_needs(const ScenarioConfig& config, const Topology& t) {
+  WorkloadNeeds needs;
+  const WorkloadConfig& w = config.workload;
+  const NetworkConfig& n = config.network;
+  // The offered bytes over the arrival period; flows at an assumed 100 kB mean.
+  double rate = 0;
+  for (const TopologyLink& l : t.links()) {
+    if (t.node(l.a).kind == NodeKind::kHost || t.node(l.b).kind == NodeKind::kHost) rate += static_cast<double>(l.bandwidth.bits_per_second);
+  }
+  const double bytes = w.load * rate / 8 * to_seconds(w.duration);
+  needs.packets += static_cast<std::uint64_t>(bytes / static_cast<double>(n.nic.mtu));
+  needs.prebuilt_messages += static_cast<std::uint64_t>(bytes / 1e5);
+  return needs;
+}
+
 }  // namespace fabricsim

@@ -2,7 +2,8 @@
 // The workload kinds `workload.kind` names. Each is made by a function in its own file
 // in app/workload/ and listed once in the registry (workload_kinds.cpp): it resolves its
 // config section against the fabric (located errors for what does not fit) and returns
-// its driver, or makes its messages before the run.
+// its driver, or makes its messages before the run; a function beside it says what the
+// kind adds to the memory estimate.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -42,9 +43,21 @@ struct WorkloadStart {
   std::optional<LoadWindow> window;        // where offered and delivered load are measured
 };
 
+// What a kind adds to the memory estimate (app/scenario/memory_estimate.h), from the
+// config and the built graph, before anything is spent: packets it can have in flight at
+// once, messages made before the run, and the bytes of its programs or trace.
+struct WorkloadNeeds {
+  std::uint64_t packets = 0;
+  std::uint64_t prebuilt_messages = 0;
+  std::uint64_t message_bytes = 0;
+};
+// Packets of a message of `bytes` at the config's MTU (at least one).
+std::uint64_t packets_of(const ScenarioConfig& config, std::int64_t bytes);
+
 struct WorkloadKind {
   WorkloadConfig::Kind kind;
   WorkloadStart (*make)(const WorkloadSetup& setup);
+  WorkloadNeeds (*needs)(const ScenarioConfig& config, const Topology& topology);
 };
 
 // The registry's entry for `kind` (null for kNone).
