@@ -21,7 +21,6 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
   WorkloadNeeds needs;
   const WorkloadConfig& w = config.workload;
   const std::uint64_t hosts = t.host_count();
-  const auto packets_of = [&](std::int64_t bytes) { return fabricsim::packets_of(config, bytes); };
   // The largest size's first step: every rank sends on every channel at once.
   const std::int64_t biggest = w.collective.sizes.empty() ? 0 : *std::max_element(w.collective.sizes.begin(), w.collective.sizes.end());
   const std::uint64_t ranks = w.collective.ranks > 0 ? static_cast<std::uint64_t>(w.collective.ranks) : hosts;
@@ -33,7 +32,7 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
     nccl_channels = std::max(1, nccl_system(facts).graphs[static_cast<std::size_t>(NcclAlgo::kRing)].channels);
   }
   const auto channels = static_cast<std::uint64_t>(w.collective.channels > 0 ? w.collective.channels : nccl_channels);
-  needs.packets += ranks * channels * packets_of(biggest / 2);
+  needs.packets += ranks * channels * packets_of(config, biggest / 2);
   // The step programs, held by the check and by the executor, and the check's
   // send/receive matching (a queue per sender, receiver and channel): each
   // algorithm's own footprint (workloads/collectives/collective_algorithms.h).

@@ -191,8 +191,15 @@ void EgressPort::end_credit_wait(std::uint8_t c) {
   }
 }
 
+void EgressPort::roll_up(PortCounters& c) const {
+  // Each field by its own rule over the classes (add_class_counters); the queue's
+  // high-water mark is the port's own, all classes' bytes together.
+  c.total = {};
+  for (std::size_t k = 0; k < class_count_; ++k) add_class_counters(c.total, c.per_class[k]);
+  c.total.max_queue_bytes = max_queue_bytes_;
+}
+
 PortCounters EgressPort::counters() const {
-  // Port totals are the sums over classes; only what has no class is kept apart.
   PortCounters c;
   for (std::size_t k = 0; k < class_count_; ++k) {
     c.per_class[k] = counters_of(static_cast<int>(k));
@@ -201,10 +208,9 @@ PortCounters EgressPort::counters() const {
       c.per_class[0].packets_sent = sent_packets_0_;
       if (class_count_ == 1) c.per_class[0].max_queue_bytes = max_queue_bytes_;
     }
-    add_class_counters(c.total, c.per_class[k]);
   }
+  roll_up(c);
   c.dropped_bytes = dropped_bytes_;
-  c.total.max_queue_bytes = max_queue_bytes_;
   c.busy_time = busy_time_;
   return c;
 }
@@ -221,12 +227,9 @@ void EgressPort::adopt_counters(const PortCounters& c) {
 PortCounters EgressPort::counters_at(Time now) const {
   PortCounters c = counters();
   for (int k = 0; k < kMaxTrafficClasses; ++k) {
-    if ((paused_mask_ >> k) & 1u) {
-      ClassCounters& cc = c.per_class[static_cast<std::size_t>(k)];
-      cc.paused_time += now - paused_since_[static_cast<std::size_t>(k)];
-      c.total.paused_time = std::max(c.total.paused_time, cc.paused_time);
-    }
+    if ((paused_mask_ >> k) & 1u) c.per_class[static_cast<std::size_t>(k)].paused_time += now - paused_since_[static_cast<std::size_t>(k)];
   }
+  if (paused_mask_ != 0) roll_up(c);
   return c;
 }
 

@@ -234,6 +234,7 @@ class alignas(64) EgressPort final : public EventHandler {
     return c == 0 ? first_counters_ : more_counters_[static_cast<std::size_t>(c - 1)];
   }
   void start_next();
+  void roll_up(PortCounters& c) const;  // c.total from c.per_class
   void note_next_slot() { next_slot_ = first_queue_.packets.empty() ? nullptr : &first_queue_.packets.front(); }
   SlotBlockPool& slot_blocks();
   void begin_service(const Queued& q);
