@@ -53,7 +53,7 @@ TEST_CASE("every example config under configs/ validates and builds") {
     if (entry.path().extension() != ".yaml") continue;
     CAPTURE(entry.path().string());
     const ScenarioConfig c = load_config_file(entry.path().string());
-    if (c.workload.kind == WorkloadConfig::Kind::kTrace &&
+    if (c.workload.is("trace") &&
         !std::filesystem::exists(entry.path().parent_path() / c.workload.trace.file)) {
       // A trace the user generates first (the config's header says how); the command-
       // line test generates it and validates the config with it.
@@ -73,7 +73,7 @@ TEST_CASE("the built-in default scenario is the 2-node DGX H100 ring AllReduce s
   CHECK(c.topology.kind == TopologyConfig::Kind::kCluster);
   CHECK(c.topology.cluster.nodes == 2);
   CHECK(c.topology.cluster.node.gpus == 8);
-  CHECK(c.workload.kind == WorkloadConfig::Kind::kCollective);
+  CHECK(c.workload.is("collective"));
   CHECK(c.workload.collective.op == CollectiveOp::kAllReduce);
   CHECK(c.workload.collective.algorithm == "ring");
   CHECK(c.workload.collective.sizes.front() == 1 << 20);
@@ -108,4 +108,24 @@ TEST_CASE("docs/config.md's network defaults are the code's") {
     ++checked;
   }
   CHECK(checked >= 15);
+}
+
+TEST_CASE("every workload kind in the registry is documented in docs/config.md, and each reads only its own keys") {
+  std::ifstream in(FABRICSIM_SOURCE_DIR "/docs/config.md");
+  const std::string docs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const WorkloadKind& kind : workload_kinds()) {
+    const std::string name = kind.name;
+    CHECK_MESSAGE((docs.find("`kind: " + name + "`") != std::string::npos || docs.find("`" + name + "`") != std::string::npos), name);
+  }
+  // An incast's settings are its own: senders and receiver, which a permutation refuses.
+  const std::string fabric =
+      "topology: {kind: leaf_spine, hosts_per_leaf: 2, leaves: 2, spines: 1, host_link: {bandwidth: 100Gbps, latency: 1us},"
+      " fabric_link: {bandwidth: 100Gbps, latency: 1us}}\n";
+  const ScenarioConfig incast = load_config_text(fabric + "workload: {kind: incast, bytes: 64KiB, senders: 2, receiver: h3}\n", "incast");
+  CHECK(incast.workload.is("incast"));
+  CHECK(find_workload_kind(incast.workload.kind) != nullptr);
+  CHECK_THROWS_WITH_AS(load_config_text(fabric + "workload: {kind: permutation, bytes: 64KiB, senders: 2}\n", "p"),
+                       doctest::Contains("workload.senders: unknown key"), ConfigError);
+  // Loaded configs without a workload name no kind.
+  CHECK(find_workload_kind(load_config_text(fabric, "none").workload.kind) == nullptr);
 }

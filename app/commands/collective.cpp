@@ -87,7 +87,7 @@ int collective_command(const po::variables_map& vm) {
   std::vector<std::string> kept;
   try {
     const ScenarioConfig base = load(vm["config"].as<std::string>(), sets);
-    if (base.workload.kind == WorkloadConfig::Kind::kCollective) {
+    if (base.workload.is("collective")) {
       const CollectiveConfig& c = base.workload.collective;
       kept.push_back("workload.algorithm=" + c.algorithm);
       if (c.protocol_given) kept.push_back("workload.protocol=" + c.protocol);

@@ -1,6 +1,7 @@
 #pragma once
 // A scenario as validated plain structs: everything a run needs, with units resolved
 // and ranges checked. Produced by load_config(); nothing here knows about YAML.
+#include <any>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -57,7 +58,6 @@ struct TopologyConfig {
   SourceRef nic_model_source;  // cluster.nic_model, where given
 };
 
-// Synthetic traffic for fabric studies (workloads/traffic/synthetic_traffic.h).
 // A collective (workloads/collectives/collective.h): one size, or a sweep of sizes run back to back.
 struct CollectiveConfig {
   CollectiveOp op = CollectiveOp::kAllReduce;
@@ -112,25 +112,21 @@ struct TraceWorkloadConfig {
 };
 
 struct WorkloadConfig {
-  enum class Kind { kNone, kPermutation, kIncast, kUniform, kPoisson, kCollective, kTrace, kChakra };
-  Kind kind = Kind::kNone;
+  // The kind as `workload.kind` names it (app/workload/workload_kinds.cpp lists them);
+  // empty: no workload section.
+  std::string kind;
+  bool is(const char* name) const { return kind == name; }
   // Collectives and traces: rank r runs on endpoint placement[r] (empty: rank r on
   // endpoint r).
   std::vector<std::string> placement;
   std::vector<SourceRef> placement_sources;
-  std::int64_t bytes = 1 << 20;  // permutation, incast, uniform
   Time start = 0;
-  std::string receiver;          // incast; empty: the first endpoint
-  SourceRef receiver_source;
-  int senders = 0;               // incast; 0: every other endpoint
-  int flows = 0;                 // uniform
-  double load = 0.3;             // poisson: offered load, fraction of each endpoint's line rate
-  std::string flow_size_cdf;     // poisson: path of the CDF file (resolved against the config's folder)
-  SourceRef cdf_source;
-  Time duration = ms(1);         // poisson: arrivals in [start, start + duration)
   int traffic_class = 0;
-  CollectiveConfig collective;
-  TraceWorkloadConfig trace;
+  CollectiveConfig collective;  // collective, and every job
+  TraceWorkloadConfig trace;    // trace and chakra
+  // What only its kind reads, in a struct of the kind's own, read and used in its file in
+  // app/workload/ (a synthetic pattern's bytes, an incast's receiver, ...).
+  std::any settings;
 };
 
 // The lossless-fabric settings (docs/lossless.md). A section given in the config is on

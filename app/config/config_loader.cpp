@@ -92,7 +92,7 @@ std::vector<WhatIfConfig> read_whatif(const YamlContext& ctx, const YAML::Node& 
 }
 
 // jobs: [{name, ranks, placement: packed | spread | random | [names], seed, workload: {...}}]
-std::vector<JobConfig> read_jobs(const YamlContext& ctx, const YAML::Node& seq, int traffic_classes) {
+std::vector<JobConfig> read_jobs(const YamlContext& ctx, const YAML::Node& seq, const NetworkConfig& network) {
   std::vector<JobConfig> out;
   std::set<std::string> names;
   for (std::size_t i = 0; i < seq.size(); ++i) {
@@ -120,8 +120,8 @@ std::vector<JobConfig> read_jobs(const YamlContext& ctx, const YAML::Node& seq, 
       j.ranks = static_cast<int>(m.integer("ranks", 1, 1 << 24));
     }
     j.seed = static_cast<std::uint64_t>(m.integer("seed", 0, INT64_MAX, 1));
-    j.workload = read_workload(m.map("workload"), traffic_classes);
-    if (j.workload.kind != WorkloadConfig::Kind::kCollective) {
+    j.workload = read_workload(m.map("workload"), network);
+    if (!j.workload.is("collective")) {
       ctx.fail(seq[i]["workload"]["kind"], m.child_path("workload.kind"), "expected collective: jobs run collectives for now");
     }
     if (!j.workload.placement.empty()) {
@@ -180,34 +180,6 @@ std::vector<FaultConfig> read_faults(const YamlContext& ctx, const YAML::Node& s
   return out;
 }
 
-// A message's packets are numbered in 32 bits: its bytes over the MTU must fit, however
-// large a size the key itself allows (4 TiB of 1 KiB packets is 2^32 of them).
-void check_packet_counts(const ScenarioConfig& c, const YAML::Node& root, const YamlContext& ctx) {
-  const std::int64_t most = static_cast<std::int64_t>(UINT32_MAX) * c.network.nic.mtu;
-  const auto check = [&](std::int64_t bytes, const YAML::Node& at, const std::string& path) {
-    if (bytes > most) {
-      ctx.fail(at ? at : root, path,
-               "expected at most " + std::to_string(most) + " bytes (2^32 - 1 packets of network.mtu = " +
-                   std::to_string(c.network.nic.mtu) + " B), got " + std::to_string(bytes));
-    }
-  };
-  for (std::size_t i = 0; i < c.messages.size(); ++i) {
-    check(c.messages[i].bytes, root["messages"][i]["bytes"], "messages[" + std::to_string(i) + "].bytes");
-  }
-  const auto check_workload = [&](const WorkloadConfig& w, const YAML::Node& node, const std::string& path) {
-    using K = WorkloadConfig::Kind;
-    if (w.kind == K::kPermutation || w.kind == K::kIncast || w.kind == K::kUniform) check(w.bytes, node["bytes"], path + ".bytes");
-    if (w.kind == K::kCollective) {
-      for (std::int64_t size : w.collective.sizes) check(size, node["sizes"] ? node["sizes"] : node["bytes"], path + (node["sizes"] ? ".sizes" : ".bytes"));
-    }
-  };
-  if (root["workload"]) check_workload(c.workload, root["workload"], "workload");
-  for (std::size_t j = 0; j < c.jobs.size(); ++j) {
-    const YAML::Node job = root["jobs"][j]["workload"];
-    if (job) check_workload(c.jobs[j].workload, job, "jobs[" + std::to_string(j) + "].workload");
-  }
-}
-
 ScenarioConfig read_scenario(const YAML::Node& root, YamlContext& ctx, const std::string& default_name) {
   MapReader top(ctx, root, "");
   if (!root.IsMap()) ctx.fail(root, "(top level)", "expected a map with topology, network, messages, stop");
@@ -218,14 +190,17 @@ ScenarioConfig read_scenario(const YAML::Node& root, YamlContext& ctx, const std
   c.topology = read_topology(top.map("topology"));
   c.network = read_network(top.map("network", false));
   c.messages = read_messages(top, top.sequence("messages", false), c.network.traffic_classes);
-  c.workload = read_workload(top.map("workload", false), c.network.traffic_classes);
+  c.workload = read_workload(top.map("workload", false), c.network);
   c.faults = read_faults(top.context(), top.sequence("faults", false), "faults");
-  c.jobs = read_jobs(top.context(), top.sequence("jobs", false), c.network.traffic_classes);
+  c.jobs = read_jobs(top.context(), top.sequence("jobs", false), c.network);
   c.whatif = read_whatif(top.context(), top.sequence("whatif", false));
-  if (!c.jobs.empty() && c.workload.kind != WorkloadConfig::Kind::kNone) {
+  if (!c.jobs.empty() && !c.workload.kind.empty()) {
     ctx.fail(root["jobs"], "jobs", "expected either `workload` or `jobs`, not both (a job has its own workload)");
   }
-  check_packet_counts(c, root, ctx);
+  for (std::size_t i = 0; i < c.messages.size(); ++i) {
+    const YAML::Node at = root["messages"][i]["bytes"];
+    check_packet_count(ctx, at, "messages[" + std::to_string(i) + "].bytes", c.messages[i].bytes, c.network.nic.mtu);
+  }
   MapReader stop = top.map("stop", false);
   c.stop.time = stop.time("time", kTimeMax);
   c.stop.events = static_cast<std::uint64_t>(stop.integer("events", 1, INT64_MAX, INT64_MAX));

@@ -275,7 +275,6 @@ void ScenarioRun::start_watchers() {
 
 void ScenarioRun::check_splittable() const {
   const WorkloadConfig& w = config_.workload;
-  using K = WorkloadConfig::Kind;
   if (config_.network.fidelity == NetworkConfig::Fidelity::kFlow) {
     throw ConfigError(config_.file, "network.fidelity",
                       "a flow-level run is one solver over the whole fabric and runs on one thread: expected no --threads "
@@ -283,9 +282,9 @@ void ScenarioRun::check_splittable() const {
   }
   // Several jobs are collectives too: each is held to the same rules.
   std::vector<std::pair<const CollectiveConfig*, std::string>> collectives;
-  if (w.kind == K::kCollective) collectives.emplace_back(&w.collective, "workload");
+  if (w.is("collective")) collectives.emplace_back(&w.collective, "workload");
   for (const JobConfig& job : config_.jobs) collectives.emplace_back(&job.workload.collective, job.source.path + ".workload");
-  if ((w.kind == K::kTrace || w.kind == K::kChakra) && w.trace.ideal_network) {
+  if ((w.is("trace") || w.is("chakra")) && w.trace.ideal_network) {
     throw ConfigError(config_.file, "workload.network",
                       "an ideal network hands data from rank to rank in no time, across partitions: expected no "
                       "--threads (or mpirun) with network: ideal");

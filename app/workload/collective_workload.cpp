@@ -1,4 +1,6 @@
 // A collective swept over sizes, as nccl-tests runs it (app/workload/collective_sweep.h).
+#include "app/config/profile.h"
+#include "app/config/workload_config.h"
 #include "app/workload/collective_sweep.h"
 #include "app/workload/tuner_facts.h"
 #include "app/workload/workload_kind.h"
@@ -10,6 +12,74 @@
 #include <algorithm>
 
 namespace fabricsim {
+
+namespace {
+
+void read_collective(MapReader& m, CollectiveConfig& c) {
+  c.op = m.choice<CollectiveOp>("op", {{"all_reduce", CollectiveOp::kAllReduce}, {"reduce_scatter", CollectiveOp::kReduceScatter},
+                                       {"all_gather", CollectiveOp::kAllGather}, {"broadcast", CollectiveOp::kBroadcast},
+                                       {"reduce", CollectiveOp::kReduce}, {"all_to_all", CollectiveOp::kAllToAll},
+                                       {"send_recv", CollectiveOp::kSendRecv}});
+  std::vector<std::pair<std::string, std::string>> algorithms{{"auto", "auto"}, {"msccl", "msccl"}, {"steps", "steps"}};
+  for (const auto& name : algorithm_names()) algorithms.emplace_back(name, name);
+  c.algorithm = m.choice<std::string>("algorithm", algorithms, std::string("ring"));
+  c.protocol_given = m.has("protocol");
+  c.protocol = m.choice<std::string>("protocol", {{"none", "none"}, {"auto", "auto"}, {"simple", "simple"}, {"ll", "ll"}, {"ll128", "ll128"}},
+                                     c.protocol);
+  if (c.algorithm == "msccl" || c.algorithm == "steps") {
+    c.file = m.string("file");
+    c.file_source = m.context().source(m.node()["file"], m.child_path("file"));
+  } else {
+    m.string("file", std::string());
+  }
+  // One size, or a sweep from..to multiplying by factor (nccl-tests' -b -e -f).
+  if (m.has("sizes") && m.has("bytes")) {
+    m.context().fail(m.node()["bytes"], m.child_path("bytes"), "expected either bytes or sizes, not both");
+  }
+  if (m.has("sizes")) {
+    MapReader sweep = m.map("sizes");
+    const std::int64_t from = sweep.bytes("from", 1, INT64_C(1) << 40);
+    const std::int64_t to = sweep.bytes("to", from, INT64_C(1) << 40);
+    const std::int64_t factor = sweep.integer("factor", 2, 1024, 2);
+    sweep.finish();
+    for (std::int64_t b = from; b <= to; b *= factor) c.sizes.push_back(b);
+  } else {
+    m.map("sizes", false);
+    c.sizes.push_back(m.bytes("bytes", 1, INT64_C(1) << 40));
+  }
+  c.ranks = static_cast<int>(m.integer("ranks", 2, 1 << 20, 0));
+  c.channels = m.has("channels") ? static_cast<int>(m.integer("channels", 1, 64)) : 0;
+  c.chunk_bytes = m.bytes("chunk_bytes", 0, INT64_C(1) << 40, 0);
+  c.root = static_cast<int>(m.integer("root", 0, c.ranks > 0 ? c.ranks - 1 : (1 << 20), 0));
+  c.local_size = static_cast<int>(m.integer("local_size", 0, 4096, 0));
+  c.reduce_bytes_per_second = static_cast<double>(m.bandwidth("reduce_bandwidth", Bandwidth{1}).bits_per_second) / 8;
+  if (!m.has("reduce_bandwidth")) c.reduce_bytes_per_second = 0;
+  if (m.has("profile")) {
+    // A measured GPU profile (calibrate gpu) sets the reduce speed unless it is written out;
+    // nccl-tests reduces floats, so the fp32 figure.
+    const LinkProfile profile = load_profile_key(m);
+    if (!profile.reduce_GBps_fp32) m.context().fail(m.node()["profile"], m.child_path("profile"), "expected a profile with gpu.reduce_fp32");
+    if (!m.has("reduce_bandwidth")) c.reduce_bytes_per_second = *profile.reduce_GBps_fp32 * 1e9;
+  }
+  c.check_data = m.boolean("check_data", true);
+}
+
+}  // namespace
+
+void read_collective_workload(MapReader& m, WorkloadConfig& w, const WorkloadReading& reading) {
+  read_placement(m, w);
+  read_collective(m, w.collective);
+  const std::string sizes_key = m.has("sizes") ? "sizes" : "bytes";
+  for (std::int64_t size : w.collective.sizes) check_packet_count(m.context(), m.node()[sizes_key], m.child_path(sizes_key), size, reading.mtu);
+  if (!w.placement.empty()) {
+    if (w.placement.size() < 2) m.context().fail(m.node()["placement"], m.child_path("placement"), "expected at least two endpoints");
+    if (w.collective.ranks != 0 && w.collective.ranks != static_cast<int>(w.placement.size())) {
+      m.context().fail(m.node()["ranks"], m.child_path("ranks"),
+                       "expected " + std::to_string(w.placement.size()) + " (the endpoints in `placement`), or leave it out");
+    }
+    w.collective.ranks = static_cast<int>(w.placement.size());
+  }
+}
 
 WorkloadStart make_collective_workload(const WorkloadSetup& s) {
   WorkloadStart start;

@@ -6,11 +6,13 @@
 
 #include "app/config/config_error.h"
 #include "app/config/model_files.h"
+#include "app/config/workload_config.h"
 #include "app/config/yaml_reader.h"
 #include "app/workload/tuner_facts.h"
 #include "app/workload/workload_kind.h"
 #include "sim/core/rng.h"
 #include "topologies/partition.h"
+#include "workloads/collectives/collective_algorithms.h"
 #include "workloads/traces/chakra/chakra_import.h"
 #include "workloads/traces/trace.h"
 #include "workloads/traces/trace_replay.h"
@@ -48,7 +50,76 @@ Trace generate_trace(const TraceWorkloadConfig& t, const RoutingProgress& progre
   return generate_transformer_trace(model, par, gpu, progress);
 }
 
+// A trace's step generated before the run, as `fabricsim workload gen` makes it.
+void read_generated_step(MapReader& m, TraceWorkloadConfig& t) {
+  if (m.has("file")) m.context().fail(m.node()["file"], m.child_path("file"), "expected either file or generate, not both");
+  MapReader g = m.map("generate");
+  t.generate = true;
+  t.file_source = m.context().source(m.node()["generate"], m.child_path("generate"));
+  t.model_file = resolve_config_path(g.context(), g.string("model"));
+  t.model_source = g.context().source(g.node()["model"], g.child_path("model"));
+  t.gpu_file = resolve_config_path(g.context(), g.string("gpu"));
+  t.gpu_source = g.context().source(g.node()["gpu"], g.child_path("gpu"));
+  t.tp = static_cast<int>(g.integer("tp", 1, 1 << 16, 1));
+  t.pp = static_cast<int>(g.integer("pp", 1, 1 << 16, 1));
+  t.dp = static_cast<int>(g.integer("dp", 1, 1 << 20, 1));
+  t.ep = static_cast<int>(g.integer("ep", 1, 1 << 16, 1));
+  t.microbatches = static_cast<int>(g.integer("microbatches", 1, 1 << 16, 1));
+  t.bucket_bytes = g.bytes("bucket", 1, INT64_C(1) << 40, t.bucket_bytes);
+  t.zero = g.boolean("zero", false);
+  g.finish();
+}
+
+// Chakra's rank count and process groups (`pg_name` -> member ranks).
+void read_chakra_ranks(MapReader& m, TraceWorkloadConfig& t) {
+  t.chakra = true;
+  t.chakra_ranks = static_cast<int>(m.integer("ranks", 1, 1 << 20));
+  MapReader groups = m.map("process_groups", false);
+  if (m.has("process_groups")) {
+    for (const auto& item : m.node()["process_groups"]) {
+      const std::string name = item.first.as<std::string>();
+      std::vector<int> ranks;
+      for (std::int64_t r : groups.integer_list(name, 0, t.chakra_ranks - 1, true)) ranks.push_back(static_cast<int>(r));
+      if (ranks.empty()) m.context().fail(item.second, groups.child_path(name), "expected at least one rank");
+      t.process_groups[name] = std::move(ranks);
+    }
+  }
+  groups.finish();
+}
+
+// What both replay: the network, the algorithm NCCL would run, and the stragglers.
+void read_replay(MapReader& m, TraceWorkloadConfig& t) {
+  t.ideal_network = m.choice<bool>("network", {{"packet", false}, {"ideal", true}}, false);
+  std::vector<std::pair<std::string, std::string>> algorithms{{"auto", "auto"}};
+  for (const auto& name : algorithm_names()) algorithms.emplace_back(name, name);
+  t.algorithm = m.choice<std::string>("algorithm", algorithms, std::string("ring"));
+  t.channels = static_cast<int>(m.integer("channels", 1, 64, 1));
+  t.stragglers = read_stragglers(m, m.sequence("stragglers", false));
+}
+
+void read_trace_file(MapReader& m, TraceWorkloadConfig& t, const char* key) {
+  t.file = m.string(key);
+  t.file_source = m.context().source(m.node()[key], m.child_path(key));
+}
+
 }  // namespace
+
+void read_trace_workload(MapReader& m, WorkloadConfig& w, const WorkloadReading&) {
+  read_placement(m, w);
+  if (m.has("generate")) {
+    read_generated_step(m, w.trace);
+  } else {
+    read_trace_file(m, w.trace, "file");
+  }
+  read_replay(m, w.trace);
+}
+
+void read_chakra_workload(MapReader& m, WorkloadConfig& w, const WorkloadReading&) {
+  read_placement(m, w);
+  read_trace_file(m, w.trace, "prefix");
+  read_chakra_ranks(m, w.trace);
+  read_replay(m, w.trace);
+}
 
 WorkloadStart make_trace_workload(const WorkloadSetup& s) {
   const ScenarioConfig& config = s.config;
@@ -139,7 +210,6 @@ WorkloadNeeds trace_needs(const ScenarioConfig& config, const Topology& t) {
   WorkloadNeeds needs;
   const WorkloadConfig& w = config.workload;
   const std::uint64_t hosts = t.host_count();
-  using K = WorkloadConfig::Kind;
   const std::filesystem::path path = resolve_config_path(config.file, w.trace.file);
   std::error_code ec;
   if (w.trace.generate) {
@@ -163,7 +233,7 @@ WorkloadNeeds trace_needs(const ScenarioConfig& config, const Topology& t) {
     // Parsed operations, their states and indices: 3.5 bytes per byte of JSON Lines
     // (the Llama-70B step's 24 MB trace: 95 MB peak for the whole run; 5 bytes put the
     // estimate 41% over); Chakra's binary protobuf is denser, still 5.
-    needs.message_bytes += ec ? 0 : (w.kind == K::kChakra ? 5 * size : size * 7 / 2);
+    needs.message_bytes += ec ? 0 : (w.trace.chakra ? 5 * size : size * 7 / 2);
   }
   needs.packets += hosts * 64;  // a few messages per rank at once
   return needs;

@@ -1,15 +1,18 @@
 #pragma once
-// The workload kinds `workload.kind` names. Each is made by a function in its own file
-// in app/workload/ and listed once in the registry (workload_kinds.cpp): it resolves its
-// config section against the fabric (located errors for what does not fit) and returns
-// its driver, or makes its messages before the run; a function beside it says what the
-// kind adds to the memory estimate.
+// The workload kinds `workload.kind` names. Each lives in its own file in app/workload/
+// and is listed once in the registry (workload_kinds.cpp), with three functions: one
+// reads its keys of the `workload` section (located errors for what is malformed), one
+// resolves them against the fabric and returns its driver, or makes its messages before
+// the run, and one says what the kind adds to the memory estimate.
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "app/config/config.h"
+#include "app/config/yaml_reader.h"
 #include "sim/network.h"
 #include "topologies/routing.h"
 #include "topologies/topology.h"
@@ -54,13 +57,22 @@ struct WorkloadNeeds {
 // Packets of a message of `bytes` at the config's MTU (at least one).
 std::uint64_t packets_of(const ScenarioConfig& config, std::int64_t bytes);
 
+// What a kind's reader needs from the rest of the config, read before the workload.
+struct WorkloadReading {
+  int traffic_classes;
+  std::int64_t mtu;  // a message's packets must number at most 2^32 - 1
+};
+
 struct WorkloadKind {
-  WorkloadConfig::Kind kind;
+  const char* name;  // as `workload.kind` gives it
+  // Reads the kind's own keys into `w` (`kind`, `start` and `traffic_class` are read).
+  void (*read)(MapReader& m, WorkloadConfig& w, const WorkloadReading& reading);
   WorkloadStart (*make)(const WorkloadSetup& setup);
   WorkloadNeeds (*needs)(const ScenarioConfig& config, const Topology& topology);
 };
 
-// The registry's entry for `kind` (null for kNone).
-const WorkloadKind* find_workload_kind(WorkloadConfig::Kind kind);
+std::span<const WorkloadKind> workload_kinds();
+// The registry's entry for `kind` (null for none).
+const WorkloadKind* find_workload_kind(const std::string& kind);
 
 }  // namespace fabricsim

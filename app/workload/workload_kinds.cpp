@@ -4,8 +4,15 @@
 
 namespace fabricsim {
 
-// One line per kind: the functions that make it and estimate its memory (in its own
-// file here).
+// One line per kind: the functions that read it, make it and estimate its memory (in its
+// own file here).
+void read_permutation_workload(MapReader& m, WorkloadConfig& w, const WorkloadReading& reading);
+void read_incast_workload(MapReader& m, WorkloadConfig& w, const WorkloadReading& reading);
+void read_uniform_workload(MapReader& m, WorkloadConfig& w, const WorkloadReading& reading);
+void read_poisson_workload(MapReader& m, WorkloadConfig& w, const WorkloadReading& reading);
+void read_collective_workload(MapReader& m, WorkloadConfig& w, const WorkloadReading& reading);
+void read_trace_workload(MapReader& m, WorkloadConfig& w, const WorkloadReading& reading);
+void read_chakra_workload(MapReader& m, WorkloadConfig& w, const WorkloadReading& reading);
 WorkloadStart make_permutation_workload(const WorkloadSetup& setup);
 WorkloadStart make_incast_workload(const WorkloadSetup& setup);
 WorkloadStart make_uniform_workload(const WorkloadSetup& setup);
@@ -20,26 +27,27 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& top
 WorkloadNeeds trace_needs(const ScenarioConfig& config, const Topology& topology);
 
 namespace {
-using K = WorkloadConfig::Kind;
 const WorkloadKind kKinds[] = {
-    {K::kPermutation, make_permutation_workload, permutation_needs},
-    {K::kIncast, make_incast_workload, incast_needs},
-    {K::kUniform, make_uniform_workload, uniform_needs},
-    {K::kPoisson, make_poisson_workload, poisson_needs},
-    {K::kCollective, make_collective_workload, collective_needs},
-    {K::kTrace, make_trace_workload, trace_needs},
-    {K::kChakra, make_trace_workload, trace_needs},
+    {"permutation", read_permutation_workload, make_permutation_workload, permutation_needs},
+    {"incast", read_incast_workload, make_incast_workload, incast_needs},
+    {"uniform", read_uniform_workload, make_uniform_workload, uniform_needs},
+    {"poisson", read_poisson_workload, make_poisson_workload, poisson_needs},
+    {"collective", read_collective_workload, make_collective_workload, collective_needs},
+    {"trace", read_trace_workload, make_trace_workload, trace_needs},
+    {"chakra", read_chakra_workload, make_trace_workload, trace_needs},
 };
 }  // namespace
+
+std::span<const WorkloadKind> workload_kinds() { return kKinds; }
 
 std::uint64_t packets_of(const ScenarioConfig& config, std::int64_t bytes) {
   const std::int64_t mtu = config.network.nic.mtu;
   return static_cast<std::uint64_t>(std::max<std::int64_t>(1, (bytes + mtu - 1) / mtu));
 }
 
-const WorkloadKind* find_workload_kind(WorkloadConfig::Kind kind) {
-  for (const WorkloadKind& k : kKinds) {
-    if (k.kind == kind) return &k;
+const WorkloadKind* find_workload_kind(const std::string& kind) {
+  for (const WorkloadKind& k : workload_kinds()) {
+    if (kind == k.name) return &k;
   }
   return nullptr;
 }
