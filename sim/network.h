@@ -230,7 +230,11 @@ class Network {
     flow_model_ = model;
     flow_router_ = router;
   }
-  const FlowModel* flow_model() const { return flow_model_; }
+  // What a workload may ask of the transport beyond one message per send, instead of
+  // which fidelity runs: whether it merges equal sends, a message's `shares` (sends that
+  // would split the same links max-min alike) and a ring's sends as one flow
+  // (post_ring_flow). Packet NICs send every packet, so they do not.
+  bool merges_equal_sends() const { return flow_model_ != nullptr; }
   // Flow fidelity: message `id` (made by add_message, of the payload every edge carries)
   // stands for the sends of a ring's edges (`edges`: sender, successor), each edge
   // `steps` sends of `chunk` bytes, `wire_bytes` in all on the wire. One flow loads every

@@ -393,7 +393,7 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
     if (fresh) it->second = network_->can_reduce_in_network(hosts);
     return it->second;
   };
-  if (network_->flow_model() != nullptr && algorithm == "ring" && params.channels > 1 && params.channels <= UINT16_MAX &&
+  if (network_->merges_equal_sends() && algorithm == "ring" && params.channels > 1 && params.channels <= UINT16_MAX &&
       one_domain()) {
     // Flows, inside one NVSwitch domain: every channel's ring crosses the same GPU links
     // and the same switch layer, and max-min gives their equal sends equal rates, so one
@@ -405,7 +405,7 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   }
   const bool couple = options_.coupled_rings == CoupledRings::kEvery ||
                       (options_.coupled_rings == CoupledRings::kInNode && options.flow_shares > 1);
-  if (couple && network_->flow_model() != nullptr && algorithm == "ring" && params.chunk_bytes == 0 &&
+  if (couple && network_->merges_equal_sends() && algorithm == "ring" && params.chunk_bytes == 0 &&
       options.reduce_bytes_per_second == 0 && options.activity == nullptr && !options.check_data &&
       (op.op == CollectiveOp::kAllReduce || op.op == CollectiveOp::kAllGather || op.op == CollectiveOp::kReduceScatter)) {
     // Worked out from the ring order, not from the program (its steps grow with ranks
