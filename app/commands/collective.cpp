@@ -2,7 +2,6 @@
 #include "app/commands/command_support.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -12,6 +11,7 @@
 #include "app/config/config_error.h"
 #include "app/output/json_writer.h"
 #include "app/output/results.h"
+#include "app/workload/collective_request.h"
 #include "workloads/collectives/nccl_protocol.h"
 
 namespace fabricsim {
@@ -82,59 +82,36 @@ int collective_command(const po::variables_map& vm) {
     return kExitBadInput;
   }
   std::vector<std::string> sets = config_sets(vm);
-  // The config's own collective settings (algorithm, channels, chunk, ...) hold unless a
-  // flag overrides them; sizes, op and data checking come from the command line.
-  std::vector<std::string> kept;
+  std::optional<ScenarioConfig> base;
   try {
-    const ScenarioConfig base = load(vm["config"].as<std::string>(), sets);
-    if (base.workload.is("collective")) {
-      const CollectiveConfig& c = base.workload.collective;
-      kept.push_back("workload.algorithm=" + c.algorithm);
-      if (c.protocol_given) kept.push_back("workload.protocol=" + c.protocol);
-      if (!c.file.empty()) kept.push_back("workload.file=" + c.file);
-      if (c.channels > 0) kept.push_back("workload.channels=" + std::to_string(c.channels));
-      if (c.chunk_bytes > 0) kept.push_back("workload.chunk_bytes=" + std::to_string(c.chunk_bytes));
-      if (c.local_size > 0) kept.push_back("workload.local_size=" + std::to_string(c.local_size));
-      if (c.ranks > 0) kept.push_back("workload.ranks=" + std::to_string(c.ranks));
-      if (c.root > 0) kept.push_back("workload.root=" + std::to_string(c.root));
-      if (c.reduce_bytes_per_second > 0) {
-        kept.push_back("workload.reduce_bandwidth=" + std::to_string(static_cast<std::int64_t>(c.reduce_bytes_per_second)) + "Bps");
-      }
-    }
+    base = load(vm["config"].as<std::string>(), sets);
   } catch (const ConfigError&) {
     // A config whose own workload does not load still lends its topology: the errors
     // that matter show when it is loaded below.
   }
-  // The command line describes the workload; it replaces any in the config.
-  sets.push_back("workload={}");
-  sets.insert(sets.end(), kept.begin(), kept.end());
-  const auto opt = [&](const char* key, const char* fallback) {
-    return vm.count(key) ? vm[key].as<std::string>() : std::string(fallback);
+  const auto given = [&](const char* key) -> std::optional<std::string> {
+    if (!vm.count(key)) return std::nullopt;
+    return vm[key].as<std::string>();
   };
-  sets.push_back("workload.kind=collective");
-  sets.push_back("workload.op=" + opt("op", "all_reduce"));
-  // NCCL's choice unless told otherwise (nccl-tests runs whatever NCCL picks).
-  if (vm.count("algo") || kept.empty()) sets.push_back("workload.algorithm=" + opt("algo", "auto"));
-  if (vm.count("proto")) {
-    std::string proto = vm["proto"].as<std::string>();
-    if (proto != "auto" && !protocol_from_name(proto)) {
-      std::cerr << "fabricsim collective: --proto: expected auto, simple, ll, ll128 or none (the network alone), got '" << proto
-                << "'\n";
-      return kExitBadInput;
-    }
-    for (char& ch : proto) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    sets.push_back("workload.protocol=" + proto);
-  } else if (std::none_of(kept.begin(), kept.end(), [](const std::string& k) { return k.rfind("workload.protocol=", 0) == 0; })) {
-    sets.push_back("workload.protocol=auto");  // NCCL's choice, as nccl-tests gets
+  CollectiveRequest request;
+  request.op = given("op");
+  request.algorithm = given("algo");
+  request.protocol = given("proto");
+  if (request.protocol && *request.protocol != "auto" && !protocol_from_name(*request.protocol)) {
+    std::cerr << "fabricsim collective: --proto: expected auto, simple, ll, ll128 or none (the network alone), got '"
+              << *request.protocol << "'\n";
+    return kExitBadInput;
   }
-  if (vm.count("nccl-version")) sets.push_back("network.nccl_version=" + vm["nccl-version"].as<std::string>());
-  sets.push_back("workload.sizes.from=" + opt("minbytes", "8"));
-  sets.push_back("workload.sizes.to=" + opt("maxbytes", "128MiB"));
-  sets.push_back("workload.sizes.factor=" + opt("stepfactor", "2"));
-  if (vm.count("file")) sets.push_back("workload.file=" + vm["file"].as<std::string>());
-  if (vm.count("ranks")) sets.push_back("workload.ranks=" + vm["ranks"].as<std::string>());
-  if (vm.count("channels")) sets.push_back("workload.channels=" + vm["channels"].as<std::string>());
-  sets.push_back(vm.count("check") ? "workload.check_data=true" : "workload.check_data=false");
+  request.nccl_version = given("nccl-version");
+  request.min_bytes = given("minbytes");
+  request.max_bytes = given("maxbytes");
+  request.step_factor = given("stepfactor");
+  request.file = given("file");
+  request.ranks = given("ranks");
+  request.channels = given("channels");
+  request.check_data = vm.count("check") > 0;
+  const std::vector<std::string> request_sets = collective_sets(base ? &*base : nullptr, request);
+  sets.insert(sets.end(), request_sets.begin(), request_sets.end());
   ScenarioConfig config;
   try {
     config = load(vm["config"].as<std::string>(), sets);

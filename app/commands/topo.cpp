@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "app/config/config_loader.h"
-#include "app/output/json_writer.h"
+#include "app/output/topology_json.h"
 #include "app/output/results.h"
 #include "topologies/analysis.h"
 
@@ -32,25 +32,7 @@ int topo_command(const po::variables_map& vm) {
   const TopologySummary s = summarize(topology);
   if (vm.count("dot")) write_file_atomically(vm["dot"].as<std::string>(), to_dot(topology));
   if (vm.count("json")) {
-    JsonWriter j;
-    j.begin_object();
-    j.key("config_name").value(config.name);
-    j.key("endpoints").value(static_cast<std::uint64_t>(s.endpoints));
-    j.key("gpus").value(static_cast<std::uint64_t>(s.gpus));
-    j.key("switches").value(static_cast<std::uint64_t>(s.switches));
-    j.key("nics").value(static_cast<std::uint64_t>(s.nics));
-    j.key("links").value(static_cast<std::uint64_t>(s.links));
-    j.key("nodes_by_role").begin_object();
-    for (const auto& [role, n] : s.nodes_by_role) j.key(role).value(static_cast<std::uint64_t>(n));
-    j.end_object();
-    j.key("links_by_tier").begin_object();
-    for (const auto& [tier, n] : s.links_by_tier) j.key(tier).value(static_cast<std::uint64_t>(n));
-    j.end_object();
-    j.key("diameter_hops").value(s.diameter_hops);
-    j.key("switch_diameter_hops").value(s.switch_diameter_hops);
-    j.key("bisection_bandwidth_gbps").value(s.bisection_bandwidth_bps * 1e-9);
-    j.end_object();
-    std::cout << j.str();
+    std::cout << topology_json(config.name, s);
     return 0;
   }
   std::cout << "fabricsim topo: " << config.name << "\n";

@@ -1,0 +1,34 @@
+#pragma once
+// An nccl-tests-style sweep asked of a config, as `fabricsim collective` and the Python
+// package's collective() ask it: the --set overrides that turn the config into that
+// sweep, made in one place so both run the same model.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/config/config.h"
+
+namespace fabricsim {
+
+// Each as its flag gives it (unset: not given).
+struct CollectiveRequest {
+  std::optional<std::string> op;            // default all_reduce
+  std::optional<std::string> algorithm;     // default: the config's, else auto
+  std::optional<std::string> protocol;      // default: the config's, else auto
+  std::optional<std::string> nccl_version;
+  std::optional<std::string> min_bytes;     // default 8
+  std::optional<std::string> max_bytes;     // default 128MiB
+  std::optional<std::string> step_factor;   // default 2
+  std::optional<std::string> file;          // msccl / steps
+  std::optional<std::string> ranks;
+  std::optional<std::string> channels;
+  bool check_data = false;
+};
+
+// The overrides to append to the config's own: the command line describes the workload
+// and replaces any in the config, but the config's collective settings (algorithm,
+// protocol, channels, chunk, ...) hold unless the request overrides them. `base` is the
+// config as loaded with its own overrides (null where its workload does not load).
+std::vector<std::string> collective_sets(const ScenarioConfig* base, const CollectiveRequest& request);
+
+}  // namespace fabricsim
