@@ -65,34 +65,28 @@ std::string nccl_tests_time(double us) {
   return cell;
 }
 
-// What nccl-tests prints in its size and count columns for a test of `size` bytes of
-// floats over `ranks`: count is the per-rank parameter (AllGather, ReduceScatter and
-// AlltoAll split the buffer, rounded down to 16 bytes a rank), size the larger buffer.
-std::pair<std::int64_t, std::int64_t> nccl_tests_size_and_count(CollectiveOp op, std::int64_t size, std::int64_t ranks) {
-  constexpr std::int64_t kFloat = 4;
-  const std::int64_t count = size / kFloat;
-  switch (op) {
-    case CollectiveOp::kAllGather:
-    case CollectiveOp::kReduceScatter:
-    case CollectiveOp::kAllToAll: {
-      const std::int64_t per_rank = (count / std::max<std::int64_t>(ranks, 1)) & ~std::int64_t{16 / kFloat - 1};
-      return {per_rank * ranks * kFloat, per_rank};
-    }
-    default:
-      return {count * kFloat, count};
-  }
-}
-
-bool reduces(CollectiveOp op) {
-  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kReduce ||
-         op == CollectiveOp::kSendRecv;  // sendrecv_perf runs its default op, sum, too
-}
-
 }  // namespace
+
+NcclTestsColumns nccl_tests_columns(CollectiveOp op, std::int64_t size, std::int64_t ranks, int root) {
+  constexpr std::int64_t kFloat = 4;
+  NcclTestsColumns c;
+  c.count = size / kFloat;
+  c.size = c.count * kFloat;
+  if (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllToAll) {
+    // The buffer split over the ranks, rounded down to 16 bytes a rank.
+    c.count = (c.count / std::max<std::int64_t>(ranks, 1)) & ~std::int64_t{16 / kFloat - 1};
+    c.size = c.count * ranks * kFloat;
+  }
+  // sendrecv_perf runs its default op, sum, too.
+  const bool reduces = op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kReduce ||
+                       op == CollectiveOp::kSendRecv;
+  c.redop = reduces ? "sum" : "none";
+  c.root = op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce ? root : -1;
+  return c;
+}
 
 void print_collective_table(std::ostream& out, const CollectiveSweep& c) {
   const CollectiveOp op = c.config().op;
-  const int root = op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce ? c.config().root : -1;
   out << "# model: " << c.model_description() << "\n";
   for (const std::string& gap : c.validation_gaps()) {
     out << "# outside the validated corpus (configs/validation/corpus.tsv): " << gap << "\n";
@@ -110,9 +104,9 @@ void print_collective_table(std::ostream& out, const CollectiveSweep& c) {
   double busbw_sum = 0;
   int timed = 0;
   for (const CollectiveRow& row : c.rows()) {
-    const auto [size, count] = nccl_tests_size_and_count(op, row.size_bytes, c.ranks());
-    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d", static_cast<long long>(size), static_cast<long long>(count),
-                  "float", reduces(op) ? "sum" : "none", root);
+    const NcclTestsColumns n = nccl_tests_columns(op, row.size_bytes, c.ranks(), c.config().root);
+    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d", static_cast<long long>(n.size), static_cast<long long>(n.count),
+                  n.type, n.redop, n.root);
     out << line;
     const bool checked = row.data_check != "off";
     const bool wrong = checked && row.data_check != "passed";
