@@ -337,7 +337,7 @@ void Network::post_flow(MessageId id, const Message& m) {
   flow_model_->start(id, wire, m.bytes, route);
 }
 
-void Network::post_ring_flow(MessageId id, const std::vector<std::pair<HostId, HostId>>& edges, std::int64_t chunk,
+Time Network::post_ring_flow(MessageId id, const std::vector<std::pair<HostId, HostId>>& edges, std::int64_t chunk,
                              std::int64_t wire_bytes, std::uint16_t shares) {
   if (flow_model_ == nullptr || edges.empty()) throw std::logic_error("a ring flow needs flow fidelity and edges");
   Message& m = messages_[id];
@@ -352,7 +352,15 @@ void Network::post_ring_flow(MessageId id, const std::vector<std::pair<HostId, H
     ring.shares = std::max<std::uint16_t>(1, shares);
     cached = ring_routes_.emplace(std::move(key), std::move(ring)).first;
   }
-  flow_model_->start(id, wire_bytes, m.bytes, cached->second);
+  if (m.rate_cap_bps <= 0) {
+    flow_model_->start(id, wire_bytes, m.bytes, cached->second);
+    return cached->second.mean_edge_delay;
+  }
+  // A channel's own rate (a GPU's copy inside a node) holds the whole ring to it.
+  FlowModel::Route capped = cached->second;
+  capped.cap = m.rate_cap_bps / 8e12;
+  flow_model_->start(id, wire_bytes, m.bytes, capped);
+  return capped.mean_edge_delay;
 }
 
 }  // namespace fabricsim

@@ -240,7 +240,8 @@ class Network {
   // `steps` sends of `chunk` bytes, `wire_bytes` in all on the wire. One flow loads every
   // edge's links (`shares` times, for that many rings on the same links) and moves at the
   // rate of the ring's tightest edge; its delivery delay is the slowest edge's.
-  void post_ring_flow(MessageId id, const std::vector<std::pair<HostId, HostId>>& edges, std::int64_t chunk,
+  // Returns the ring's edges' deliver delays, averaged (FlowModel::Route::mean_edge_delay).
+  Time post_ring_flow(MessageId id, const std::vector<std::pair<HostId, HostId>>& edges, std::int64_t chunk,
                       std::int64_t wire_bytes, std::uint16_t shares);
   const std::vector<HostId>& multicast_members(std::uint16_t group) const { return multicast_members_.at(group); }
   // For observers and tests: distinct packets of message `id` its destination has (the

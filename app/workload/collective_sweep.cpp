@@ -1,6 +1,7 @@
 #include "app/workload/collective_sweep.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <stdexcept>
 
@@ -10,6 +11,7 @@
 #include "workloads/collectives/collective_algorithms.h"
 #include "workloads/collectives/collective_data.h"
 #include "workloads/collectives/msccl_xml.h"
+#include "workloads/collectives/program_builder.h"
 
 namespace fabricsim {
 
@@ -42,6 +44,7 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   tuner_facts_.cpu_amd = config.network.cpu_amd;
   validation_gaps_ = coverage_gaps(config.topology, ranks_, validation_corpus());
   if (config.network.fidelity == NetworkConfig::Fidelity::kFlow) {
+    flow_rings_ = config.network.flow_rings;
     // Flows carry NVLS's sums and copies through the first switch, not SHARP's through
     // the fabric: auto leaves CollNet out, and asking for it is refused.
     tuner_facts_.sharp = false;
@@ -79,6 +82,9 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
                         "does not fix; the algorithm at " + std::to_string(bytes) +
                             " B is collnet: expected another algorithm with --threads or mpirun");
     }
+    // A coupled ring builds no program (a ring's grows with ranks squared); the ring's
+    // program is right by construction.
+    if (!coupled_rings_for(bytes, choice_for(bytes)).empty()) continue;
     try {
       const CollectiveProgram p = program_for(bytes);
       if (auto problem = check_program(p, config_.check_data)) throw std::invalid_argument(*problem);
@@ -205,13 +211,20 @@ void CollectiveSweep::poll(ProcessGroup* group) {
 }
 
 void CollectiveSweep::start_next(Time at) {
-  if (current_) {
+  if (current_ || ring_) {
     CollectiveRow& row = rows_.back();
-    row.time = current_->finished_at() - current_->started_at();
+    row.time = current_ ? current_->finished_at() - current_->started_at() : ring_finished_ - ring_started_;
     const double seconds = to_seconds(row.time);
     row.algbw_GBps = seconds > 0 ? static_cast<double>(row.size_bytes) / seconds * 1e-9 : 0;
     row.busbw_GBps = row.algbw_GBps * busbw_factor(config_.op, ranks_);
     row.data_check = !config_.check_data ? "off" : current_->data_error() ? *current_->data_error() : "passed";
+  }
+  if (ring_) {
+    finished_rings_.push_back(std::move(ring_));
+    finished_rings_.erase(std::remove_if(finished_rings_.begin(), finished_rings_.end() - 1, [](const auto& r) { return r->idle(); }),
+                          finished_rings_.end() - 1);
+  }
+  if (current_) {
     finished_.push_back(std::move(current_));
     // Earlier sizes whose messages are all acknowledged are not called again: free them
     // (each holds its program and per-step state, 1.6 MB for a ring over 16 ranks and 8
@@ -233,6 +246,10 @@ void CollectiveSweep::start_next(Time at) {
     row.error_band =
         error_band(built_in_corpus_errors(), nccl_algo_name(choice.algorithm), row.protocol, bytes, tuner_facts_.nodes);
   }
+  if (std::vector<CoupledRing::Ring> rings = coupled_rings_for(bytes, choice); !rings.empty()) {
+    start_coupled(std::move(rings), choice, at);
+    return;
+  }
   CollectiveOptions options;
   options.reduce_bytes_per_second = config_.reduce_bytes_per_second;
   options.check_data = config_.check_data;
@@ -242,6 +259,55 @@ void CollectiveSweep::start_next(Time at) {
   current_ = std::make_unique<CollectiveExecutor>(*network_, program_for(bytes), hosts_, options);
   current_->set_on_done([this] { start_next(current_->finished_at() + notice_); }, split_);
   current_->start_at(at);
+}
+
+std::vector<CoupledRing::Ring> CollectiveSweep::coupled_rings_for(std::int64_t bytes, const TunerChoice& choice) const {
+  using FlowRings = NetworkConfig::FlowRings;
+  if (flow_rings_ == FlowRings::kSteps || choice.algorithm != "ring") return {};
+  if (config_.check_data || config_.reduce_bytes_per_second > 0 || activity_ != nullptr) return {};
+  if (flow_rings_ == FlowRings::kInNode && std::any_of(rank_node_.begin(), rank_node_.end(), [&](std::uint32_t n) { return n != rank_node_.front(); })) {
+    return {};
+  }
+  AlgorithmParams params;
+  params.channels = config_.channels > 0 ? config_.channels : std::max(1, choice.nccl_channels);
+  params.root = config_.root;
+  params.local_size = local_size_;
+  // One piece a segment: NCCL's pipeline does not cut the ring's sends.
+  const std::int64_t chunk = chunk_bytes_for(choice, bytes);
+  if (chunk > 0 && collective_building::pieces(bytes / ranks_ / params.channels, chunk) > 1) return {};
+  return CoupledRing::rings_for(config_.op, ranks_, bytes, params);
+}
+
+void CollectiveSweep::start_coupled(std::vector<CoupledRing::Ring> rank_rings, const TunerChoice& choice, Time at) {
+  // NCCL's costs as the step-by-step ring's program carries them (with_nccl_costs): the
+  // channel's rate on edges inside a node, each step's flag wait, the protocol's wire
+  // bytes, the start latency.
+  CoupledRing::Costs costs;
+  Time start_latency = 0;
+  if (choice.protocol != NcclProtocol::kNone) {
+    const CollectiveProgram shape = with_nccl_costs(CollectiveProgram{}, choice);
+    std::size_t edges = 0, crossing = 0;
+    for (const CoupledRing::Ring& ring : rank_rings) {
+      for (const auto& [from, to] : ring.edges) {
+        ++edges;
+        crossing += !rank_node_.empty() && rank_node_[from] != rank_node_[to];
+      }
+    }
+    costs.wire_factor = shape.wire_factor;
+    costs.rate_cap_bps = crossing < edges ? shape.channel_bytes_per_second * shape.wire_factor * 8 : 0;
+    // The flag waits of the edges in turn round the ring: their mean.
+    const double across = edges > 0 ? static_cast<double>(crossing) / static_cast<double>(edges) : 0;
+    costs.step_sync = static_cast<Time>(std::llround(across * static_cast<double>(shape.step_sync_ps[1]) +
+                                                     (1 - across) * static_cast<double>(shape.step_sync_ps[0])));
+    start_latency = shape.start_latency_ps;
+  }
+  ring_ = std::make_unique<CoupledRing>(*network_, CoupledRing::on_hosts(rank_rings, hosts_), 1, traffic_class_, [this](Time now) {
+    ring_finished_ = now;
+    start_next(now + notice_);
+  });
+  ring_->set_costs(costs);
+  ring_started_ = at;
+  ring_->start_at(at + start_latency);
 }
 
 }  // namespace fabricsim

@@ -19,6 +19,7 @@
 #include "sim/parallel/process_group.h"
 #include "topologies/topology.h"
 #include "workloads/collectives/collective_executor.h"
+#include "workloads/collectives/coupled_ring.h"
 
 namespace fabricsim {
 
@@ -87,6 +88,12 @@ class CollectiveSweep final : public WorkloadDriver {
   // What the simulated links themselves charge along `algorithm`'s critical path, in us
   // (NCCL's latency figures include it).
   double wire_latency_us(const CollectiveAlgorithm& algorithm) const;
+  // Flow fidelity with network.flow_rings as the trace replay reads it: this size's ring
+  // as one flow per channel (workloads/collectives/coupled_ring.h), its edges on the
+  // endpoints; empty where it runs step by step (another algorithm, NCCL's pipeline in
+  // several pieces a segment, data checking, reductions with a cost, a timeline).
+  std::vector<CoupledRing::Ring> coupled_rings_for(std::int64_t bytes, const TunerChoice& choice) const;
+  void start_coupled(std::vector<CoupledRing::Ring> rank_rings, const TunerChoice& choice, Time at);
 
   Network* network_;
   CollectiveConfig config_;
@@ -106,6 +113,11 @@ class CollectiveSweep final : public WorkloadDriver {
   ActivityListener* activity_ = nullptr;
   std::unique_ptr<CollectiveExecutor> current_;
   std::vector<std::unique_ptr<CollectiveExecutor>> finished_;  // kept until quiescent: the message table observes them
+  NetworkConfig::FlowRings flow_rings_ = NetworkConfig::FlowRings::kSteps;  // packet fidelity: steps
+  std::unique_ptr<CoupledRing> ring_;  // the running size's, when coupled
+  Time ring_started_ = 0;
+  Time ring_finished_ = 0;
+  std::vector<std::unique_ptr<CoupledRing>> finished_rings_;  // kept until idle, as finished_
 };
 
 }  // namespace fabricsim

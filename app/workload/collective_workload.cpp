@@ -87,6 +87,23 @@ WorkloadStart make_collective_workload(const WorkloadSetup& s) {
   return start;
 }
 
+namespace {
+
+// Whether every size's ring runs as one flow per channel (CollectiveSweep::coupled_rings_for),
+// `pieces` being the largest size's NCCL pieces a segment.
+bool coupled_ring(const ScenarioConfig& config, std::uint64_t ranks, std::uint64_t pieces) {
+  const NetworkConfig& n = config.network;
+  const CollectiveConfig& c = config.workload.collective;
+  if (n.fidelity != NetworkConfig::Fidelity::kFlow || n.flow_rings == NetworkConfig::FlowRings::kSteps) return false;
+  if (c.algorithm != "ring" || c.check_data || c.reduce_bytes_per_second > 0 || c.chunk_bytes > 0 || pieces > 1) return false;
+  if (c.op != CollectiveOp::kAllReduce && c.op != CollectiveOp::kAllGather && c.op != CollectiveOp::kReduceScatter) return false;
+  const bool one_node = config.topology.kind != TopologyConfig::Kind::kCluster ||
+                        ranks <= static_cast<std::uint64_t>(std::max(1, config.topology.cluster.node.gpus));
+  return n.flow_rings == NetworkConfig::FlowRings::kCoupled || one_node;
+}
+
+}  // namespace
+
 WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) {
   WorkloadNeeds needs;
   const WorkloadConfig& w = config.workload;
@@ -119,6 +136,12 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
     if (const auto pf = nccl_pipeline_facts(choice, w.collective.op, biggest, static_cast<int>(channels), tf.ranks, tf.nodes)) {
       facts.pieces = static_cast<std::uint64_t>(nccl_pieces(choice.protocol, *pf));
     }
+  }
+  if (coupled_ring(config, ranks, facts.pieces)) {
+    // One flow per channel over the ring's edges (CollectiveSweep::coupled_rings_for): the
+    // edges, and each edge's links in the ring's route.
+    needs.message_bytes += ranks * channels * (2 * sizeof(HostId) + 8 * sizeof(std::uint64_t));
+    return needs;
   }
   const NvSwitchSpec* node = config.topology.kind == TopologyConfig::Kind::kNvSwitch ? &config.topology.nvswitch
                              : config.topology.kind == TopologyConfig::Kind::kCluster ? &config.topology.cluster.node

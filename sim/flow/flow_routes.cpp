@@ -190,7 +190,9 @@ FlowModel::Route FlowRouter::ring_route(const Message& m, const std::vector<std:
     hops.insert(hops.end(), r.hops.begin(), r.hops.end());
     ring.deliver_delay = std::max(ring.deliver_delay, r.deliver_delay);
     ring.ack_delay = std::max(ring.ack_delay, r.ack_delay);
+    ring.mean_edge_delay += r.deliver_delay;
   }
+  if (!edges.empty()) ring.mean_edge_delay /= static_cast<Time>(edges.size());
   merge_hops(hops, ring);
   return ring;
 }

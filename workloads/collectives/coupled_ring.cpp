@@ -1,6 +1,7 @@
 #include "workloads/collectives/coupled_ring.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "sim/endpoint/nic.h"
@@ -53,15 +54,22 @@ void CoupledRing::on_event() {
     posted_ = true;
     const NicConfig& nic = network_->params().nic;
     for (const Ring& r : rings_) {
-      // Each share's sends are messages of their own on the wire: their own headers.
-      const std::int64_t each = r.chunk / shares_;
+      // Each share's sends are messages of their own on the wire: their own headers; and
+      // NCCL's protocol's flags in their payload, as the step-by-step ring's sends carry them.
+      std::int64_t each = r.chunk / shares_;
+      if (costs_.wire_factor != 1.0) each = static_cast<std::int64_t>(std::ceil(static_cast<double>(each) * costs_.wire_factor));
       const std::int64_t wire = static_cast<std::int64_t>(shares_) * r.steps *
                                 (each + static_cast<std::int64_t>(packets_for(each, nic.mtu)) * nic.header_bytes);
-      const MessageId id = network_->add_message(r.edges[0].first, r.edges[0].second, r.chunk * r.steps, traffic_class_);
+      Network::MessageSpec spec;
+      spec.src = r.edges[0].first;
+      spec.dst = r.edges[0].second;
+      spec.bytes = costs_.wire_factor != 1.0 ? each * shares_ * r.steps : r.chunk * r.steps;
+      spec.traffic_class = traffic_class_;
+      spec.rate_cap_bps = costs_.rate_cap_bps;
+      const MessageId id = network_->add_message(spec);
       network_->dispatcher().assign(id, this, this);
       ids_.push_back(id);
-      sent_.push_back(-1);
-      network_->post_ring_flow(id, r.edges, each, wire, shares_);
+      step_delays_.push_back(network_->post_ring_flow(id, r.edges, each, wire, shares_));
     }
     return;
   }
@@ -74,19 +82,14 @@ int CoupledRing::ring_of(MessageId id) const {
   return it == ids_.end() ? -1 : static_cast<int>(it - ids_.begin());
 }
 
-void CoupledRing::on_message_sent(MessageId id, Time now) {
-  const int r = ring_of(id);
-  if (r >= 0) sent_[static_cast<std::size_t>(r)] = now;
-}
-
 void CoupledRing::on_message_delivered(MessageId id, Time now) {
   const int r = ring_of(id);
   if (r < 0) return;
   const Ring& ring = rings_[static_cast<std::size_t>(r)];
-  // The steps before the last each waited one path delay for their chunk.
-  const Time sent = sent_[static_cast<std::size_t>(r)];
-  const Time delay = sent >= 0 && sent <= now ? now - sent : 0;
-  end_ = std::max(end_, now + static_cast<Time>(ring.steps - 1) * delay);
+  // The steps before the last each waited a path delay for their chunk: the edges' in
+  // turn round the ring, so their mean.
+  const Time delay = step_delays_[static_cast<std::size_t>(r)];
+  end_ = std::max(end_, now + static_cast<Time>(ring.steps - 1) * delay + static_cast<Time>(ring.steps) * costs_.step_sync);
   if (++delivered_ == rings_.size()) network_->partition(0).schedule_at(*this, end_);
 }
 

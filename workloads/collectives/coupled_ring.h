@@ -9,8 +9,11 @@
 // (steps - 1) x D after that, the path delays of the steps before the last. That is the
 // step-by-step time, 2(n - 1) (chunk / rate + D), wherever the rate holds for the whole
 // collective; what differs is that the edges' links are loaded without the gaps of D
-// between steps, and that every rank finishes at once. A DP ring over n nodes is then
-// one flow, not 2(n - 1) n: flows grow with the collectives, not with ranks squared
+// between steps, and that every rank finishes at once. Where edges differ (inside a node
+// and between nodes), each step's wait is the edges' mean: a rank's next step waits for
+// its predecessor's chunk, whose predecessor's went before it, round the ring. A DP ring
+// over n nodes is then one flow, not 2(n - 1) n: flows grow with the collectives, not
+// with ranks squared
 // (docs/model.md).
 #include <cstdint>
 #include <functional>
@@ -48,12 +51,23 @@ class CoupledRing final : public EventHandler, public MessageObserver {
   CoupledRing(const CoupledRing&) = delete;
   CoupledRing& operator=(const CoupledRing&) = delete;
 
+  // NCCL's costs on the ring (a `collective` under NCCL's model): its protocol's bytes on
+  // the wire per payload byte, a channel's rate where it is a GPU's copy (inside a node;
+  // 0: none), and the wait for NCCL's flag after each step's chunk is in (the edges'
+  // mean, as for path delays). Its start latency is `start_at`'s.
+  struct Costs {
+    double wire_factor = 1.0;
+    double rate_cap_bps = 0;
+    Time step_sync = 0;
+  };
+  void set_costs(const Costs& costs) { costs_ = costs; }
+
   void start_at(Time at);
   bool done() const { return done_; }
   bool idle() const { return done_ && finished_ == rings_.size(); }
 
   void on_event() override;
-  void on_message_sent(MessageId id, Time now) override;
+  void on_message_sent(MessageId, Time) override {}
   void on_message_delivered(MessageId id, Time now) override;
   void on_message_finished(MessageId id, Time now) override;
 
@@ -65,8 +79,9 @@ class CoupledRing final : public EventHandler, public MessageObserver {
   std::uint16_t shares_;
   std::uint8_t traffic_class_;
   std::function<void(Time)> on_done_;
+  Costs costs_;
   std::vector<MessageId> ids_;
-  std::vector<Time> sent_;
+  std::vector<Time> step_delays_;  // per ring: its edges' path delays, averaged
   bool posted_ = false;
   bool done_ = false;
   std::size_t delivered_ = 0;
