@@ -83,20 +83,9 @@ std::string run_config(ScenarioConfig config, int threads, int partitions, const
 
 CollectiveRequest request_from(const py::dict& d) {
   CollectiveRequest r;
-  const auto text = [&d](const char* key) -> std::optional<std::string> {
-    if (!d.contains(key) || d[key].is_none()) return std::nullopt;
-    return py::str(d[key]).cast<std::string>();
-  };
-  r.op = text("op");
-  r.algorithm = text("algorithm");
-  r.protocol = text("protocol");
-  r.nccl_version = text("nccl_version");
-  r.min_bytes = text("min_bytes");
-  r.max_bytes = text("max_bytes");
-  r.step_factor = text("step_factor");
-  r.file = text("file");
-  r.ranks = text("ranks");
-  r.channels = text("channels");
+  r.for_each_text_field([&d](const char* key, std::optional<std::string>& field) {
+    if (d.contains(key) && !d[key].is_none()) field = py::str(d[key]).cast<std::string>();
+  });
   r.check_data = d.contains("check_data") && d["check_data"].cast<bool>();
   return r;
 }

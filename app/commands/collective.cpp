@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "app/config/config_loader.h"
@@ -89,27 +90,22 @@ int collective_command(const po::variables_map& vm) {
     // A config whose own workload does not load still lends its topology: the errors
     // that matter show when it is loaded below.
   }
-  const auto given = [&](const char* key) -> std::optional<std::string> {
-    if (!vm.count(key)) return std::nullopt;
-    return vm[key].as<std::string>();
-  };
+  // The flags, by the request's field names where they differ.
+  static const std::map<std::string, std::string> kFlagOf{{"algorithm", "algo"},        {"protocol", "proto"},
+                                                          {"nccl_version", "nccl-version"}, {"min_bytes", "minbytes"},
+                                                          {"max_bytes", "maxbytes"},     {"step_factor", "stepfactor"}};
   CollectiveRequest request;
-  request.op = given("op");
-  request.algorithm = given("algo");
-  request.protocol = given("proto");
+  request.for_each_text_field([&](const char* name, std::optional<std::string>& field) {
+    const auto flag = kFlagOf.find(name);
+    const std::string option = flag == kFlagOf.end() ? name : flag->second;
+    if (vm.count(option)) field = vm[option].as<std::string>();
+  });
+  request.check_data = vm.count("check") > 0;
   if (request.protocol && *request.protocol != "auto" && !protocol_from_name(*request.protocol)) {
     std::cerr << "fabricsim collective: --proto: expected auto, simple, ll, ll128 or none (the network alone), got '"
               << *request.protocol << "'\n";
     return kExitBadInput;
   }
-  request.nccl_version = given("nccl-version");
-  request.min_bytes = given("minbytes");
-  request.max_bytes = given("maxbytes");
-  request.step_factor = given("stepfactor");
-  request.file = given("file");
-  request.ranks = given("ranks");
-  request.channels = given("channels");
-  request.check_data = vm.count("check") > 0;
   const std::vector<std::string> request_sets = collective_sets(base ? &*base : nullptr, request);
   sets.insert(sets.end(), request_sets.begin(), request_sets.end());
   ScenarioConfig config;

@@ -23,6 +23,21 @@ struct CollectiveRequest {
   std::optional<std::string> ranks;
   std::optional<std::string> channels;
   bool check_data = false;
+
+  // Each of the fields above that holds text, by its name (the Python package's keyword).
+  template <class Visit>
+  void for_each_text_field(Visit&& visit) {
+    visit("op", op);
+    visit("algorithm", algorithm);
+    visit("protocol", protocol);
+    visit("nccl_version", nccl_version);
+    visit("min_bytes", min_bytes);
+    visit("max_bytes", max_bytes);
+    visit("step_factor", step_factor);
+    visit("file", file);
+    visit("ranks", ranks);
+    visit("channels", channels);
+  }
 };
 
 // The overrides to append to the config's own: the command line describes the workload
