@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 #include "sim/flow/flow_model.h"
 #include "sim/flow/flow_routes.h"
@@ -337,30 +338,85 @@ void Network::post_flow(MessageId id, const Message& m) {
   flow_model_->start(id, wire, m.bytes, route);
 }
 
-Time Network::post_ring_flow(MessageId id, const std::vector<std::pair<HostId, HostId>>& edges, std::int64_t chunk,
-                             std::int64_t wire_bytes, std::uint16_t shares) {
-  if (flow_model_ == nullptr || edges.empty()) throw std::logic_error("a ring flow needs flow fidelity and edges");
-  Message& m = messages_[id];
-  m.posted = partition(host_partition(m.src)).now();
-  // A ring's route is worked out once per members, order and chunk and then kept: its
-  // edges take the paths of the first collective over them, as NCCL keeps a
-  // communicator's connections (and the ECMP paths of their queue pairs) for its life.
-  auto key = std::make_tuple(edges, chunk, shares);
-  auto cached = ring_routes_.find(key);
-  if (cached == ring_routes_.end()) {
-    FlowModel::Route ring = flow_router_->ring_route(m, edges, chunk);
-    ring.shares = std::max<std::uint16_t>(1, shares);
-    cached = ring_routes_.emplace(std::move(key), std::move(ring)).first;
+std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<RingFlow>& rings, std::uint16_t shares) {
+  if (flow_model_ == nullptr || rings.empty()) throw std::logic_error("ring flows need flow fidelity and rings");
+  std::vector<const RingRoute*> routes;
+  for (const RingFlow& r : rings) {
+    if (r.edges == nullptr || r.edges->empty()) throw std::logic_error("a ring flow needs edges");
+    Message& m = messages_[r.id];
+    m.posted = partition(host_partition(m.src)).now();
+    // A ring's route is worked out once per members, order and chunk and then kept: its
+    // edges take the paths of the first collective over them, as NCCL keeps a
+    // communicator's connections (and the ECMP paths of their queue pairs) for its life.
+    auto key = std::make_tuple(*r.edges, r.chunk, shares);
+    auto cached = ring_routes_.find(key);
+    if (cached == ring_routes_.end()) {
+      RingRoute ring;
+      ring.route = flow_router_->ring_route(m, *r.edges, r.chunk);
+      ring.route.shares = std::max<std::uint16_t>(1, shares);
+      ring.routed_as = m;
+      cached = ring_routes_.emplace(std::move(key), std::move(ring)).first;
+    }
+    routes.push_back(&cached->second);
   }
-  if (m.rate_cap_bps <= 0) {
-    flow_model_->start(id, wire_bytes, m.bytes, cached->second);
-    return cached->second.mean_edge_delay;
+  // A channel's own rate (a GPU's copy inside a node) holds every edge to it.
+  const Message& first = messages_[rings.front().id];
+  const double cap = first.rate_cap_bps > 0 ? first.rate_cap_bps / 8e12 : 0;
+  auto shares_it = ring_transfer_shares_.find({routes, cap});
+  if (shares_it == ring_transfer_shares_.end()) {
+    shares_it = ring_transfer_shares_.emplace(std::make_pair(routes, cap), ring_transfer_shares(routes, rings, cap)).first;
   }
-  // A channel's own rate (a GPU's copy inside a node) holds the whole ring to it.
-  FlowModel::Route capped = cached->second;
-  capped.cap = m.rate_cap_bps / 8e12;
-  flow_model_->start(id, wire_bytes, m.bytes, capped);
-  return capped.mean_edge_delay;
+  std::vector<RingFlowTiming> timings;
+  for (std::size_t i = 0; i < rings.size(); ++i) {
+    const FlowModel::Route& route = routes[i]->route;
+    RingFlowTiming timing;
+    timing.deliver_delay = route.deliver_delay;
+    timing.mean_edge_delay = route.mean_edge_delay;
+    timing.mean_transfer_share = shares_it->second[i];
+    timings.push_back(timing);
+    const Message& m = messages_[rings[i].id];
+    if (cap <= 0) {
+      flow_model_->start(rings[i].id, rings[i].wire_bytes, m.bytes, route);
+    } else {
+      FlowModel::Route capped = route;
+      capped.cap = cap;
+      flow_model_->start(rings[i].id, rings[i].wire_bytes, m.bytes, capped);
+    }
+  }
+  return timings;
+}
+
+std::vector<double> Network::ring_transfer_shares(const std::vector<const RingRoute*>& routes,
+                                                  const std::vector<RingFlow>& rings, double cap) const {
+  // Each edge's links, routed again as its ring was (the same message's hashes).
+  std::vector<std::vector<std::vector<FlowModel::Hop>>> edge_hops(rings.size());
+  std::unordered_map<std::uint32_t, double> load;  // every ring's edges' weight on a link
+  for (std::size_t i = 0; i < rings.size(); ++i) {
+    flow_router_->ring_route(routes[i]->routed_as, *rings[i].edges, rings[i].chunk, &edge_hops[i]);
+    for (const auto& hops : edge_hops[i]) {
+      for (const FlowModel::Hop& h : hops) {
+        if (h.link < directions_.size()) load[h.link] += h.weight;
+      }
+    }
+  }
+  std::vector<double> shares;
+  for (const auto& ring : edge_hops) {
+    double tightest = 0;
+    double time_sum = 0;
+    for (const auto& hops : ring) {
+      double rate = cap;
+      for (const FlowModel::Hop& h : hops) {
+        if (h.link >= directions_.size()) continue;
+        const double fair = static_cast<double>(directions_[h.link].port->bandwidth().bits_per_second) / 8e12 / load[h.link];
+        rate = rate == 0 ? fair : std::min(rate, fair);
+      }
+      if (rate <= 0) continue;
+      tightest = tightest == 0 ? rate : std::min(tightest, rate);
+      time_sum += 1.0 / rate;
+    }
+    shares.push_back(tightest > 0 ? time_sum * tightest / static_cast<double>(ring.size()) : 1.0);
+  }
+  return shares;
 }
 
 }  // namespace fabricsim

@@ -235,14 +235,28 @@ class Network {
   // would split the same links max-min alike) and a ring's sends as one flow
   // (post_ring_flow). Packet NICs send every packet, so they do not.
   bool merges_equal_sends() const { return flow_model_ != nullptr; }
-  // Flow fidelity: message `id` (made by add_message, of the payload every edge carries)
-  // stands for the sends of a ring's edges (`edges`: sender, successor), each edge
-  // `steps` sends of `chunk` bytes, `wire_bytes` in all on the wire. One flow loads every
-  // edge's links (`shares` times, for that many rings on the same links) and moves at the
-  // rate of the ring's tightest edge; its delivery delay is the slowest edge's.
-  // Returns the ring's edges' deliver delays, averaged (FlowModel::Route::mean_edge_delay).
-  Time post_ring_flow(MessageId id, const std::vector<std::pair<HostId, HostId>>& edges, std::int64_t chunk,
-                      std::int64_t wire_bytes, std::uint16_t shares);
+  // Flow fidelity: the channels' rings of one ring collective. Each ring's message `id`
+  // (made by add_message, of the payload every edge carries) stands for the sends of its
+  // edges (`edges`: sender, successor), each edge `steps` sends of `chunk` bytes,
+  // `wire_bytes` in all on the wire. One flow per ring loads every edge's links (`shares`
+  // times, for that many rings on the same links) and moves at the rate of the ring's
+  // tightest edge; its delivery delay is the slowest edge's. Returns, per ring, what its
+  // steps wait for besides its flow.
+  struct RingFlow {
+    MessageId id = 0;
+    const std::vector<std::pair<HostId, HostId>>* edges = nullptr;
+    std::int64_t chunk = 0;
+    std::int64_t wire_bytes = 0;
+  };
+  struct RingFlowTiming {
+    Time deliver_delay = 0;    // the flow's: its slowest edge's
+    Time mean_edge_delay = 0;  // the edges' own deliver delays, averaged
+    // The edges' transfer times at their own rates, averaged, over the tightest edge's
+    // (1 where edges are alike): every edge of the collective's rings sending at once, a
+    // link's edges sharing it alike, within the channel's rate.
+    double mean_transfer_share = 1.0;
+  };
+  std::vector<RingFlowTiming> post_ring_flows(const std::vector<RingFlow>& rings, std::uint16_t shares);
   const std::vector<HostId>& multicast_members(std::uint16_t group) const { return multicast_members_.at(group); }
   // For observers and tests: distinct packets of message `id` its destination has (the
   // receive state is the destination NIC's).
@@ -346,7 +360,16 @@ class Network {
   FlowModel* flow_model_ = nullptr;
   const FlowRouter* flow_router_ = nullptr;
   // Coupled rings' routes by (edges, chunk, shares): see post_ring_flow.
-  std::map<std::tuple<std::vector<std::pair<HostId, HostId>>, std::int64_t, std::uint16_t>, FlowModel::Route> ring_routes_;
+  struct RingRoute {
+    FlowModel::Route route;
+    Message routed_as;  // the message whose edges' hashes chose its paths
+  };
+  std::map<std::tuple<std::vector<std::pair<HostId, HostId>>, std::int64_t, std::uint16_t>, RingRoute> ring_routes_;
+  // A collective's rings' transfer shares (RingFlowTiming::mean_transfer_share), by its
+  // rings' routes and the channel's rate.
+  std::map<std::pair<std::vector<const RingRoute*>, double>, std::vector<double>> ring_transfer_shares_;
+  std::vector<double> ring_transfer_shares(const std::vector<const RingRoute*>& routes,
+                                           const std::vector<RingFlow>& rings, double cap) const;
   // Flow fidelity keeps no NIC receive slots: a multicast's member records wait here
   // for their flow, and sums are numbered here.
   std::unordered_map<MessageId, std::vector<MessageId>> flow_multicast_receives_;

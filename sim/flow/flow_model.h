@@ -45,7 +45,8 @@ class FlowModel final : public EventHandler {
     Time deliver_delay = 0;  // last byte through the bottleneck -> last byte at the destination
     // A ring's (FlowRouter::ring_route): its edges' own deliver delays, averaged. A step of
     // the ring waits for its predecessor's chunk, and step by step its predecessors go
-    // round the ring, so over the ring's steps the delays paid are the edges' in turn.
+    // round the ring, so over the ring's steps the delays paid are the edges' in turn
+    // (Network::RingFlowTiming).
     Time mean_edge_delay = 0;
     Time ack_delay = 0;      // delivered -> the last ack back at the source
     // In-network transfers are not acknowledged: done once sent. They deliver these

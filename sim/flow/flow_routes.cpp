@@ -178,9 +178,10 @@ FlowModel::Route FlowRouter::route(const Message& m) const {
 }
 
 FlowModel::Route FlowRouter::ring_route(const Message& m, const std::vector<std::pair<HostId, HostId>>& edges,
-                                        std::int64_t chunk) const {
+                                        std::int64_t chunk, std::vector<std::vector<FlowModel::Hop>>* edge_hops) const {
   FlowModel::Route ring;
   std::vector<FlowModel::Hop> hops;
+  if (edge_hops != nullptr) edge_hops->clear();
   for (const auto& [from, to] : edges) {
     Message edge = m;
     edge.src = from;
@@ -188,6 +189,7 @@ FlowModel::Route FlowRouter::ring_route(const Message& m, const std::vector<std:
     edge.bytes = chunk;
     const FlowModel::Route r = route(edge);
     hops.insert(hops.end(), r.hops.begin(), r.hops.end());
+    if (edge_hops != nullptr) edge_hops->push_back(r.hops);
     ring.deliver_delay = std::max(ring.deliver_delay, r.deliver_delay);
     ring.ack_delay = std::max(ring.ack_delay, r.ack_delay);
     ring.mean_edge_delay += r.deliver_delay;

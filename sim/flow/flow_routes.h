@@ -28,7 +28,9 @@ class FlowRouter {
   // One flow over a ring's edges (sender, successor), each routed as a send of `chunk`
   // bytes of message `m` from that sender would be: every edge's links (a link that
   // several edges cross, once with their weights summed), the slowest edge's delays.
-  FlowModel::Route ring_route(const Message& m, const std::vector<std::pair<HostId, HostId>>& edges, std::int64_t chunk) const;
+  // `edge_hops` (if given): each edge's own links.
+  FlowModel::Route ring_route(const Message& m, const std::vector<std::pair<HostId, HostId>>& edges, std::int64_t chunk,
+                              std::vector<std::vector<FlowModel::Hop>>* edge_hops = nullptr) const;
   // RDMA NICs (nic_model: rdma), whose network the flow model routes as relays: per
   // host, its port to its NIC (-1: none). A message leaving by it is delivered later by
   // the work request's and the read's PCIe trips and the completion behind the last

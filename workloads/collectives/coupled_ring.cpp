@@ -52,7 +52,9 @@ void CoupledRing::start_at(Time at) { network_->partition(0).schedule_at(*this, 
 void CoupledRing::on_event() {
   if (!posted_) {
     posted_ = true;
+    posted_at_ = network_->partition(0).now();
     const NicConfig& nic = network_->params().nic;
+    std::vector<Network::RingFlow> flows;
     for (const Ring& r : rings_) {
       // Each share's sends are messages of their own on the wire: their own headers; and
       // NCCL's protocol's flags in their payload, as the step-by-step ring's sends carry them.
@@ -69,8 +71,9 @@ void CoupledRing::on_event() {
       const MessageId id = network_->add_message(spec);
       network_->dispatcher().assign(id, this, this);
       ids_.push_back(id);
-      step_delays_.push_back(network_->post_ring_flow(id, r.edges, each, wire, shares_));
+      flows.push_back({id, &r.edges, each, wire});
     }
+    timings_ = network_->post_ring_flows(flows, shares_);
     return;
   }
   done_ = true;
@@ -86,10 +89,16 @@ void CoupledRing::on_message_delivered(MessageId id, Time now) {
   const int r = ring_of(id);
   if (r < 0) return;
   const Ring& ring = rings_[static_cast<std::size_t>(r)];
-  // The steps before the last each waited a path delay for their chunk: the edges' in
-  // turn round the ring, so their mean.
-  const Time delay = step_delays_[static_cast<std::size_t>(r)];
-  end_ = std::max(end_, now + static_cast<Time>(ring.steps - 1) * delay + static_cast<Time>(ring.steps) * costs_.step_sync);
+  const Network::RingFlowTiming& timing = timings_[static_cast<std::size_t>(r)];
+  // Step by step, a rank's next send waits for its predecessor's chunk, whose own
+  // predecessor's went before it: round the ring a step costs the edges' transfers at
+  // their own rates, path delays and flag waits in turn, their means. And an edge sends
+  // its steps one after another: the tightest edge's transfers, which the flow took, then
+  // one path delay. The ring goes at the slower of the two.
+  const Time drained = now - timing.deliver_delay;
+  const auto transfers = static_cast<Time>(timing.mean_transfer_share * static_cast<double>(drained - posted_at_));
+  const Time chained = posted_at_ + transfers + static_cast<Time>(ring.steps) * (timing.mean_edge_delay + costs_.step_sync);
+  end_ = std::max({end_, now + costs_.step_sync, chained});
   if (++delivered_ == rings_.size()) network_->partition(0).schedule_at(*this, end_);
 }
 

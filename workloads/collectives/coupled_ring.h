@@ -10,8 +10,10 @@
 // step-by-step time, 2(n - 1) (chunk / rate + D), wherever the rate holds for the whole
 // collective; what differs is that the edges' links are loaded without the gaps of D
 // between steps, and that every rank finishes at once. Where edges differ (inside a node
-// and between nodes), each step's wait is the edges' mean: a rank's next step waits for
-// its predecessor's chunk, whose predecessor's went before it, round the ring. A DP ring
+// and between nodes), the ring goes at the slower of two paces: its tightest edge's
+// transfers one after another (the flow, then one path delay), and the chain of steps,
+// each waiting for its predecessor's chunk, which round the ring costs the edges'
+// transfers at their own rates and their path delays in turn, their means. A DP ring
 // over n nodes is then one flow, not 2(n - 1) n: flows grow with the collectives, not
 // with ranks squared
 // (docs/model.md).
@@ -81,8 +83,9 @@ class CoupledRing final : public EventHandler, public MessageObserver {
   std::function<void(Time)> on_done_;
   Costs costs_;
   std::vector<MessageId> ids_;
-  std::vector<Time> step_delays_;  // per ring: its edges' path delays, averaged
+  std::vector<Network::RingFlowTiming> timings_;  // per ring
   bool posted_ = false;
+  Time posted_at_ = 0;
   bool done_ = false;
   std::size_t delivered_ = 0;
   std::size_t finished_ = 0;
