@@ -80,6 +80,9 @@ class MessageObserver {
   // Every packet of the message has left its source once (the data is handed off; the
   // NIC still answers for resends): told at the source, by its own NIC.
   virtual void on_message_sent(MessageId /*id*/, Time /*now*/) {}
+  // Flow fidelity, a flow that asks (FlowModel::Route::tells_start): it begins to move,
+  // after its turn on its queue pair. Told at the source.
+  virtual void on_message_started(MessageId /*id*/, Time /*now*/) {}
 };
 
 // Messages by id. Ids are slots: a finished message's slot is reused for a later one

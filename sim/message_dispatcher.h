@@ -49,6 +49,9 @@ class MessageDispatcher final : public MessageObserver {
   void on_message_sent(MessageId id, Time now) override {
     if (MessageObserver* o = (*records_)[id].sender_observer) o->on_message_sent(id, now);
   }
+  void on_message_started(MessageId id, Time now) override {
+    if (MessageObserver* o = (*records_)[id].sender_observer) o->on_message_started(id, now);
+  }
 
  private:
   // A record is free once each side it has is done with it.

@@ -375,13 +375,18 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
     timing.mean_transfer_share = shares_it->second[i];
     timings.push_back(timing);
     const Message& m = messages_[rings[i].id];
-    if (cap <= 0) {
-      flow_model_->start(rings[i].id, rings[i].wire_bytes, m.bytes, route);
-    } else {
-      FlowModel::Route capped = route;
-      capped.cap = cap;
-      flow_model_->start(rings[i].id, rings[i].wire_bytes, m.bytes, capped);
+    FlowModel::Route posted = route;
+    posted.cap = cap;
+    posted.tells_start = true;
+    if (FlowModel::queue_pair_turn(route.in_turn)) {
+      // This ring's own: its first edge's GPU pair on its channel's connection, where each
+      // collective over the ring takes its turn after the one before, as its sends would.
+      Message first_edge = m;
+      first_edge.src = rings[i].edges->front().first;
+      first_edge.dst = rings[i].edges->front().second;
+      posted.in_turn = FlowRouter::queue_pair_turn(first_edge);
     }
+    flow_model_->start(rings[i].id, rings[i].wire_bytes, m.bytes, posted);
   }
   return timings;
 }

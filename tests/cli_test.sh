@@ -120,6 +120,13 @@ check "validate counts a workload's messages" 'grep -q "128 messages made before
 "$bin" validate "$examples/scale/fat_tree_k64_permutation.yaml" --memory-limit 1GiB >"$work/mem2.out" 2>&1; rc=$?
 check "a 65,536-host fabric over --memory-limit 1GiB is refused with the estimate (exit 2)" \
   '[ $rc -eq 2 ] && grep -q "fat_tree_k64_permutation.yaml:.*topology: this run needs about .* GiB" "$work/mem2.out"'
+# A ring over 1,024 GPUs at flow fidelity step by step is 2 x 1,023 steps of 1,024 sends a
+# channel; coupled, a flow a channel: the refusal says so, with the coupled run's estimate.
+"$bin" validate "$examples/scale/dgx_h100_2048node_allreduce.yaml" --set topology.nodes=128 --set network.fidelity=flow \
+  --set workload.algorithm=ring --set workload.sizes.from=256MiB --set workload.sizes.to=256MiB --memory-limit 2GiB \
+  >"$work/mem3.out" 2>&1; rc=$?
+check "a step-by-step flow ring over --memory-limit is refused naming network.flow_rings: coupled (exit 2)" \
+  '[ $rc -eq 2 ] && grep -q "with network.flow_rings: coupled, a ring as one flow per channel, about .* GiB" "$work/mem3.out"'
 "$bin" validate "$examples/scale/fat_tree_k8_permutation.yaml" --memory-limit lots >/dev/null 2>&1; rc=$?
 check "--memory-limit that is not a size is exit 2" '[ $rc -eq 2 ]'
 

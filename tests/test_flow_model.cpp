@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <map>
+#include <string>
 
 #include "app/config/config_loader.h"
 #include "app/scenario/scenario.h"
@@ -384,6 +385,71 @@ TEST_CASE("flow fidelity: a coupled ring bound by its slowest edges takes their 
   CHECK(coupled > transfers);
   CHECK(coupled < transfers + 5'000'000);
   CHECK(static_cast<double>(coupled) == doctest::Approx(static_cast<double>(time("steps"))).epsilon(0.005));
+}
+
+TEST_CASE("flow fidelity: coupled rings through RDMA NICs take their queue pairs' turns, as their sends do") {
+  // Two DGX H100 nodes: GPU 0 of each (ranks 0 and 8) start two 64 MiB AllReduces at
+  // once, on one communicator's connections (8 channels, all through GPU 0's NIC). Each
+  // channel's sends go on its queue pair in posting order, so neither AllReduce's flows
+  // share the NIC with the other's: a coupled ring (all its steps in one flow) waits for
+  // the one before it, and the first runs as if alone (shared fairly, it would take about
+  // twice as long); the pair ends as step by step.
+  const auto trace_file = [](int collectives) {
+    Trace trace;
+    trace.set_ranks(16);
+    for (int r : {0, 8}) {
+      for (int k = 0; k < collectives; ++k) {
+        TraceOp op;
+        op.id = k;
+        op.kind = TraceOpKind::kCollective;
+        op.op = CollectiveOp::kAllReduce;
+        op.bytes = 64 * 1024 * 1024;
+        op.group = trace.group_id({0, 8});
+        op.key = trace.key_id("ar" + std::to_string(k));
+        op.algorithm = trace.name_id("ring");
+        op.label = trace.name_id(k == 0 ? "first" : "second");
+        trace.add(r, op);
+      }
+    }
+    const std::string path = test_temp_path("fabricsim_test_queue_pairs_" + std::to_string(collectives) + ".jsonl").string();
+    write_trace(trace, path);
+    return path;
+  };
+  const auto replay = [](const std::string& path, const std::string& rings) {
+    ScenarioRun run(load_config_text("topology:\n  kind: cluster\n  nodes: 2\n  node: {preset: dgx_h100}\n  nics_per_node: 8\n"
+                                     "  pcie: {bandwidth: 64GBps, latency: 500ns}\n"
+                                     "  nic: {bandwidth: 400Gbps, latency: 500ns, kind: infiniband}\n"
+                                     "  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 400Gbps, latency: 500ns}}\n"
+                                     "network: {mtu: 4KiB, fidelity: flow, flow_rings: " + rings + "}\n"
+                                     "workload: {kind: trace, file: " + path + ", channels: 8}\n",
+                                     "queue_pairs"));
+    run.run();
+    REQUIRE(run.replay() != nullptr);
+    REQUIRE(run.replay()->done());
+    const RankBreakdown& rank0 = run.replay()->breakdown()[0];
+    const auto by = [&](const char* label) {
+      const auto it = rank0.communication_by_label.find(label);
+      return it == rank0.communication_by_label.end() ? Time{0} : it->second;
+    };
+    return std::make_pair(by("first"), by("second"));
+  };
+  const std::string one = trace_file(1);
+  const std::string two = trace_file(2);
+  const Time alone = replay(one, "coupled").first;
+  // 2 steps of 4 MiB (1,024 packets of 4 KiB, 64-byte headers) per channel, 8 channels
+  // on one 400G NIC: 8 x 2 x 4,260,864 B x 20 ps/B = 1,363.5 us, on links that also carry
+  // the other edge's acks (64 B per 4,160 B packet): 1,384.4 us of drain, plus delays.
+  const Time drain = Time{1'363'476'480} + Time{1'363'476'480} * 64 / 4'160;
+  CHECK(alone > drain);
+  CHECK(alone < drain + 10'000'000);
+  const auto [first, second] = replay(two, "coupled");
+  CHECK(first == alone);
+  CHECK(static_cast<double>(second) == doctest::Approx(2.0 * static_cast<double>(alone)).epsilon(0.01));
+  const auto [steps_first, steps_second] = replay(two, "steps");
+  // Step by step, the two AllReduces' steps alternate on each queue pair (the first's
+  // second step behind the second's first): the first ends at 3/4 of the pair's drain.
+  CHECK(static_cast<double>(steps_first) == doctest::Approx(1.5 * static_cast<double>(alone)).epsilon(0.01));
+  CHECK(static_cast<double>(second) == doctest::Approx(static_cast<double>(steps_second)).epsilon(0.005));
 }
 
 namespace {

@@ -130,10 +130,21 @@ void ScenarioRun::refuse_if_too_big() {
       std::snprintf(s, sizeof s, "%.2f GiB", static_cast<double>(b) / (1u << 30));
       return std::string(s);
     };
+    // Rings at flow fidelity step by step grow with ranks squared; coupled, with ranks.
+    std::string instead;
+    if (config_.network.fidelity == NetworkConfig::Fidelity::kFlow &&
+        config_.network.flow_rings != NetworkConfig::FlowRings::kCoupled) {
+      ScenarioConfig coupled = config_;
+      coupled.network.flow_rings = NetworkConfig::FlowRings::kCoupled;
+      const MemoryEstimate other = estimate_memory(coupled, topology_);
+      if (other.total() <= limit) {
+        instead = " (with network.flow_rings: coupled, a ring as one flow per channel, about " + gib(other.total()) + ")";
+      }
+    }
     throw ConfigError(config_.topology.source.where, config_.topology.source.path,
                       "this run needs about " + memory_.describe() + ", more than the " + gib(limit) +
                           (config_.memory_limit > 0 ? " of --memory-limit" : " this machine has free") +
-                          "; expected a smaller fabric or workload");
+                          "; expected a smaller fabric or workload" + instead);
   }
 }
 

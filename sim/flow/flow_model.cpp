@@ -83,6 +83,7 @@ void FlowModel::start_now(MessageId id, std::int64_t wire_bytes, std::int64_t pa
     flows_.emplace_back();
   }
   FlowState& s = flows_[f];
+  if (route.tells_start && !body) note(sim_->now(), id, 3, 0);
   s.id = id;
   s.serial = next_serial_++;
   s.remaining = static_cast<double>(wire_bytes);
@@ -472,6 +473,7 @@ void FlowModel::on_event() {
       notes_.pop_back();
       switch (n.kind) {
         case 0: observer_->on_message_sent(n.id, now); break;
+        case 3: observer_->on_message_started(n.id, now); break;
         case 1:
           payload_delivered_ += static_cast<std::uint64_t>(n.payload);
           observer_->on_message_delivered(n.id, now);

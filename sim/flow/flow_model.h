@@ -68,6 +68,9 @@ class FlowModel final : public EventHandler {
     // The sender's program is told the message is sent as it starts (a GPU posting to its
     // RDMA NIC goes on; the NIC sends).
     bool posted = false;
+    // The sender is told when the flow begins to move (after its turn): a coupled ring's
+    // chain of steps starts then.
+    bool tells_start = false;
     // It stands for this many equal flows on the same links (max-min gives each the same
     // share; together they load each link `shares` times as much).
     std::uint32_t shares = 1;
@@ -164,7 +167,7 @@ class FlowModel final : public EventHandler {
     Time time;
     std::uint64_t seq;
     MessageId id;
-    std::uint8_t kind;  // 0 sent, 1 delivered, 2 finished
+    std::uint8_t kind;  // 0 sent, 1 delivered, 2 finished, 3 started
     std::int64_t payload;
   };
   struct NoteLater {

@@ -188,6 +188,12 @@ FlowModel::Route FlowRouter::ring_route(const Message& m, const std::vector<std:
     edge.dst = edge.via = to;
     edge.bytes = chunk;
     const FlowModel::Route r = route(edge);
+    // Through RDMA NICs, the ring's sends take their queue pairs' turns: the ring takes
+    // its first edge's.
+    if (hops.empty() && FlowModel::queue_pair_turn(r.in_turn)) {
+      ring.in_turn = r.in_turn;
+      ring.turn_bytes = r.turn_bytes;
+    }
     hops.insert(hops.end(), r.hops.begin(), r.hops.end());
     if (edge_hops != nullptr) edge_hops->push_back(r.hops);
     ring.deliver_delay = std::max(ring.deliver_delay, r.deliver_delay);

@@ -28,7 +28,8 @@ class FlowRouter {
   // One flow over a ring's edges (sender, successor), each routed as a send of `chunk`
   // bytes of message `m` from that sender would be: every edge's links (a link that
   // several edges cross, once with their weights summed), the slowest edge's delays.
-  // `edge_hops` (if given): each edge's own links.
+  // Through RDMA NICs it takes turns on its first edge's queue pair. `edge_hops` (if
+  // given): each edge's own links.
   FlowModel::Route ring_route(const Message& m, const std::vector<std::pair<HostId, HostId>>& edges, std::int64_t chunk,
                               std::vector<std::vector<FlowModel::Hop>>* edge_hops = nullptr) const;
   // RDMA NICs (nic_model: rdma), whose network the flow model routes as relays: per
@@ -57,7 +58,10 @@ class FlowRouter {
   // that their reduction engine sends on to its owner (kReduce).
   FlowModel::Route in_network_route(const Message& m, std::int64_t packet) const;
   // The flow model's turn key for the RDMA queue pair `m` travels on.
+ public:
   static std::uint64_t queue_pair_turn(const Message& m);
+
+ private:
   // Sorts `hops` by link into the route, each link once (weights summed).
   // The route's credit window: its sender's widest first link, where that is credit-based.
   void set_window(HostId src, FlowModel::Route& route) const;

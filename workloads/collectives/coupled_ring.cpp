@@ -52,10 +52,11 @@ void CoupledRing::start_at(Time at) { network_->partition(0).schedule_at(*this, 
 void CoupledRing::on_event() {
   if (!posted_) {
     posted_ = true;
-    posted_at_ = network_->partition(0).now();
+    started_.assign(rings_.size(), network_->partition(0).now());
     const NicConfig& nic = network_->params().nic;
     std::vector<Network::RingFlow> flows;
-    for (const Ring& r : rings_) {
+    for (std::size_t c = 0; c < rings_.size(); ++c) {
+      const Ring& r = rings_[c];
       // Each share's sends are messages of their own on the wire: their own headers; and
       // NCCL's protocol's flags in their payload, as the step-by-step ring's sends carry them.
       std::int64_t each = r.chunk / shares_;
@@ -68,6 +69,7 @@ void CoupledRing::on_event() {
       spec.bytes = costs_.wire_factor != 1.0 ? each * shares_ * r.steps : r.chunk * r.steps;
       spec.traffic_class = traffic_class_;
       spec.rate_cap_bps = costs_.rate_cap_bps;
+      spec.connection = static_cast<std::uint16_t>(1 + c);  // its channel's, as the ring's sends (0 is send/recv's)
       const MessageId id = network_->add_message(spec);
       network_->dispatcher().assign(id, this, this);
       ids_.push_back(id);
@@ -96,10 +98,15 @@ void CoupledRing::on_message_delivered(MessageId id, Time now) {
   // its steps one after another: the tightest edge's transfers, which the flow took, then
   // one path delay. The ring goes at the slower of the two.
   const Time drained = now - timing.deliver_delay;
-  const auto transfers = static_cast<Time>(timing.mean_transfer_share * static_cast<double>(drained - posted_at_));
-  const Time chained = posted_at_ + transfers + static_cast<Time>(ring.steps) * (timing.mean_edge_delay + costs_.step_sync);
+  const Time started = started_[static_cast<std::size_t>(r)];
+  const auto transfers = static_cast<Time>(timing.mean_transfer_share * static_cast<double>(drained - started));
+  const Time chained = started + transfers + static_cast<Time>(ring.steps) * (timing.mean_edge_delay + costs_.step_sync);
   end_ = std::max({end_, now + costs_.step_sync, chained});
   if (++delivered_ == rings_.size()) network_->partition(0).schedule_at(*this, end_);
+}
+
+void CoupledRing::on_message_started(MessageId id, Time now) {
+  if (const int r = ring_of(id); r >= 0) started_[static_cast<std::size_t>(r)] = now;
 }
 
 void CoupledRing::on_message_finished(MessageId id, Time) {

@@ -71,6 +71,7 @@ class CoupledRing final : public EventHandler, public MessageObserver {
   void on_event() override;
   void on_message_sent(MessageId, Time) override {}
   void on_message_delivered(MessageId id, Time now) override;
+  void on_message_started(MessageId id, Time now) override;
   void on_message_finished(MessageId id, Time now) override;
 
  private:
@@ -85,7 +86,7 @@ class CoupledRing final : public EventHandler, public MessageObserver {
   std::vector<MessageId> ids_;
   std::vector<Network::RingFlowTiming> timings_;  // per ring
   bool posted_ = false;
-  Time posted_at_ = 0;
+  std::vector<Time> started_;  // per ring: when its flow began to move (after its queue pair's turn)
   bool done_ = false;
   std::size_t delivered_ = 0;
   std::size_t finished_ = 0;
