@@ -341,6 +341,8 @@ void Network::post_flow(MessageId id, const Message& m) {
 std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<RingFlow>& rings, std::uint16_t shares) {
   if (flow_model_ == nullptr || rings.empty()) throw std::logic_error("ring flows need flow fidelity and rings");
   std::vector<const RingRoute*> routes;
+  // Each edge's own links, kept while the collective's transfer shares are worked out.
+  std::vector<std::vector<std::vector<FlowModel::Hop>>> edge_hops(rings.size());
   for (const RingFlow& r : rings) {
     if (r.edges == nullptr || r.edges->empty()) throw std::logic_error("a ring flow needs edges");
     Message& m = messages_[r.id];
@@ -352,7 +354,7 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
     auto cached = ring_routes_.find(key);
     if (cached == ring_routes_.end()) {
       RingRoute ring;
-      ring.route = flow_router_->ring_route(m, *r.edges, r.chunk);
+      ring.route = flow_router_->ring_route(m, *r.edges, r.chunk, &edge_hops[routes.size()]);
       ring.route.shares = std::max<std::uint16_t>(1, shares);
       ring.routed_as = m;
       cached = ring_routes_.emplace(std::move(key), std::move(ring)).first;
@@ -364,7 +366,11 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
   const double cap = first.rate_cap_bps > 0 ? first.rate_cap_bps / 8e12 : 0;
   auto shares_it = ring_transfer_shares_.find({routes, cap});
   if (shares_it == ring_transfer_shares_.end()) {
-    shares_it = ring_transfer_shares_.emplace(std::make_pair(routes, cap), ring_transfer_shares(routes, rings, cap)).first;
+    for (std::size_t i = 0; i < rings.size(); ++i) {
+      // Routed before, for another collective: again, as it was (the same message's hashes).
+      if (edge_hops[i].empty()) flow_router_->ring_route(routes[i]->routed_as, *rings[i].edges, rings[i].chunk, &edge_hops[i]);
+    }
+    shares_it = ring_transfer_shares_.emplace(std::make_pair(routes, cap), ring_transfer_shares(edge_hops, cap)).first;
   }
   std::vector<RingFlowTiming> timings;
   for (std::size_t i = 0; i < rings.size(); ++i) {
@@ -391,14 +397,11 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
   return timings;
 }
 
-std::vector<double> Network::ring_transfer_shares(const std::vector<const RingRoute*>& routes,
-                                                  const std::vector<RingFlow>& rings, double cap) const {
-  // Each edge's links, routed again as its ring was (the same message's hashes).
-  std::vector<std::vector<std::vector<FlowModel::Hop>>> edge_hops(rings.size());
+std::vector<double> Network::ring_transfer_shares(const std::vector<std::vector<std::vector<FlowModel::Hop>>>& edge_hops,
+                                                  double cap) const {
   std::unordered_map<std::uint32_t, double> load;  // every ring's edges' weight on a link
-  for (std::size_t i = 0; i < rings.size(); ++i) {
-    flow_router_->ring_route(routes[i]->routed_as, *rings[i].edges, rings[i].chunk, &edge_hops[i]);
-    for (const auto& hops : edge_hops[i]) {
+  for (const auto& ring : edge_hops) {
+    for (const auto& hops : ring) {
       for (const FlowModel::Hop& h : hops) {
         if (h.link < directions_.size()) load[h.link] += h.weight;
       }

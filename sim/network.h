@@ -368,8 +368,9 @@ class Network {
   // A collective's rings' transfer shares (RingFlowTiming::mean_transfer_share), by its
   // rings' routes and the channel's rate.
   std::map<std::pair<std::vector<const RingRoute*>, double>, std::vector<double>> ring_transfer_shares_;
-  std::vector<double> ring_transfer_shares(const std::vector<const RingRoute*>& routes,
-                                           const std::vector<RingFlow>& rings, double cap) const;
+  // Per ring: its edges' (`edge_hops`: per ring, per edge, its links) transfer share.
+  std::vector<double> ring_transfer_shares(const std::vector<std::vector<std::vector<FlowModel::Hop>>>& edge_hops,
+                                           double cap) const;
   // Flow fidelity keeps no NIC receive slots: a multicast's member records wait here
   // for their flow, and sums are numbered here.
   std::unordered_map<MessageId, std::vector<MessageId>> flow_multicast_receives_;
