@@ -327,6 +327,21 @@ if "$root/scripts/plot" breakdown "$work/replay/results.json" -o "$work/breakdow
 else
   check "scripts/plot breakdown (needs python3-matplotlib)" 'grep -q "needs python3-matplotlib" "$work/plotb.out"'
 fi
+# scripts/bench-scale's CSV (these rows written by hand) as one picture of cost against size.
+cat >"$work/bench-scale.csv" <<'CSV'
+case,command,hosts,threads,processes,wall_seconds,setup_seconds,peak_mb,estimate_mb,events,events_per_second,results_mb
+fat_tree_k8,run a,128,1,1,0.18,0.01,12,11,100,1000,1
+fat_tree_k16,run b,1024,1,1,2.8,0.1,36,35,1000,1000,2
+fat_tree_k16_threads2,run b --threads 2,1024,2,1,1.9,0.1,40,35,1000,1000,2
+fat_tree_k64_validate,validate c,65536,1,1,9.0,9.0,900,880,,,
+CSV
+if "$root/scripts/plot" scale "$work/bench-scale.csv" -o "$work/scale.png" >"$work/plots.out" 2>&1; then
+  check "scripts/plot scale draws bench-scale's wall and peak memory against hosts" '[ "$(head -c 4 "$work/scale.png" | od -An -c | tr -d " ")" = "211PNG" ]'
+  "$root/scripts/plot" scale "$work/replay/results.json" >"$work/plots2.out" 2>&1; rc=$?
+  check "scripts/plot scale refuses what is not bench-scale's CSV" '[ $rc -ne 0 ]'
+else
+  check "scripts/plot scale (needs python3-matplotlib)" 'grep -q "needs python3-matplotlib" "$work/plots.out"'
+fi
 "$bin" collective "$examples/dgx_h100_2node_allreduce.yaml" -b 1M -e 2M --trace "$work/coll_trace.json" >/dev/null 2>&1; rc=$?
 check "collective --trace writes a timeline of its sizes too" \
   '[ $rc -eq 0 ] && python3 "$root/tests/check_chrome_trace.py" "$work/coll_trace.json" --expect-endpoints 16 --expect-kinds communication,steps >/dev/null'
