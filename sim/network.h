@@ -233,7 +233,7 @@ class Network {
   // What a workload may ask of the transport beyond one message per send, instead of
   // which fidelity runs: whether it merges equal sends, a message's `shares` (sends that
   // would split the same links max-min alike) and a ring's sends as one flow
-  // (post_ring_flow). Packet NICs send every packet, so they do not.
+  // (post_ring_flows). Packet NICs send every packet, so they do not.
   bool merges_equal_sends() const { return flow_model_ != nullptr; }
   // Flow fidelity: the channels' rings of one ring collective. Each ring's message `id`
   // (made by add_message, of the payload every edge carries) stands for the sends of its
@@ -359,7 +359,7 @@ class Network {
   std::unordered_map<std::uint32_t, MessageObserver*> observers_;    // by observer_key()
   FlowModel* flow_model_ = nullptr;
   const FlowRouter* flow_router_ = nullptr;
-  // Coupled rings' routes by (edges, chunk, shares): see post_ring_flow.
+  // Coupled rings' routes by (edges, chunk, shares): see post_ring_flows.
   struct RingRoute {
     FlowModel::Route route;
     Message routed_as;  // the message whose edges' hashes chose its paths
