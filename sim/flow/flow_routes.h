@@ -37,6 +37,8 @@ class FlowRouter {
   // the work request's and the read's PCIe trips and the completion behind the last
   // write, and finished from the destination NIC's ack (docs/model.md).
   void set_rdma_nic_ports(std::vector<int> port_of_host) { rdma_port_ = std::move(port_of_host); }
+  // The flow model's turn key for the RDMA queue pair `m` travels on.
+  static std::uint64_t queue_pair_turn(const Message& m);
 
  private:
   struct Reach {  // part of the flow at a node, one hop count from the source
@@ -57,11 +59,6 @@ class FlowRouter {
   // switches those reach copy it to every member (kMulticast) or take it into a sum
   // that their reduction engine sends on to its owner (kReduce).
   FlowModel::Route in_network_route(const Message& m, std::int64_t packet) const;
-  // The flow model's turn key for the RDMA queue pair `m` travels on.
- public:
-  static std::uint64_t queue_pair_turn(const Message& m);
-
- private:
   // Sorts `hops` by link into the route, each link once (weights summed).
   // The route's credit window: its sender's widest first link, where that is credit-based.
   void set_window(HostId src, FlowModel::Route& route) const;
