@@ -123,10 +123,15 @@ check "a 65,536-host fabric over --memory-limit 1GiB is refused with the estimat
 # A ring over 1,024 GPUs at flow fidelity step by step is 2 x 1,023 steps of 1,024 sends a
 # channel; coupled, a flow a channel: the refusal says so, with the coupled run's estimate.
 "$bin" validate "$examples/scale/dgx_h100_2048node_allreduce.yaml" --set topology.nodes=128 --set network.fidelity=flow \
-  --set workload.algorithm=ring --set workload.sizes.from=256MiB --set workload.sizes.to=256MiB --memory-limit 2GiB \
+  --set network.flow_rings=steps --set workload.algorithm=ring --set workload.sizes.from=256MiB --set workload.sizes.to=256MiB --memory-limit 2GiB \
   >"$work/mem3.out" 2>&1; rc=$?
 check "a step-by-step flow ring over --memory-limit is refused naming network.flow_rings: coupled (exit 2)" \
   '[ $rc -eq 2 ] && grep -q "with network.flow_rings: coupled, a ring as one flow per channel, about .* GiB" "$work/mem3.out"'
+# By default a ring at flow fidelity is a flow per channel: 16,384 GPUs' 256 MiB ring fits in 1 GiB.
+"$bin" validate "$examples/scale/dgx_h100_2048node_allreduce.yaml" --set network.fidelity=flow \
+  --set workload.algorithm=ring --set workload.sizes.from=256MiB --set workload.sizes.to=256MiB --memory-limit 1GiB \
+  >"$work/mem4.out" 2>&1; rc=$?
+check "a ring over 16,384 GPUs at flow fidelity runs coupled by default, within --memory-limit 1GiB" '[ $rc -eq 0 ]'
 "$bin" validate "$examples/scale/fat_tree_k8_permutation.yaml" --memory-limit lots >/dev/null 2>&1; rc=$?
 check "--memory-limit that is not a size is exit 2" '[ $rc -eq 2 ]'
 

@@ -164,7 +164,7 @@ struct NetworkConfig {
   // all their edges (workloads/collectives/coupled_ring.h) instead of a flow per send: none
   // (`steps`), those inside one node's NVSwitch domain (`in_node`), every one (`coupled`).
   enum class FlowRings : std::uint8_t { kSteps, kInNode, kCoupled };
-  FlowRings flow_rings = FlowRings::kSteps;
+  FlowRings flow_rings = FlowRings::kCoupled;
   // Whose tuning rules NCCL's model follows (workloads/collectives/nccl_tuning.h): a release line.
   std::string nccl_version = kDefaultNcclVersion;
   // NCCL's LL cap across nodes and its per-step proxy overhead depend on the host CPU.
