@@ -166,6 +166,42 @@ TEST_CASE("a deliberately broken MSCCL ring is caught, naming rank, chunk and th
   CHECK_THROWS_WITH_AS(ScenarioRun(load_config_text(yaml, "broken")), doctest::Contains("rank 0 chunk 0 holds"), ConfigError);
 }
 
+TEST_CASE("sends and receives that do not pair up per sender, receiver and channel are counted in the refusal") {
+  // Two ranks, rank 0 sending to rank 1; counted by hand from the steps below.
+  const auto program = [](std::vector<Step> sender, std::vector<Step> receiver) {
+    CollectiveProgram p;
+    p.ranks = 2;
+    p.slots = 4;
+    p.chunks = 1;
+    p.slot_bytes = 1024;
+    p.programs = {RankProgram{std::move(sender)}, RankProgram{std::move(receiver)}};
+    return p;
+  };
+  const auto step = [](StepKind kind, int peer, int channel) {
+    Step s;
+    s.kind = kind;
+    s.peer = peer;
+    s.channel = channel;
+    s.dst = 1 + channel;
+    return s;
+  };
+  const Step send0 = step(StepKind::kSend, 1, 0), send1 = step(StepKind::kSend, 1, 1);
+  const Step recv0 = step(StepKind::kRecv, 0, 0), recv1 = step(StepKind::kRecv, 0, 1);
+  // Channel 0 twice against one receive; channel 1 once against none; one against two.
+  CHECK(check_program(program({send0, send0}, {recv0}), false) == "2 sends but 1 receives from rank 0 to rank 1 on channel 0");
+  CHECK(check_program(program({send0, send1}, {recv0}), false) == "1 sends but 0 receives from rank 0 to rank 1 on channel 1");
+  CHECK(check_program(program({send1}, {recv0, recv1}), false) == "0 sends but 1 receives from rank 0 to rank 1 on channel 0");
+  CHECK(check_program(program({send0}, {recv0, recv0}), false) == "1 sends but 2 receives from rank 0 to rank 1 on channel 0");
+  // Paired on both channels, in order: the matching feeds each send its channel's receive.
+  ProgramMatching matching;
+  CHECK_FALSE(check_program(program({send1, send0}, {recv0, recv1}), false, &matching));
+  REQUIRE(matching.feeds[0].size() == 2);
+  CHECK(matching.feeds[0][0].front().rank == 1);
+  CHECK(matching.feeds[0][0].front().step == 1);
+  CHECK(matching.feeds[0][1].front().step == 0);
+  CHECK(matching.fed_by[1] == std::vector<int>{1, 1});
+}
+
 TEST_CASE("an MSCCL ring AllReduce for 8 GPUs runs within 2% of the built-in ring") {
   std::string check;
   const double msccl = run_us(nvswitch_domain(8, "{kind: collective, op: all_reduce, algorithm: msccl, file: " FABRICSIM_SOURCE_DIR

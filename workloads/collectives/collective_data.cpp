@@ -138,7 +138,7 @@ std::optional<std::string> deliver(std::map<StepRef, std::vector<ContributionSet
   return std::nullopt;
 }
 
-std::optional<std::string> check_program(const CollectiveProgram& p, bool check_data) {
+std::optional<std::string> check_program(const CollectiveProgram& p, bool check_data, ProgramMatching* matching) {
   const int n = p.ranks;
   if (static_cast<int>(p.programs.size()) != n) return "expected one program per rank";
   // Slots, peers and dependencies in range.
@@ -146,27 +146,27 @@ std::optional<std::string> check_program(const CollectiveProgram& p, bool check_
     const auto& steps = p.programs[static_cast<std::size_t>(r)].steps;
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const Step& s = steps[i];
-      const std::string where = "rank " + std::to_string(r) + " step " + std::to_string(i);
+      const auto where = [&] { return "rank " + std::to_string(r) + " step " + std::to_string(i); };
       const bool reads = sends_data(s.kind) || s.kind == StepKind::kCopy || s.kind == StepKind::kReduce;
       const bool writes = receives_data(s.kind) || s.kind == StepKind::kCopy || s.kind == StepKind::kReduce;
-      if (s.count < 1) return where + ": count must be at least 1";
-      if (reads && (s.src < 0 || s.src + s.count > p.slots)) return where + ": source slots out of range";
-      if (writes && (s.dst < 0 || s.dst + s.count > p.slots)) return where + ": destination slots out of range";
+      if (s.count < 1) return where() + ": count must be at least 1";
+      if (reads && (s.src < 0 || s.src + s.count > p.slots)) return where() + ": source slots out of range";
+      if (writes && (s.dst < 0 || s.dst + s.count > p.slots)) return where() + ": destination slots out of range";
       const bool talks = s.kind == StepKind::kSend || s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce;
       // A receive from itself is a multicast's copy (matching refuses any other).
       const bool self_ok = s.kind == StepKind::kRecv;
-      if (talks && (s.peer < 0 || s.peer >= n || (s.peer == r && !self_ok))) return where + ": peer out of range";
-      if (s.kind == StepKind::kSwitchReduce && s.peer != kAllMembers && (s.peer < 0 || s.peer >= n)) return where + ": peer out of range";
+      if (talks && (s.peer < 0 || s.peer >= n || (s.peer == r && !self_ok))) return where() + ": peer out of range";
+      if (s.kind == StepKind::kSwitchReduce && s.peer != kAllMembers && (s.peer < 0 || s.peer >= n)) return where() + ": peer out of range";
       const bool in_network = s.kind == StepKind::kSwitchReduce || s.kind == StepKind::kRecvSum || s.kind == StepKind::kMulticast;
       if (in_network) {
-        if (s.group < -1 || s.group >= static_cast<int>(p.groups.size())) return where + ": group out of range";
+        if (s.group < -1 || s.group >= static_cast<int>(p.groups.size())) return where() + ": group out of range";
         const std::vector<int> members = p.group_members(s.group);
         const auto member = [&](int x) { return std::find(members.begin(), members.end(), x) != members.end(); };
-        if (!member(r)) return where + ": rank " + std::to_string(r) + " is not in its group";
-        if (s.kind == StepKind::kSwitchReduce && s.peer != kAllMembers && !member(s.peer)) return where + ": the sum's owner is not in the group";
+        if (!member(r)) return where() + ": rank " + std::to_string(r) + " is not in its group";
+        if (s.kind == StepKind::kSwitchReduce && s.peer != kAllMembers && !member(s.peer)) return where() + ": the sum's owner is not in the group";
       }
       for (int d : s.deps) {
-        if (d < 0 || d >= static_cast<int>(steps.size()) || d == static_cast<int>(i)) return where + ": dependency out of range";
+        if (d < 0 || d >= static_cast<int>(steps.size()) || d == static_cast<int>(i)) return where() + ": dependency out of range";
       }
     }
   }
@@ -174,19 +174,29 @@ std::optional<std::string> check_program(const CollectiveProgram& p, bool check_
   if (auto* problem = std::get_if<std::string>(&matched)) return *problem;
   const ProgramMatching& match = std::get<ProgramMatching>(matched);
   // Kahn's algorithm over dependencies plus send -> receive edges; runs the data
-  // symbolically in the same order.
+  // symbolically in the same order. A rank's steps' children (the steps that depend on
+  // them) lie in one array, step i's from child_begin[i] on.
   std::vector<std::vector<int>> remaining(static_cast<std::size_t>(n));
-  std::vector<std::vector<std::vector<int>>> children(static_cast<std::size_t>(n));
+  std::vector<std::vector<std::uint32_t>> child_begin(static_cast<std::size_t>(n));
+  std::vector<std::vector<int>> child_list(static_cast<std::size_t>(n));
   std::size_t total = 0;
   for (int r = 0; r < n; ++r) {
     const auto& steps = p.programs[static_cast<std::size_t>(r)].steps;
+    auto& begin = child_begin[static_cast<std::size_t>(r)];
+    auto& list = child_list[static_cast<std::size_t>(r)];
     remaining[static_cast<std::size_t>(r)].assign(steps.size(), 0);
-    children[static_cast<std::size_t>(r)].assign(steps.size(), {});
+    begin.assign(steps.size() + 1, 0);
     total += steps.size();
     for (std::size_t i = 0; i < steps.size(); ++i) {
       remaining[static_cast<std::size_t>(r)][i] =
           static_cast<int>(steps[i].deps.size()) + match.fed_by[static_cast<std::size_t>(r)][i];
-      for (int d : steps[i].deps) children[static_cast<std::size_t>(r)][static_cast<std::size_t>(d)].push_back(static_cast<int>(i));
+      for (int d : steps[i].deps) ++begin[static_cast<std::size_t>(d) + 1];
+    }
+    for (std::size_t i = 0; i < steps.size(); ++i) begin[i + 1] += begin[i];
+    list.resize(begin.back());
+    std::vector<std::uint32_t> filled(begin.begin(), begin.end() - 1);
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      for (int d : steps[i].deps) list[filled[static_cast<std::size_t>(d)]++] = static_cast<int>(i);
     }
   }
   // The symbolic data costs ranks x slots x ranks bits: only when asked for.
@@ -222,7 +232,10 @@ std::optional<std::string> check_program(const CollectiveProgram& p, bool check_
     } else if (check_data) {
       if (auto e = data->local(r, s)) return where() + *e;
     }
-    for (int c : children[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)]) {
+    const auto& begin = child_begin[static_cast<std::size_t>(r)];
+    const auto& list = child_list[static_cast<std::size_t>(r)];
+    for (std::uint32_t k = begin[static_cast<std::size_t>(i)]; k < begin[static_cast<std::size_t>(i) + 1]; ++k) {
+      const int c = list[k];
       if (--remaining[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)] == 0) ready.push_back({r, c});
     }
   }
@@ -230,6 +243,7 @@ std::optional<std::string> check_program(const CollectiveProgram& p, bool check_
   if (check_data) {
     if (auto e = data->verify()) return "wrong result: " + *e;
   }
+  if (matching != nullptr) *matching = std::move(std::get<ProgramMatching>(matched));
   return std::nullopt;
 }
 

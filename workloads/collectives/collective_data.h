@@ -53,8 +53,10 @@ class DataState {
 // Before a run: sends and receives match per (sender, receiver, channel) in count and
 // size, dependencies point backwards-free (an acyclic graph, checked across ranks
 // through the matches), slots are in range; then a symbolic run in dependency order
-// checks the data. Returns the first problem found.
-std::optional<std::string> check_program(const CollectiveProgram& program, bool check_data = true);
+// checks the data. Returns the first problem found; with none, `matching` (if given) gets
+// the matches, so a caller that runs the program need not work them out again.
+std::optional<std::string> check_program(const CollectiveProgram& program, bool check_data = true,
+                                         ProgramMatching* matching = nullptr);
 
 // Hands `data` to receive `to` (in flight): replaces what it had, or for an in-switch sum
 // (`add`) adds it; an error names a contribution that arrives twice.

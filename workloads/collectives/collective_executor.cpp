@@ -9,9 +9,8 @@
 namespace fabricsim {
 
 std::shared_ptr<const PreparedCollective> PreparedCollective::prepare(CollectiveProgram program) {
-  if (auto problem = check_program(program, false)) throw std::invalid_argument(*problem);
   auto p = std::make_shared<PreparedCollective>();
-  p->matching = std::get<ProgramMatching>(match_program(program));  // check_program found no problem
+  if (auto problem = check_program(program, false, &p->matching)) throw std::invalid_argument(*problem);
   const auto n = static_cast<std::size_t>(program.ranks);
   p->waiting.resize(n);
   p->children.resize(n);

@@ -1,6 +1,6 @@
 #include "workloads/collectives/collective_matching.h"
 
-#include <deque>
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -15,7 +15,11 @@ std::variant<ProgramMatching, std::string> match_program(const CollectiveProgram
   ProgramMatching m;
   m.feeds.resize(static_cast<std::size_t>(n));
   m.fed_by.resize(static_cast<std::size_t>(n));
-  std::map<std::tuple<int, int, int>, std::deque<StepRef>> recvs;  // (from, to, channel) -> receives in order
+  // (from, to, channel) -> receives in order: one sorted array, a cursor per key (a
+  // collective has a key per pair and channel, often with one receive each, so no
+  // container per key).
+  using Key = std::tuple<int, int, int>;
+  std::vector<std::pair<Key, StepRef>> recv_list;
   std::map<std::pair<int, int>, std::vector<StepRef>> sums;       // (owner, channel) -> sums in order
   // SHARP: (group, channel) -> per member rank, its sums in order.
   std::map<std::pair<int, int>, std::map<int, std::vector<StepRef>>> all_sums;
@@ -25,7 +29,7 @@ std::variant<ProgramMatching, std::string> match_program(const CollectiveProgram
     m.fed_by[static_cast<std::size_t>(r)].assign(steps.size(), 0);
     for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
       const Step& s = steps[static_cast<std::size_t>(i)];
-      if (s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce) recvs[{s.peer, r, s.channel}].push_back({r, i});
+      if (s.kind == StepKind::kRecv || s.kind == StepKind::kRecvReduce) recv_list.push_back({{s.peer, r, s.channel}, {r, i}});
       if (s.kind == StepKind::kRecvSum && s.peer == kAllMembers) {
         all_sums[{s.group, s.channel}][r].push_back({r, i});
       } else if (s.kind == StepKind::kRecvSum) {
@@ -33,25 +37,40 @@ std::variant<ProgramMatching, std::string> match_program(const CollectiveProgram
       }
     }
   }
+  // Program order within a key: receives were listed rank by rank, step by step.
+  std::stable_sort(recv_list.begin(), recv_list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  struct RecvQueue {
+    Key key;
+    std::size_t next;  // the first receive not yet fed, in recv_list
+    std::size_t end;
+    std::size_t begin;
+  };
+  std::vector<RecvQueue> recvs;
+  for (std::size_t i = 0; i < recv_list.size(); ++i) {
+    if (recvs.empty() || recvs.back().key != recv_list[i].first) recvs.push_back({recv_list[i].first, i, i, i});
+    recvs.back().end = i + 1;
+  }
+  const auto queue_of = [&](const Key& key) -> RecvQueue* {
+    const auto it = std::lower_bound(recvs.begin(), recvs.end(), key, [](const RecvQueue& q, const Key& k) { return q.key < k; });
+    return it != recvs.end() && it->key == key ? &*it : nullptr;
+  };
   const auto pair_name = [](int from, int to, int channel) {
     return "from rank " + std::to_string(from) + " to rank " + std::to_string(to) + " on channel " + std::to_string(channel);
   };
   std::map<std::tuple<int, int, int>, std::size_t> contributed;  // (rank, owner, channel) -> made so far
-  std::map<std::tuple<int, int, int>, std::size_t> sent;         // (from, to, channel) -> sends so far
   for (int r = 0; r < n; ++r) {
     const auto& steps = p.programs[static_cast<std::size_t>(r)].steps;
     for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
       const Step& s = steps[static_cast<std::size_t>(i)];
       auto& feeds = m.feeds[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)];
       const auto feed = [&](int to) -> std::optional<std::string> {
-        const std::tuple<int, int, int> key{r, to, s.channel};
-        const std::size_t k = sent[key]++;
-        auto& queue = recvs[key];
-        if (queue.empty()) {
-          return std::to_string(sent[key]) + " sends but " + std::to_string(k) + " receives " + pair_name(r, to, s.channel);
+        RecvQueue* queue = queue_of({r, to, s.channel});
+        // Sends so far on this key: as many as receives fed, since the first unfed one stops here.
+        const std::size_t k = queue == nullptr ? 0 : queue->next - queue->begin;
+        if (queue == nullptr || queue->next == queue->end) {
+          return std::to_string(k + 1) + " sends but " + std::to_string(k) + " receives " + pair_name(r, to, s.channel);
         }
-        const StepRef target = queue.front();
-        queue.pop_front();
+        const StepRef target = recv_list[queue->next++].second;
         if (step_of(target).count != s.count) {
           return "send " + std::to_string(k) + " " + pair_name(r, to, s.channel) + " carries " + std::to_string(s.count) +
                  " chunks, its receive expects " + std::to_string(step_of(target).count);
@@ -109,10 +128,10 @@ std::variant<ProgramMatching, std::string> match_program(const CollectiveProgram
       }
     }
   }
-  for (const auto& [key, queue] : recvs) {
-    if (!queue.empty()) {
-      const auto [from, to, channel] = key;
-      return std::to_string(sent[key]) + " sends but " + std::to_string(sent[key] + queue.size()) + " receives " +
+  for (const RecvQueue& queue : recvs) {
+    if (queue.next != queue.end) {
+      const auto [from, to, channel] = queue.key;
+      return std::to_string(queue.next - queue.begin) + " sends but " + std::to_string(queue.end - queue.begin) + " receives " +
              pair_name(from, to, channel);
     }
   }

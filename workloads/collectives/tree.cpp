@@ -172,7 +172,7 @@ bool does(CollectiveOp op) {
   return op == CollectiveOp::kAllReduce || op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
 }
 
-ProgramFootprint footprint(const FootprintFacts& f) { return {6 * f.channels * f.pieces, 2 * f.channels, 240}; }
+ProgramFootprint footprint(const FootprintFacts& f) { return {6 * f.channels * f.pieces, 2 * f.channels, 300}; }
 
 }  // namespace
 
