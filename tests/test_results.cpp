@@ -162,6 +162,44 @@ TEST_CASE("json writer escapes strings and nests") {
   CHECK(j.str() == "{\n  \"a\\\"b\": \"x\\ny\",\n  \"list\": [\n    1,\n    2.5,\n    true\n  ],\n  \"empty\": {}\n}\n");
 }
 
+TEST_CASE("json writer with a sink streams the same text, holding at most about a spill's worth") {
+  // An array of 300,000 integers: "[" then "\n  i" for each, comma-separated, then "\n]",
+  // over 2 MiB in all, so it spills to the sink at least twice.
+  std::string expected = "[";
+  for (int i = 0; i < 300000; ++i) expected += (i == 0 ? "" : ",") + std::string("\n  ") + std::to_string(i);
+  expected += "\n]";
+  std::ostringstream sink;
+  JsonWriter j(sink);
+  std::size_t most_held = 0;
+  j.begin_array();
+  for (int i = 0; i < 300000; ++i) {
+    j.value(i);
+    most_held = std::max(most_held, j.str().size());
+  }
+  j.end_array();
+  j.flush();
+  CHECK(j.str().empty());
+  CHECK(sink.str() == expected);
+  CHECK(expected.size() > 2 * JsonWriter::kSpillBytes);
+  CHECK(most_held <= JsonWriter::kSpillBytes + 16);
+}
+
+TEST_CASE("a streamed atomic write that fails leaves neither the file nor a temporary") {
+  const auto dir = test_temp_path("fabricsim_atomic_fail_test");
+  std::filesystem::remove_all(dir);
+  const std::string path = (dir / "r.json").string();
+  CHECK_THROWS_AS(write_file_atomically(path, [](std::ostream& out) {
+                    out << "half";
+                    throw std::runtime_error("stopped");
+                  }),
+                  std::runtime_error);
+  CHECK_FALSE(std::filesystem::exists(path));
+  int files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++files;
+  CHECK(files == 0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("atomic write leaves the whole file and no temporary behind") {
   const auto dir = test_temp_path("fabricsim_atomic_test");
   std::filesystem::remove_all(dir);

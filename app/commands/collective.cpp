@@ -133,7 +133,7 @@ int collective_command(const po::variables_map& vm) {
   std::string results_path;
   if (vm.count("out")) {
     results_path = (std::filesystem::path(vm["out"].as<std::string>()) / "results.json").string();
-    write_file_atomically(results_path, results_json(run));
+    write_results_file(results_path, run);
   }
   if (vm.count("json")) {
     JsonWriter j;

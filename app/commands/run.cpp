@@ -92,7 +92,7 @@ int run_here(const po::variables_map& vm, ProcessGroup* processes) {
   if (writer) {
     run.message_log().finish_records();
     finish_timeline(timeline.get());
-    write_file_atomically(results_path, results_json(run));
+    write_results_file(results_path, run);
     print_summary(std::cout, run, results_path);
   }
   const int code = run.deadlocked() ? kExitDeadlock : run.complete() ? 0 : kExitIncomplete;

@@ -10,7 +10,14 @@ void JsonWriter::newline() {
   out_.append(first_.size() * 2, ' ');
 }
 
+void JsonWriter::flush() {
+  if (sink_ == nullptr) return;
+  sink_->write(out_.data(), static_cast<std::streamsize>(out_.size()));
+  out_.clear();
+}
+
 void JsonWriter::before_value() {
+  if (sink_ != nullptr && out_.size() >= kSpillBytes) flush();
   if (after_key_) {
     after_key_ = false;
     return;

@@ -374,10 +374,11 @@ std::string config_hash_text(std::uint64_t hash) {
   return text;
 }
 
-std::string results_json(const ScenarioRun& run) {
+namespace {
+
+void write_results(const ScenarioRun& run, JsonWriter& j) {
   const Network& net = run.network();
   const Time sim_time = run.sim_time();
-  JsonWriter j;
   j.begin_object();
   j.key("fabricsim_version").value(FABRICSIM_VERSION);
   j.key("config_name").value(run.config().name);
@@ -438,7 +439,22 @@ std::string results_json(const ScenarioRun& run) {
   write_links(j, run);
   write_queue_samples(j, run);
   j.end_object();
+}
+
+}  // namespace
+
+std::string results_json(const ScenarioRun& run) {
+  JsonWriter j;
+  write_results(run, j);
   return j.str();
+}
+
+void write_results_file(const std::string& path, const ScenarioRun& run) {
+  write_file_atomically(path, [&](std::ostream& out) {
+    JsonWriter j(out);
+    write_results(run, j);
+    j.flush();
+  });
 }
 
 std::uint64_t peak_memory_bytes() {
@@ -460,13 +476,24 @@ std::string folder_name(const std::string& name) {
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
+  write_file_atomically(path, [&](std::ostream& out) { out << content; });
+}
+
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   if (target.has_parent_path()) fs::create_directories(target.parent_path());
   const fs::path tmp = target.string() + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << content;
+    try {
+      write(f);
+    } catch (...) {
+      f.close();
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw;
+    }
     f.flush();
     if (!f) {
       std::error_code ec;

@@ -1,6 +1,7 @@
 #pragma once
 // Recorders: read a finished ScenarioRun and write what users read. The model never
 // changes when the recording does.
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@ namespace fabricsim {
 // results.json: run facts, one record per message and one per link direction.
 // Deterministic for a given config and seed except `wall_seconds`.
 std::string results_json(const ScenarioRun& run);
+// The same into `path`, streamed (atomically, as write_file_atomically).
+void write_results_file(const std::string& path, const ScenarioRun& run);
 
 // Link direction `i`'s utilization over the run (busy time, or at flow fidelity the bytes
 // carried, over what the simulated time allowed).
@@ -26,6 +29,8 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
 // Writes to a temporary file beside `path`, then renames: readers see the old file or
 // the whole new one, never half. Creates missing parent directories.
 void write_file_atomically(const std::string& path, const std::string& content);
+// The same with the content streamed by `write` (an exception removes the temporary file).
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 // A name as a folder name: letters, digits, '-', '_' and inner '.' kept, anything else
 // (a '/', a leading '.') made '_', so a config's name or a sweep's value cannot leave
 // the folder it is put in.
