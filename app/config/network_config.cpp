@@ -115,7 +115,7 @@ NetworkConfig read_network(MapReader m) {
       "flow_rings",
       {{"steps", NetworkConfig::FlowRings::kSteps}, {"in_node", NetworkConfig::FlowRings::kInNode},
        {"coupled", NetworkConfig::FlowRings::kCoupled}},
-      NetworkConfig::FlowRings::kCoupled);
+      NetworkConfig{}.flow_rings);
   if (m.has("nccl_version")) {
     const std::string v = m.string("nccl_version");
     if (!nccl_rules(v)) {

@@ -111,7 +111,8 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
   // (At flow fidelity the NICs keep no slots.)
   const std::uint64_t per_message = sizeof(Message) + (flows ? 0 : sizeof(RecvState) + sizeof(SendState));
   e.messages += prebuilt_messages * (per_message + 3 * sizeof(Time)) + hosts * 8 * per_message;
-  // results.json: a record per link direction and per switch, written once, held twice.
+  // results.json: a record per link direction and per switch. `run` streams it to its file;
+  // Python holds it as text (a growing string: up to twice its size).
   e.results = 2 * (directions * 420 + switches * 160 + hosts * 64);
   if (config.processes != nullptr && config.processes->size() > 1) {
     // Over MPI every process builds the whole network but holds only its partitions'

@@ -41,13 +41,13 @@ std::variant<ProgramMatching, std::string> match_program(const CollectiveProgram
   std::stable_sort(recv_list.begin(), recv_list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   struct RecvQueue {
     Key key;
-    std::size_t next;  // the first receive not yet fed, in recv_list
+    std::size_t begin;  // its receives in recv_list: [begin, end)
+    std::size_t next;   // the first not yet fed
     std::size_t end;
-    std::size_t begin;
   };
   std::vector<RecvQueue> recvs;
   for (std::size_t i = 0; i < recv_list.size(); ++i) {
-    if (recvs.empty() || recvs.back().key != recv_list[i].first) recvs.push_back({recv_list[i].first, i, i, i});
+    if (recvs.empty() || recvs.back().key != recv_list[i].first) recvs.push_back({recv_list[i].first, i, i, i + 1});
     recvs.back().end = i + 1;
   }
   const auto queue_of = [&](const Key& key) -> RecvQueue* {
