@@ -362,6 +362,40 @@ TEST_CASE("flow fidelity: under NCCL's model a coupled ring keeps the step-by-st
   CHECK(coupled_flows * 100 < steps_flows);
 }
 
+TEST_CASE("flow fidelity: a coupled ring in NCCL's pieces keeps the step-by-step ring's time") {
+  // NCCL's Simple pipeline cuts each channel's segment in 1 MiB slices (docs/model.md):
+  // a phase's chain is its first piece's steps, then the other pieces one transfer
+  // apart; each send at the channel's rate. On 2 x 8 H100 (8 channels; NICs bound the
+  // ring) 256 MiB and 1 GiB are 4 and 16 pieces a segment; on one node's 8 GPUs 128 MiB
+  // is 2 pieces and couples, 1 GiB is 16 and runs step by step (coupled_ring_fits): the
+  // same time exactly.
+  const auto sweep = [](const std::string& rings, int ranks, const char* from, const char* to) {
+    ScenarioRun run(load_config_file(FABRICSIM_SOURCE_DIR "/configs/dgx_h100_2node_allreduce.yaml",
+                                     {"network.fidelity=flow", "network.flow_rings=" + rings, "workload.ranks=" + std::to_string(ranks),
+                                      std::string("workload.sizes.from=") + from, std::string("workload.sizes.to=") + to,
+                                      "workload.sizes.factor=4", "workload.check_data=false"}));
+    run.run();
+    REQUIRE(run.complete());
+    std::vector<Time> times;
+    for (const CollectiveRow& row : run.collective()->rows()) times.push_back(row.time);
+    return std::make_pair(times, run.flow_model()->flows_started());
+  };
+  const auto [across_steps, across_steps_flows] = sweep("steps", 16, "256MiB", "1GiB");
+  const auto [across, across_flows] = sweep("coupled", 16, "256MiB", "1GiB");
+  REQUIRE(across.size() == 2);
+  for (std::size_t i = 0; i < across.size(); ++i) {
+    CAPTURE(i);
+    CHECK(static_cast<double>(across[i]) == doctest::Approx(static_cast<double>(across_steps[i])).epsilon(0.01));
+  }
+  CHECK(across_flows * 100 < across_steps_flows);
+  const auto [inside_steps, inside_steps_flows] = sweep("steps", 8, "128MiB", "1GiB");
+  const auto [inside, inside_flows] = sweep("coupled", 8, "128MiB", "1GiB");
+  REQUIRE(inside.size() == 2);
+  CHECK(static_cast<double>(inside[0]) == doctest::Approx(static_cast<double>(inside_steps[0])).epsilon(0.01));
+  CHECK(inside[1] == inside_steps[1]);
+  CHECK(inside_flows < inside_steps_flows);
+}
+
 TEST_CASE("flow fidelity: a coupled ring bound by its slowest edges takes their transfers and one path delay") {
   // Two DGX H100 nodes, one channel, no protocol costs: a ring of 16 GPUs whose two
   // inter-node edges (400G NICs) are 9x slower than its NVLink edges. 1 MiB AllReduce:
@@ -393,7 +427,8 @@ TEST_CASE("flow fidelity: coupled rings through RDMA NICs take their queue pairs
   // channel's sends go on its queue pair in posting order, so neither AllReduce's flows
   // share the NIC with the other's: a coupled ring (all its steps in one flow) waits for
   // the one before it, and the first runs as if alone (shared fairly, it would take about
-  // twice as long); the pair ends as step by step.
+  // twice as long); the pair ends as step by step. The network alone (protocol none), so
+  // the drain is the bytes' own.
   const auto trace_file = [](int collectives) {
     Trace trace;
     trace.set_ranks(16);
@@ -421,7 +456,7 @@ TEST_CASE("flow fidelity: coupled rings through RDMA NICs take their queue pairs
                                      "  nic: {bandwidth: 400Gbps, latency: 500ns, kind: infiniband}\n"
                                      "  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 400Gbps, latency: 500ns}}\n"
                                      "network: {mtu: 4KiB, fidelity: flow, flow_rings: " + rings + "}\n"
-                                     "workload: {kind: trace, file: " + path + ", channels: 8}\n",
+                                     "workload: {kind: trace, file: " + path + ", channels: 8, protocol: none}\n",
                                      "queue_pairs"));
     run.run();
     REQUIRE(run.replay() != nullptr);

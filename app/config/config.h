@@ -107,7 +107,8 @@ struct TraceWorkloadConfig {
   bool zero = false;
   bool ideal_network = false;  // communication takes no time
   std::string algorithm = "ring";
-  int channels = 1;
+  std::string protocol = "auto";  // as CollectiveConfig::protocol, per collective
+  int channels = 0;               // 0: as NCCL sets them (1 without NCCL's model)
   std::vector<StragglerConfig> stragglers;
 };
 

@@ -11,6 +11,7 @@
 #include "workloads/collectives/collective_algorithms.h"
 #include "workloads/collectives/collective_data.h"
 #include "workloads/collectives/msccl_xml.h"
+#include "workloads/collectives/nccl_costs.h"
 #include "workloads/collectives/program_builder.h"
 
 namespace fabricsim {
@@ -132,7 +133,7 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   const CollectiveAlgorithm* algorithm = find_collective_algorithm(choice.algorithm);
   if (algorithm != nullptr && algorithm->nvls_start) params.start_latency_ps = nvls_latency_;
   CollectiveProgram p = build_collective(choice.algorithm, config_.op, ranks_, bytes, params);
-  if (choice.protocol != NcclProtocol::kNone) p = with_nccl_costs(std::move(p), choice);
+  if (choice.protocol != NcclProtocol::kNone) apply_nccl_costs(p, nccl_costs(choice, tuner_facts_, config_.op));
   return p;
 }
 
@@ -143,42 +144,7 @@ std::int64_t CollectiveSweep::chunk_bytes_for(const TunerChoice& choice, std::in
   return facts ? nccl_piece_bytes(choice.protocol, *facts) : 0;
 }
 
-CollectiveProgram CollectiveSweep::with_nccl_costs(CollectiveProgram p, const TunerChoice& choice) const {
-  // NCCL's protocol: its wire bytes through the network, and NCCL's own latency figures
-  // for the pair, less what the simulated links charge themselves.
-  p.wire_factor = choice.wire_factor;
-  const auto ps = [](double us) { return static_cast<std::int64_t>(std::max(0.0, us) * 1e6); };
-  const CollectiveAlgorithm* algorithm = find_collective_algorithm(choice.algorithm);
-  if (algorithm != nullptr && algorithm->nccl_pipeline) {
-    // The ring and the tree: the base at the start, and each step's latency on the
-    // step itself, so the chain the simulation follows (its network steps, its
-    // pipeline's fill) sets how many are paid.
-    p.start_latency_ps = std::max(p.start_latency_ps, ps(choice.nccl_steps.base_us));
-    p.step_sync_ps[0] = ps(choice.nccl_steps.intra_us - tuner_facts_.intra_step_us);
-    p.step_sync_ps[1] = ps(choice.nccl_steps.inter_us - tuner_facts_.inter_step_us);
-    // Each channel at its own rate in NCCL's model, the protocol's flags on the wire.
-    p.wire_factor = protocol_wire_factor(choice.protocol);
-    p.channel_bytes_per_second = choice.nccl_channel_GBps * 1e9;
-    return p;
-  }
-  // The others (NVLS, NVLS-tree, CollNet): NCCL's whole latency at the start, less the
-  // links' own along the algorithm's critical path.
-  const double wire_us = algorithm != nullptr ? wire_latency_us(*algorithm) : 0;
-  p.start_latency_ps = std::max(p.start_latency_ps, ps(choice.nccl_latency_us - wire_us));
-  return p;
-}
-
-std::string CollectiveSweep::model_description() const {
-  if (config_.protocol == "none") return "ideal network (protocol none: no NCCL costs)";
-  if (!nccl_model()) return "ideal network (a host fabric: no GPUs for NCCL's model)";
-  return "NCCL " + tuner_facts_.nccl_version + " tuning rules, protocol " + config_.protocol;
-}
-
-double CollectiveSweep::wire_latency_us(const CollectiveAlgorithm& algorithm) const {
-  if (algorithm.wire_latency_us == nullptr) return 0;
-  const TunerFacts& f = tuner_facts_;
-  return algorithm.wire_latency_us({config_.op, ranks_, f.nodes, f.intra_step_us, f.inter_step_us});
-}
+std::string CollectiveSweep::model_description() const { return fabricsim::model_description(config_.protocol, tuner_facts_); }
 
 bool CollectiveSweep::done() const {
   for (const CollectiveRow& row : rows_) {
@@ -272,42 +238,27 @@ std::vector<CoupledRing::Ring> CollectiveSweep::coupled_rings_for(std::int64_t b
   params.channels = config_.channels > 0 ? config_.channels : std::max(1, choice.nccl_channels);
   params.root = config_.root;
   params.local_size = local_size_;
-  // One piece a segment: NCCL's pipeline does not cut the ring's sends.
-  const std::int64_t chunk = chunk_bytes_for(choice, bytes);
-  if (chunk > 0 && collective_building::pieces(bytes / ranks_ / params.channels, chunk) > 1) return {};
-  return CoupledRing::rings_for(config_.op, ranks_, bytes, params);
+  params.chunk_bytes = chunk_bytes_for(choice, bytes);  // NCCL's pipeline's pieces
+  std::vector<CoupledRing::Ring> rings = CoupledRing::rings_for(config_.op, ranks_, bytes, params);
+  if (!rings.empty() && !coupled_ring_fits(rings, coupled_costs(rings, choice))) return {};
+  return rings;
+}
+
+CoupledRing::Costs CollectiveSweep::coupled_costs(const std::vector<CoupledRing::Ring>& rank_rings, const TunerChoice& choice) const {
+  // NCCL's costs as the step-by-step ring's program carries them.
+  return choice.protocol != NcclProtocol::kNone ? coupled_ring_costs(nccl_costs(choice, tuner_facts_, config_.op), rank_rings, rank_node_)
+                                                : CoupledRing::Costs{};
 }
 
 void CollectiveSweep::start_coupled(std::vector<CoupledRing::Ring> rank_rings, const TunerChoice& choice, Time at) {
-  // NCCL's costs as the step-by-step ring's program carries them (with_nccl_costs): the
-  // channel's rate on edges inside a node, each step's flag wait, the protocol's wire
-  // bytes, the start latency.
-  CoupledRing::Costs costs;
-  Time start_latency = 0;
-  if (choice.protocol != NcclProtocol::kNone) {
-    const CollectiveProgram shape = with_nccl_costs(CollectiveProgram{}, choice);
-    std::size_t edges = 0, crossing = 0;
-    for (const CoupledRing::Ring& ring : rank_rings) {
-      for (const auto& [from, to] : ring.edges) {
-        ++edges;
-        crossing += !rank_node_.empty() && rank_node_[from] != rank_node_[to];
-      }
-    }
-    costs.wire_factor = shape.wire_factor;
-    costs.rate_cap_bps = crossing < edges ? shape.channel_bytes_per_second * shape.wire_factor * 8 : 0;
-    // The flag waits of the edges in turn round the ring: their mean.
-    const double across = edges > 0 ? static_cast<double>(crossing) / static_cast<double>(edges) : 0;
-    costs.step_sync = static_cast<Time>(std::llround(across * static_cast<double>(shape.step_sync_ps[1]) +
-                                                     (1 - across) * static_cast<double>(shape.step_sync_ps[0])));
-    start_latency = shape.start_latency_ps;
-  }
+  const CoupledRing::Costs costs = coupled_costs(rank_rings, choice);
   ring_ = std::make_unique<CoupledRing>(*network_, CoupledRing::on_hosts(rank_rings, hosts_), 1, traffic_class_, [this](Time now) {
     ring_finished_ = now;
     start_next(now + notice_);
   });
   ring_->set_costs(costs);
   ring_started_ = at;
-  ring_->start_at(at + start_latency);
+  ring_->start_at(at);
 }
 
 }  // namespace fabricsim

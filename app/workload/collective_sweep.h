@@ -60,9 +60,7 @@ class CollectiveSweep final : public WorkloadDriver {
   const CollectiveConfig& config() const { return config_; }
   // Which model ran: NCCL's (its release line's rules) or the ideal network (asked for, or
   // a host fabric: no GPUs' NVLink nor NICs for NCCL's model to cost).
-  bool nccl_model() const {
-    return config_.protocol != "none" && (tuner_facts_.nvlink_GBps > 0 || tuner_facts_.node_nic_GBps > 0);
-  }
+  bool nccl_model() const { return runs_nccl_model(config_.protocol, tuner_facts_); }
   const std::string& nccl_version() const { return tuner_facts_.nccl_version; }
   std::string model_description() const;
   // Where this collective's system lies outside the accuracy corpus (one line each).
@@ -83,16 +81,12 @@ class CollectiveSweep final : public WorkloadDriver {
   void start_next(Time at);  // records the size that ended and starts the next at `at`
   // The pipelining piece: the config's chunk_bytes, else NCCL's for the protocol.
   std::int64_t chunk_bytes_for(const TunerChoice& choice, std::int64_t bytes) const;
-  // NCCL's protocol's wire bytes and latency figures on a built program.
-  CollectiveProgram with_nccl_costs(CollectiveProgram p, const TunerChoice& choice) const;
-  // What the simulated links themselves charge along `algorithm`'s critical path, in us
-  // (NCCL's latency figures include it).
-  double wire_latency_us(const CollectiveAlgorithm& algorithm) const;
   // Flow fidelity with network.flow_rings as the trace replay reads it: this size's ring
   // as one flow per channel (workloads/collectives/coupled_ring.h), its edges on the
-  // endpoints; empty where it runs step by step (another algorithm, NCCL's pipeline in
-  // several pieces a segment, data checking, reductions with a cost, a timeline).
+  // endpoints, in NCCL's pipeline's pieces; empty where it runs step by step (another
+  // algorithm, data checking, reductions with a cost, a timeline).
   std::vector<CoupledRing::Ring> coupled_rings_for(std::int64_t bytes, const TunerChoice& choice) const;
+  CoupledRing::Costs coupled_costs(const std::vector<CoupledRing::Ring>& rank_rings, const TunerChoice& choice) const;
   void start_coupled(std::vector<CoupledRing::Ring> rank_rings, const TunerChoice& choice, Time at);
 
   Network* network_;

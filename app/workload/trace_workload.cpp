@@ -8,7 +8,7 @@
 #include "app/config/model_files.h"
 #include "app/config/workload_config.h"
 #include "app/config/yaml_reader.h"
-#include "app/workload/tuner_facts.h"
+#include "app/workload/trace_tuning.h"
 #include "app/workload/workload_kind.h"
 #include "sim/core/rng.h"
 #include "topologies/partition.h"
@@ -93,7 +93,20 @@ void read_replay(MapReader& m, TraceWorkloadConfig& t) {
   std::vector<std::pair<std::string, std::string>> algorithms{{"auto", "auto"}};
   for (const auto& name : algorithm_names()) algorithms.emplace_back(name, name);
   t.algorithm = m.choice<std::string>("algorithm", algorithms, std::string("ring"));
-  t.channels = static_cast<int>(m.integer("channels", 1, 64, 1));
+  t.protocol = m.choice<std::string>("protocol", {{"none", "none"}, {"auto", "auto"}, {"simple", "simple"}, {"ll", "ll"}, {"ll128", "ll128"}},
+                                     t.protocol);
+  // A named protocol must be one the named algorithm runs (as `collective` refuses it).
+  if (const CollectiveAlgorithm* a = find_collective_algorithm(t.algorithm); a != nullptr && t.protocol != "none" && t.protocol != "auto") {
+    if (a->protocols == ProtocolSupport::kNone) {
+      m.context().fail(m.node()["protocol"], m.child_path("protocol"),
+                       "protocol " + t.protocol + " is modelled for the ring and the tree (and NVLS, Simple only); algorithm " +
+                           t.algorithm + " takes none or auto");
+    }
+    if (a->protocols == ProtocolSupport::kSimpleOnly && t.protocol != "simple") {
+      m.context().fail(m.node()["protocol"], m.child_path("protocol"), "expected simple: " + t.algorithm + " runs NCCL's Simple protocol only");
+    }
+  }
+  t.channels = m.has("channels") ? static_cast<int>(m.integer("channels", 1, 64)) : 0;
   t.stragglers = read_stragglers(m, m.sequence("stragglers", false));
 }
 
@@ -153,20 +166,15 @@ WorkloadStart make_trace_workload(const WorkloadSetup& s) {
                           : config.network.flow_rings == NetworkConfig::FlowRings::kInNode ? CoupledRings::kInNode
                                                                                              : CoupledRings::kNone;
   options.default_algorithm = w.trace.algorithm;
-  if (w.trace.algorithm == "auto") {
-    // NCCL's choice per collective, from its members' place in the fabric (the network
-    // alone: no protocol costs, so closed forms of the trace still hold).
-    const TopologyConfig topology = config.topology;
-    const bool flow_fidelity = config.network.fidelity == NetworkConfig::Fidelity::kFlow;  // no SHARP at flow fidelity
-    options.choose = [topology, flow_fidelity](CollectiveOp op, std::int64_t bytes, const std::vector<HostId>& members) {
-      TunerFacts facts = tuner_facts_for_group(topology, members);
-      if (flow_fidelity) facts.sharp = false;
-      return choose_algorithm(op, bytes, facts).algorithm;
-    };
-    if (topology.kind == TopologyConfig::Kind::kNvSwitch) options.nvls_latency_ps = topology.nvswitch.nvls_latency;
-    if (topology.kind == TopologyConfig::Kind::kCluster) options.nvls_latency_ps = topology.cluster.node.nvls_latency;
+  options.tune = trace_tuner(config);
+  options.model = trace_model_description(config);
+  if (config.topology.kind == TopologyConfig::Kind::kNvSwitch) options.nvls_latency_ps = config.topology.nvswitch.nvls_latency;
+  if (config.topology.kind == TopologyConfig::Kind::kCluster) {
+    options.nvls_latency_ps = config.topology.cluster.node.nvls_latency;
+    const auto gpus = static_cast<std::uint32_t>(std::max(1, config.topology.cluster.node.gpus));
+    for (std::uint32_t h = 0; h < s.topology.host_count(); ++h) options.host_node.push_back(h / gpus);
   }
-  options.params.channels = w.trace.channels;
+  options.params.channels = std::max(1, w.trace.channels);
   for (const StragglerConfig& st : w.trace.stragglers) {
     options.compute_scale.resize(static_cast<std::size_t>(trace.ranks), 1.0);
     Rng rng(st.seed);

@@ -64,4 +64,14 @@ TunerFacts tuner_facts_for_group(const TopologyConfig& topology, const std::vect
   return f;
 }
 
+bool runs_nccl_model(const std::string& protocol, const TunerFacts& f) {
+  return protocol != "none" && (f.nvlink_GBps > 0 || f.node_nic_GBps > 0);
+}
+
+std::string model_description(const std::string& protocol, const TunerFacts& f) {
+  if (protocol == "none") return "ideal network (protocol none: no NCCL costs)";
+  if (!runs_nccl_model(protocol, f)) return "ideal network (a host fabric: no GPUs for NCCL's model)";
+  return "NCCL " + f.nccl_version + " tuning rules, protocol " + protocol;
+}
+
 }  // namespace fabricsim

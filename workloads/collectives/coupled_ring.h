@@ -36,9 +36,13 @@ class CoupledRing final : public EventHandler, public MessageObserver {
     std::vector<std::pair<HostId, HostId>> edges;  // sender, successor
     int steps = 0;                                 // sends per edge
     std::int64_t chunk = 0;                        // payload bytes per send
+    // NCCL's pipeline: each send in this many pieces, which follow one another round
+    // the ring in each phase (AllReduce's reduce-scatter, then its all-gather).
+    int pieces = 1;
+    int phases = 1;
   };
   // The rings the ring algorithm's program for `op` (AllReduce, AllGather, ReduceScatter;
-  // one piece per segment) would have, worked out from its ring order without building
+  // its pieces of params.chunk_bytes) would have, worked out from its ring order without building
   // the program, whose steps grow with ranks squared (39 million for a DP ring of 1,562
   // ranks on 8 channels). Else empty. Edges name the collective's ranks (a trace's
   // collectives repeat: worked out once per kind); `on_hosts` puts them on the members'
@@ -56,15 +60,17 @@ class CoupledRing final : public EventHandler, public MessageObserver {
   // NCCL's costs on the ring (a `collective` under NCCL's model): its protocol's bytes on
   // the wire per payload byte, a channel's rate where it is a GPU's copy (inside a node;
   // 0: none), and the wait for NCCL's flag after each step's chunk is in (the edges'
-  // mean, as for path delays). Its start latency is `start_at`'s.
+  // mean, as for path delays), and NCCL's latency before it starts.
   struct Costs {
     double wire_factor = 1.0;
-    double rate_cap_bps = 0;
+    double rate_cap_bps = 0;   // per send
+    double capped_edges = 1;   // the share of edges under that cap (inside a node)
     Time step_sync = 0;
+    Time start_latency = 0;
   };
   void set_costs(const Costs& costs) { costs_ = costs; }
 
-  void start_at(Time at);
+  void start_at(Time at);  // begins `costs.start_latency` later
   bool done() const { return done_; }
   bool idle() const { return done_ && finished_ == rings_.size(); }
 
@@ -87,6 +93,7 @@ class CoupledRing final : public EventHandler, public MessageObserver {
   std::vector<Network::RingFlowTiming> timings_;  // per ring
   bool posted_ = false;
   std::vector<Time> started_;  // per ring: when its flow began to move (after its queue pair's turn)
+  std::vector<std::int64_t> piece_wire_;  // per ring: one send's bytes on the wire
   bool done_ = false;
   std::size_t delivered_ = 0;
   std::size_t finished_ = 0;

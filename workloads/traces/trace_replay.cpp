@@ -369,17 +369,34 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   const std::vector<int>& group = trace_.group(op);
   std::vector<HostId> hosts;
   for (int member : group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
-  std::string algorithm = op.algorithm == 0 ? options_.default_algorithm : trace_.algorithm(op);
-  if (algorithm == "auto") algorithm = options_.choose ? options_.choose(op.op, std::max<std::int64_t>(1, op.bytes), hosts) : "ring";
+  const std::string& named = op.algorithm == 0 ? options_.default_algorithm : trace_.algorithm(op);
+  const std::int64_t bytes = std::max<std::int64_t>(1, op.bytes);
+  // A trace's groups repeat their collectives thousands of times: tuned once per kind.
+  auto [tuned, fresh_tuning] = tuned_.try_emplace({op.group, static_cast<int>(op.op), bytes, named});
+  if (fresh_tuning) {
+    if (options_.tune) {
+      tuned->second.tuning = options_.tune(op.op, named, bytes, hosts);
+    } else {
+      tuned->second.tuning.algorithm = named == "auto" ? "ring" : named;
+    }
+  }
+  const CollectiveTuning& tuning = tuned->second.tuning;
+  const std::string& algorithm = tuning.algorithm;
   AlgorithmParams params = options_.params;
+  if (tuning.channels > 0) params.channels = tuning.channels;
+  if (tuning.chunk_bytes > 0) params.chunk_bytes = tuning.chunk_bytes;
   if (const CollectiveAlgorithm* a = find_collective_algorithm(algorithm); a != nullptr && a->nvls_start) {
     params.start_latency_ps = options_.nvls_latency_ps;
   }
   const int n = static_cast<int>(group.size());
   params.local_size = std::min<int>(params.local_size, n);
   if (n % std::max(1, params.local_size) != 0) params.local_size = n;
-  const std::int64_t bytes = std::max<std::int64_t>(1, op.bytes);
   CollectiveOptions options = options_.collective;
+  const bool costed = tuning.costs != NcclCosts{};
+  std::vector<std::uint32_t> member_node;  // NCCL's step latencies: inside a node or across
+  if (costed && !options_.host_node.empty()) {
+    for (HostId h : hosts) member_node.push_back(options_.host_node[h]);
+  }
   // Member k of the collective is group[k]: which of its ops this is.
   std::vector<std::pair<int, int>> by_position(static_cast<std::size_t>(n));
   for (const auto& [r, i] : pending.members) {
@@ -405,14 +422,18 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   }
   const bool couple = options_.coupled_rings == CoupledRings::kEvery ||
                       (options_.coupled_rings == CoupledRings::kInNode && options.flow_shares > 1);
-  if (couple && network_->merges_equal_sends() && algorithm == "ring" && params.chunk_bytes == 0 &&
+  if (couple && network_->merges_equal_sends() && algorithm == "ring" &&
       options.reduce_bytes_per_second == 0 && options.activity == nullptr && !options.check_data &&
       (op.op == CollectiveOp::kAllReduce || op.op == CollectiveOp::kAllGather || op.op == CollectiveOp::kReduceScatter)) {
     // Worked out from the ring order, not from the program (its steps grow with ranks
     // squared), once per kind.
-    auto [shape, fresh] = ring_shapes_.try_emplace({static_cast<int>(op.op), n, bytes, params.channels, params.local_size});
+    auto [shape, fresh] =
+        ring_shapes_.try_emplace({static_cast<int>(op.op), n, bytes, params.channels, params.chunk_bytes, params.local_size});
     if (fresh) shape->second = CoupledRing::rings_for(op.op, n, bytes, params);
-    if (!shape->second.empty()) {
+    if (!shape->second.empty() && !tuned->second.ring_costs) {
+      tuned->second.ring_costs = costed ? coupled_ring_costs(tuning.costs, shape->second, member_node) : CoupledRing::Costs{};
+    }
+    if (!shape->second.empty() && coupled_ring_fits(shape->second, *tuned->second.ring_costs)) {
       std::vector<CoupledRing::Ring> rings = CoupledRing::on_hosts(shape->second, hosts);
       auto ring = std::make_unique<CoupledRing>(
           *network_, std::move(rings), options.flow_shares, options.traffic_class,
@@ -421,6 +442,7 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
             finished_collectives_.fetch_add(1, std::memory_order_relaxed);
           });
       if (options.first_order_key != 0) ring->set_order(options.first_order_key);
+      ring->set_costs(*tuned->second.ring_costs);
       Launched launched;
       launched.ring = ring.get();
       rings_.push_back(std::move(ring));
@@ -429,9 +451,14 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   }
   // A trace repeats a few collectives thousands of times: each kind is built and checked once.
   const PreparedKey kind{algorithm, static_cast<int>(op.op), n, bytes, params.channels, params.chunk_bytes,
-                        params.root, params.local_size, params.start_latency_ps};
+                        params.root, params.local_size, params.start_latency_ps, tuning.costs};
   auto& prepared = prepared_[kind];
-  if (!prepared) prepared = PreparedCollective::prepare(build_collective(algorithm, op.op, n, bytes, params));
+  if (!prepared) {
+    CollectiveProgram program = build_collective(algorithm, op.op, n, bytes, params);
+    if (costed) apply_nccl_costs(program, tuning.costs);
+    prepared = PreparedCollective::prepare(std::move(program));
+  }
+  if (!member_node.empty()) options.rank_node = std::move(member_node);
   auto executor = std::make_unique<CollectiveExecutor>(*network_, prepared, std::move(hosts), options);
   CollectiveExecutor* e = executor.get();
   executors_.push_back(std::move(executor));

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -22,6 +23,7 @@
 #include "workloads/collectives/collective_algorithms.h"
 #include "workloads/collectives/collective_executor.h"
 #include "workloads/collectives/coupled_ring.h"
+#include "workloads/collectives/nccl_costs.h"
 #include "workloads/traces/trace.h"
 
 namespace fabricsim {
@@ -34,13 +36,26 @@ enum class CoupledRings : std::uint8_t {
   kEvery,   // every ring (AllReduce, AllGather, ReduceScatter, no pipelining pieces)
 };
 
+// What the tuner decided for one collective.
+struct CollectiveTuning {
+  std::string algorithm;
+  int channels = 0;              // 0: the options' params.channels
+  std::int64_t chunk_bytes = 0;  // NCCL's pipeline's piece (0: the options')
+  NcclCosts costs;               // none: the network alone
+};
+
 struct ReplayOptions {
   bool ideal_network = false;
   std::string default_algorithm = "ring";
-  // `auto`: picks each collective's algorithm from its operation, size and members'
-  // endpoints (the app's tuner); NVLS algorithms then start after `nvls_latency_ps`.
-  std::function<std::string(CollectiveOp, std::int64_t, const std::vector<HostId>&)> choose;
-  std::int64_t nvls_latency_ps = 0;
+  // How each collective runs, from its operation, its algorithm (`auto` or a named one),
+  // size and members' endpoints: the app's tuner, NCCL's model where the fabric has GPUs
+  // (as `collective` runs it). Unset: the algorithm as named (`auto`: the ring), no costs.
+  std::function<CollectiveTuning(CollectiveOp, const std::string&, std::int64_t, const std::vector<HostId>&)> tune;
+  std::int64_t nvls_latency_ps = 0;  // NVLS algorithms start after it
+  // Per endpoint, its node (NCCL's step latencies differ inside a node and across);
+  // empty: every endpoint on one node.
+  std::vector<std::uint32_t> host_node;
+  std::string model;  // which model tunes the collectives, for results
   AlgorithmParams params;
   // Per rank, how many times as long its compute takes (stragglers); empty: all 1.
   std::vector<double> compute_scale;
@@ -92,6 +107,7 @@ class TraceReplay final : public WorkloadDriver {
   Time iteration_time() const;
   const std::vector<RankBreakdown>& breakdown() const;
   const Trace& trace() const { return trace_; }
+  const std::string& model_description() const { return options_.model; }
   HostId host_of(int rank) const { return hosts_[static_cast<std::size_t>(rank)]; }
   // Told of each rank's operations as they finish (and of its collectives' steps when it
   // wants them); set before start().
@@ -201,12 +217,19 @@ class TraceReplay final : public WorkloadDriver {
   std::vector<std::uint32_t> first_key_;
   std::vector<std::unique_ptr<CollectiveExecutor>> executors_;  // running ones (and just-finished)
   std::vector<std::unique_ptr<CoupledRing>> rings_;             // likewise
-  // (algorithm, op, ranks, bytes, channels, chunk, root, local size, start latency)
-  using PreparedKey = std::tuple<std::string, int, int, std::int64_t, int, std::int64_t, int, int, std::int64_t>;
+  // (algorithm, op, ranks, bytes, channels, chunk, root, local size, start latency, costs)
+  using PreparedKey = std::tuple<std::string, int, int, std::int64_t, int, std::int64_t, int, int, std::int64_t, NcclCosts>;
   std::map<PreparedKey, std::shared_ptr<const PreparedCollective>> prepared_;
-  // Coupled rings by (op, ranks, bytes, channels, local size), in the collective's ranks.
-  std::map<std::tuple<int, int, std::int64_t, int, int>, std::vector<CoupledRing::Ring>> ring_shapes_;
+  // Coupled rings by (op, ranks, bytes, channels, chunk, local size), in the collective's ranks.
+  std::map<std::tuple<int, int, std::int64_t, int, std::int64_t, int>, std::vector<CoupledRing::Ring>> ring_shapes_;
   std::unordered_map<std::uint32_t, bool> one_domain_;  // trace group -> all on one NVSwitch domain
+  // The tuner's decision per (trace group, op, bytes, algorithm), and for coupled rings
+  // their costs on the ring's edges.
+  struct Tuned {
+    CollectiveTuning tuning;
+    std::optional<CoupledRing::Costs> ring_costs;
+  };
+  std::map<std::tuple<std::uint32_t, int, std::int64_t, std::string>, Tuned> tuned_;
   std::atomic<std::size_t> finished_collectives_{0};
   std::deque<RankAgent> agents_;      // observers never move
   std::map<HostId, int> rank_of_host_;

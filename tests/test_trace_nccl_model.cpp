@@ -1,0 +1,104 @@
+// One model everywhere: a trace's collective runs as `collective` runs the same size over
+// the same GPUs, under NCCL's model (algorithm, protocol, channels, pieces and costs) by
+// default, and as the network alone under `protocol: none`.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+
+#include "app/config/config_loader.h"
+#include "app/scenario/scenario.h"
+#include "test_support.h"
+
+using namespace fabricsim;
+
+namespace {
+
+// A trace of one AllReduce of `bytes` over all 16 GPUs of two DGX H100 nodes, no compute.
+std::string one_allreduce_trace(std::int64_t bytes) {
+  const auto path = test_temp_path("fabricsim_trace_nccl_" + std::to_string(bytes) + ".jsonl");
+  std::ofstream f(path);
+  f << R"({"fabricsim_trace": 1, "ranks": 16, "achieved_tflops": 100})" << "\n";
+  for (int r = 0; r < 16; ++r) {
+    f << R"({"rank": )" << r << R"(, "id": 0, "kind": "collective", "op": "all_reduce", "bytes": )" << bytes
+      << R"(, "key": "ar", "group": [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15], "label": "dp"})" << "\n";
+  }
+  return path.string();
+}
+
+struct Both {
+  Time trace = 0;
+  Time collective = 0;
+  std::string trace_model, collective_model;
+  std::string algorithm, protocol;
+};
+
+// The same AllReduce replayed from a trace and run as a collective sweep of one size.
+Both both(std::int64_t bytes, const std::string& keys, const std::string& network = "") {
+  const std::string path = one_allreduce_trace(bytes);
+  const auto yaml = [&](const std::string& workload) {
+    std::string text = two_dgx_h100_yaml(workload);
+    if (!network.empty()) text.replace(text.find("network: {mtu: 64KiB}"), 21, "network: {mtu: 64KiB, " + network + "}");
+    return text;
+  };
+  Both b;
+  {
+    ScenarioRun run(load_config_text(yaml("{kind: trace, file: " + path + keys + "}"), "<trace>"));
+    run.run();
+    REQUIRE(run.replay() != nullptr);
+    REQUIRE(run.replay()->done());
+    b.trace = run.replay()->iteration_time();
+    b.trace_model = run.replay()->model_description();
+  }
+  {
+    ScenarioRun run(load_config_text(
+        yaml("{kind: collective, op: all_reduce, sizes: {from: " + std::to_string(bytes) + ", to: " + std::to_string(bytes) + "}, check_data: false" + keys + "}"), "<collective>"));
+    run.run();
+    REQUIRE(run.collective() != nullptr);
+    const CollectiveRow& row = run.collective()->rows()[0];
+    b.collective = row.time;
+    b.collective_model = run.collective()->model_description();
+    b.algorithm = row.algorithm;
+    b.protocol = row.protocol;
+  }
+  std::filesystem::remove(path);
+  return b;
+}
+
+// A collective whose members span both nodes (two units) starts one notice after its
+// last member arrives: the fabric's longest link, 500 ns.
+constexpr Time kNotice = 500'000;
+
+}  // namespace
+
+TEST_CASE("a trace's collective takes what `collective` gives the same size on the same GPUs, under NCCL's model") {
+  for (std::int64_t bytes : {std::int64_t{64} << 10, std::int64_t{1} << 20, std::int64_t{16} << 20}) {
+    for (const char* keys : {", algorithm: ring", ", algorithm: auto", ", algorithm: tree, protocol: ll128"}) {
+      CAPTURE(bytes);
+      CAPTURE(std::string(keys));
+      const Both b = both(bytes, keys);
+      CHECK(b.protocol != "-");  // NCCL's model ran
+      CHECK(b.trace == b.collective + kNotice);
+      CHECK(b.trace_model == b.collective_model);
+    }
+  }
+  // Under NCCL's model the 1 MiB ring over 16 GPUs picks LL128, whose flags (8 bytes in
+  // 128) and latencies the network alone does not pay: slower than `protocol: none`.
+  const Both nccl = both(1 << 20, ", algorithm: ring");
+  const Both ideal = both(1 << 20, ", algorithm: ring, protocol: none");
+  CHECK(nccl.protocol == "LL128");
+  CHECK(ideal.protocol == "-");
+  CHECK(ideal.trace == ideal.collective + kNotice);
+  CHECK(ideal.trace < nccl.trace);
+  CHECK(nccl.trace_model == "NCCL 2.28 tuning rules, protocol auto");
+  CHECK(ideal.trace_model == "ideal network (protocol none: no NCCL costs)");
+}
+
+TEST_CASE("at flow fidelity a trace's coupled ring takes NCCL's costs as `collective`'s does") {
+  for (std::int64_t bytes : {std::int64_t{1} << 20, std::int64_t{64} << 20}) {
+    CAPTURE(bytes);
+    const Both b = both(bytes, ", algorithm: ring", "fidelity: flow");
+    CHECK(b.protocol != "-");
+    CHECK(b.trace == b.collective + kNotice);
+  }
+}
