@@ -372,7 +372,7 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   const std::string& named = op.algorithm == 0 ? options_.default_algorithm : trace_.algorithm(op);
   const std::int64_t bytes = std::max<std::int64_t>(1, op.bytes);
   // A trace's groups repeat their collectives thousands of times: tuned once per kind.
-  auto [tuned, fresh_tuning] = tuned_.try_emplace({op.group, static_cast<int>(op.op), bytes, named});
+  auto [tuned, fresh_tuning] = tuned_.try_emplace({op.group, static_cast<int>(op.op), bytes, op.algorithm});
   if (fresh_tuning) {
     if (options_.tune) {
       tuned->second.tuning = options_.tune(op.op, named, bytes, hosts);

@@ -223,13 +223,13 @@ class TraceReplay final : public WorkloadDriver {
   // Coupled rings by (op, ranks, bytes, channels, chunk, local size), in the collective's ranks.
   std::map<std::tuple<int, int, std::int64_t, int, std::int64_t, int>, std::vector<CoupledRing::Ring>> ring_shapes_;
   std::unordered_map<std::uint32_t, bool> one_domain_;  // trace group -> all on one NVSwitch domain
-  // The tuner's decision per (trace group, op, bytes, algorithm), and for coupled rings
-  // their costs on the ring's edges.
+  // The tuner's decision per (trace group, op, bytes, algorithm's name index), and for
+  // coupled rings their costs on the ring's edges.
   struct Tuned {
     CollectiveTuning tuning;
     std::optional<CoupledRing::Costs> ring_costs;
   };
-  std::map<std::tuple<std::uint32_t, int, std::int64_t, std::string>, Tuned> tuned_;
+  std::map<std::tuple<std::uint32_t, int, std::int64_t, std::uint16_t>, Tuned> tuned_;
   std::atomic<std::size_t> finished_collectives_{0};
   std::deque<RankAgent> agents_;      // observers never move
   std::map<HostId, int> rank_of_host_;
