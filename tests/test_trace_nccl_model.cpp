@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "app/config/config_error.h"
 #include "app/config/config_loader.h"
 #include "app/scenario/scenario.h"
 #include "test_support.h"
@@ -101,4 +102,27 @@ TEST_CASE("at flow fidelity a trace's coupled ring takes NCCL's costs as `collec
     CHECK(b.protocol != "-");
     CHECK(b.trace == b.collective + kNotice);
   }
+}
+
+TEST_CASE("a trace whose auto may choose CollNet runs it serially and is refused split, not run otherwise") {
+  // Two DGX H100 nodes without NVLS, on rails that run SHARP: NCCL's choice for 64 MiB over
+  // all 16 GPUs is CollNet Direct, whose sums a split run does not run. Choosing another
+  // algorithm there would make the split run differ from the serial one: it is refused.
+  const std::string path = one_allreduce_trace(64 << 20);
+  const auto config = [&] {
+    std::string text = two_dgx_h100_yaml("{kind: trace, file: " + path + ", algorithm: auto}", ", nvls: false", ", sharp: {bandwidth: 3200Gbps}");
+    return load_config_text(text, "<sharp>");
+  };
+  {
+    ScenarioRun run(config());
+    run.run();
+    REQUIRE(run.replay() != nullptr);
+    CHECK(run.replay()->done());
+  }
+  ScenarioConfig split = config();
+  split.threads = 2;
+  split.partitions = 2;
+  CHECK_THROWS_WITH_AS(ScenarioRun(std::move(split)),
+                       doctest::Contains("auto may choose collnet for a trace's collectives"), ConfigError);
+  std::filesystem::remove(path);
 }

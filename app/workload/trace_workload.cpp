@@ -9,6 +9,7 @@
 #include "app/config/workload_config.h"
 #include "app/config/yaml_reader.h"
 #include "app/workload/trace_tuning.h"
+#include "app/workload/tuner_facts.h"
 #include "app/workload/workload_kind.h"
 #include "sim/core/rng.h"
 #include "topologies/partition.h"
@@ -166,6 +167,15 @@ WorkloadStart make_trace_workload(const WorkloadSetup& s) {
                           : config.network.flow_rings == NetworkConfig::FlowRings::kInNode ? CoupledRings::kInNode
                                                                                              : CoupledRings::kNone;
   options.default_algorithm = w.trace.algorithm;
+  if (s.network.partition_count() > 1 && w.trace.algorithm == "auto" && w.trace.protocol != "none" &&
+      tuner_facts(config.topology, 2).sharp && config.network.fidelity == NetworkConfig::Fidelity::kPacket) {
+    // NCCL's choice may be CollNet there, whose sums a split run does not run; choosing
+    // otherwise would make the split run's results differ from the serial run's.
+    throw ConfigError(config.file, "workload.algorithm",
+                      "on a fabric with SHARP, auto may choose collnet for a trace's collectives, whose sums are opened by "
+                      "whichever member contributes first, which a split run does not fix; expected another algorithm with "
+                      "--threads or mpirun");
+  }
   options.tune = trace_tuner(config);
   options.model = trace_model_description(config);
   if (config.topology.kind == TopologyConfig::Kind::kNvSwitch) options.nvls_latency_ps = config.topology.nvswitch.nvls_latency;
