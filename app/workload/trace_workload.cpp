@@ -107,7 +107,7 @@ void read_replay(MapReader& m, TraceWorkloadConfig& t) {
       m.context().fail(m.node()["protocol"], m.child_path("protocol"), "expected simple: " + t.algorithm + " runs NCCL's Simple protocol only");
     }
   }
-  t.channels = m.has("channels") ? static_cast<int>(m.integer("channels", 1, 64)) : 0;
+  if (m.has("channels")) t.channels = static_cast<int>(m.integer("channels", 1, 64));
   t.stragglers = read_stragglers(m, m.sequence("stragglers", false));
 }
 

@@ -393,10 +393,13 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   if (n % std::max(1, params.local_size) != 0) params.local_size = n;
   CollectiveOptions options = options_.collective;
   const bool costed = tuning.costs != NcclCosts{};
-  std::vector<std::uint32_t> member_node;  // NCCL's step latencies: inside a node or across
-  if (costed && !options_.host_node.empty()) {
-    for (HostId h : hosts) member_node.push_back(options_.host_node[h]);
-  }
+  const auto member_node = [&] {  // NCCL's step latencies: inside a node or across
+    std::vector<std::uint32_t> nodes;
+    if (costed && !options_.host_node.empty()) {
+      for (HostId h : hosts) nodes.push_back(options_.host_node[h]);
+    }
+    return nodes;
+  };
   // Member k of the collective is group[k]: which of its ops this is.
   std::vector<std::pair<int, int>> by_position(static_cast<std::size_t>(n));
   for (const auto& [r, i] : pending.members) {
@@ -431,7 +434,7 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
         ring_shapes_.try_emplace({static_cast<int>(op.op), n, bytes, params.channels, params.chunk_bytes, params.local_size});
     if (fresh) shape->second = CoupledRing::rings_for(op.op, n, bytes, params);
     if (!shape->second.empty() && !tuned->second.ring_costs) {
-      tuned->second.ring_costs = costed ? coupled_ring_costs(tuning.costs, shape->second, member_node) : CoupledRing::Costs{};
+      tuned->second.ring_costs = costed ? coupled_ring_costs(tuning.costs, shape->second, member_node()) : CoupledRing::Costs{};
     }
     if (!shape->second.empty() && coupled_ring_fits(shape->second, *tuned->second.ring_costs)) {
       std::vector<CoupledRing::Ring> rings = CoupledRing::on_hosts(shape->second, hosts);
@@ -458,7 +461,7 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
     if (costed) apply_nccl_costs(program, tuning.costs);
     prepared = PreparedCollective::prepare(std::move(program));
   }
-  if (!member_node.empty()) options.rank_node = std::move(member_node);
+  if (costed) options.rank_node = member_node();
   auto executor = std::make_unique<CollectiveExecutor>(*network_, prepared, std::move(hosts), options);
   CollectiveExecutor* e = executor.get();
   executors_.push_back(std::move(executor));
