@@ -85,7 +85,7 @@ void Nic::enter_rotation(std::uint32_t slot) {
   if (m.sending) return;
   m.sending = true;
   const std::uint64_t ports = m.kind == SendKind::kReadResponse ? std::uint64_t{1} << m.home_port : ports_toward(m.via);
-  sending_.push_back({slot, ports});
+  sending_.push_back({slot, m.traffic_class, m.kind == SendKind::kMessage && m.in_network == InNetwork::kNone, ports, m.next_send});
   if (m.kind == SendKind::kForGpu) rdma_.queue_pair_enter(slot);
   for (std::uint64_t rest = ports; rest != 0; rest &= rest - 1) ports_[static_cast<std::size_t>(std::countr_zero(rest))]->wake();
 }
@@ -192,10 +192,18 @@ Packet* Nic::pull(PortIndex port) {
   const EgressPort& out = *ports_[port];
   std::size_t pick = n;
   Time earliest_paced = kTimeMax;
+  // A full packet's wire bytes: a paced message of its own that the port could start is
+  // passed over from its entry alone, as the checks below would pass it.
+  const std::int64_t full_packet = static_cast<std::int64_t>(config_.mtu) + config_.header_bytes;
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t k = (next_ + i) % n;
-    if (((sending_[k].ports >> port) & 1u) == 0) continue;
-    const SendState& m = sends_[sending_[k].slot];
+    const Sending& e = sending_[k];
+    if (((e.ports >> port) & 1u) == 0) continue;
+    if (e.own_message && e.next_send > now && out.can_start(e.traffic_class, full_packet)) {
+      earliest_paced = std::min(earliest_paced, e.next_send);
+      continue;
+    }
+    const SendState& m = sends_[e.slot];
     if (m.in_network != InNetwork::kNone && striping_.port_for(m.stripe, m.stripe_offset, m.next_seq) != port) continue;
     if (m.kind == SendKind::kForGpu) {
       if (m.next_seq >= m.fetched) continue;  // its read wakes the port
@@ -245,6 +253,7 @@ Packet* Nic::pull(PortIndex port) {
     const double next = static_cast<double>(factory().wire_bytes_of(m, m.next_seq + 1));
     m.next_send = std::max(m.next_send, std::max(now, m.next_send) + static_cast<Time>(next * 8e12 / m.cap_bps));
   }
+  sending_[pick].next_send = m.next_send;
   if (m.next_seq + 1 == m.packets && m.sent_max < m.packets && m.kind != SendKind::kForGpu) {
     note_sent(m.id, m.in_network != InNetwork::kNone ? slot : UINT32_MAX);
   }

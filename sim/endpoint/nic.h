@@ -179,8 +179,11 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
     void on_event() override { (nic->*fire)(); }
   };
   struct Sending {
-    std::uint32_t slot;   // send slot
-    std::uint64_t ports;  // bit p: port p may carry it
+    std::uint32_t slot;             // send slot
+    std::uint8_t traffic_class;     // its SendState's
+    bool own_message;               // SendKind::kMessage, not in-network: pacing alone may hold it
+    std::uint64_t ports;            // bit p: port p may carry it
+    Time next_send;                 // its SendState's, so a pull passes a paced message without reading it
   };
   static constexpr int kMaxBackoff = 30;  // the timer grows to at most 2^30 times its setting
   PacketFactory factory() const { return {sim_->packets(), config_}; }
