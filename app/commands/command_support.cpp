@@ -56,7 +56,9 @@ void add_parallelism_options(po::options_description& options, bool dp) {
       ("pp", po::value<int>()->value_name("N"), "pipeline stages")
       ("ep", po::value<int>()->value_name("N"), "expert parallelism (divides dp)")
       ("microbatches", po::value<int>()->value_name("N"), "micro-batches per step")
-      ("zero", "ReduceScatter + AllGather of gradients (ZeRO/FSDP)");
+      ("zero", "ReduceScatter + AllGather of gradients (ZeRO/FSDP)")
+      ("recompute", "full activation recomputation: each layer's forward again before its backward")
+      ("no-dp-overlap", "gradients reduced in one AllReduce after the backward, not in buckets during it");
   if (dp) options.add_options()("dp", po::value<int>()->value_name("N"), "data parallelism");
 }
 
@@ -188,6 +190,8 @@ ParallelSpec parallel_from(const po::variables_map& vm) {
   par.ep = count("ep", 1);
   par.microbatches = count("microbatches", 1);
   par.zero = vm.count("zero") > 0;
+  par.recompute = vm.count("recompute") > 0;
+  par.overlap_dp = vm.count("no-dp-overlap") == 0;
   return par;
 }
 

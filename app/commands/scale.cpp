@@ -82,6 +82,8 @@ int scale_command(const po::variables_map& vm) {
     with.push_back("workload.generate.microbatches=" + std::to_string(par.microbatches));
     with.push_back("workload.generate.bucket=" + std::to_string(par.bucket_bytes));
     with.push_back(std::string("workload.generate.zero=") + (par.zero ? "true" : "false"));
+    with.push_back(std::string("workload.generate.recompute=") + (par.recompute ? "true" : "false"));
+    with.push_back(std::string("workload.generate.dp_overlap=") + (par.overlap_dp ? "true" : "false"));
     ScenarioRun run(load(vm["config"].as<std::string>(), with));
     const ProgressStyle style = progress_style(vm);
     run.run(run_progress(style));
@@ -126,7 +128,7 @@ int scale_command(const po::variables_map& vm) {
 
 const Command kScaleCommand{
     "scale",
-    "fabricsim scale CONFIG --model MODEL.yaml --tp T --pp P --microbatches M --gpu PROFILE.yaml --dp-list 1,2,4 [--ep E] [--zero] [--json]\n",
+    "fabricsim scale CONFIG --model MODEL.yaml --tp T --pp P --microbatches M --gpu PROFILE.yaml --dp-list 1,2,4 [--ep E] [--zero] [--recompute] [--no-dp-overlap] [--json]\n",
     "the same model at several data-parallel sizes on CONFIG's fabric: iteration time, samples per second and weak-scaling efficiency per size",
     add_options,
     [](const po::variables_map& vm, int, char**) { return scale_command(vm); },

@@ -57,7 +57,7 @@ int workload_gen_command(const po::variables_map& vm) {
 
 const Command kWorkloadCommand{
     "workload",
-    "fabricsim workload gen --model MODEL.yaml --tp T --pp P --dp D [--ep E] --microbatches M --gpu PROFILE.yaml [--zero] [--bucket SIZE] -o TRACE.jsonl\n",
+    "fabricsim workload gen --model MODEL.yaml --tp T --pp P --dp D [--ep E] --microbatches M --gpu PROFILE.yaml [--zero] [--recompute] [--no-dp-overlap] [--bucket SIZE] -o TRACE.jsonl\n",
     "write a training-step trace for a transformer (configs/models) under tensor, pipeline (1F1B), data and expert parallelism; replay it with a config whose workload is {kind: trace, file: TRACE.jsonl} (docs/traces.md)",
     add_options,
     [](const po::variables_map& vm, int, char**) { return workload_gen_command(vm); },

@@ -105,6 +105,8 @@ struct TraceWorkloadConfig {
   int tp = 1, pp = 1, dp = 1, ep = 1, microbatches = 1;
   std::int64_t bucket_bytes = 25 * 1024 * 1024;
   bool zero = false;
+  bool recompute = false;      // full activation recomputation (ParallelSpec::recompute)
+  bool overlap_dp = true;      // gradients reduced during the backward (ParallelSpec::overlap_dp)
   bool ideal_network = false;  // communication takes no time
   std::string algorithm = "ring";
   std::string protocol = "auto";  // as CollectiveConfig::protocol, per collective

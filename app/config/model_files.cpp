@@ -54,8 +54,21 @@ GpuProfile load_gpu_profile(const std::string& path) {
     g.achieved_tflops = *profile.matmul_tflops;
     return g;
   }
-  g.achieved_tflops = m.real("achieved_tflops", 0.001, 1e6);
   m.real("peak_tflops", 0, 1e6, 0);  // documentation only
+  if (m.has("kernels")) {
+    // The kernel model: GEMMs by shape, memory-bound kernels by bytes (gpu_kernels.h).
+    MapReader k = m.map("kernels");
+    g.matmul_tflops = k.real("matmul_tflops", 0.001, 1e6);
+    g.memory_gbps = k.real("memory_gbps", 0.001, 1e7);
+    g.sms = static_cast<int>(k.integer("sms", 1, 1 << 16));
+    g.tile_m = static_cast<int>(k.integer("tile_m", 1, 1 << 12, g.tile_m));
+    g.tile_n = static_cast<int>(k.integer("tile_n", 1, 1 << 12, g.tile_n));
+    k.finish();
+    m.real("achieved_tflops", 0.001, 1e6, g.achieved_tflops);  // unused with the kernel model
+  } else {
+    m.map("kernels", false);
+    g.achieved_tflops = m.real("achieved_tflops", 0.001, 1e6);
+  }
   m.finish();
   return g;
 }

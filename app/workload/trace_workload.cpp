@@ -48,6 +48,8 @@ Trace generate_trace(const TraceWorkloadConfig& t, const RoutingProgress& progre
   par.microbatches = t.microbatches;
   par.bucket_bytes = t.bucket_bytes;
   par.zero = t.zero;
+  par.recompute = t.recompute;
+  par.overlap_dp = t.overlap_dp;
   return generate_transformer_trace(model, par, gpu, progress);
 }
 
@@ -68,6 +70,8 @@ void read_generated_step(MapReader& m, TraceWorkloadConfig& t) {
   t.microbatches = static_cast<int>(g.integer("microbatches", 1, 1 << 16, 1));
   t.bucket_bytes = g.bytes("bucket", 1, INT64_C(1) << 40, t.bucket_bytes);
   t.zero = g.boolean("zero", false);
+  t.recompute = g.boolean("recompute", false);
+  t.overlap_dp = g.boolean("dp_overlap", true);
   g.finish();
 }
 

@@ -1,7 +1,10 @@
 #include "workloads/traces/transformer_trace.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <vector>
+
+#include "workloads/traces/transformer_kernels.h"
 
 namespace fabricsim {
 
@@ -52,6 +55,13 @@ struct RankBuilder {
     op.label = label;
     return last_compute = add(op, deps);
   }
+  int compute_for(double seconds, const std::vector<int>& deps, std::uint16_t label) {
+    TraceOp op;
+    op.kind = TraceOpKind::kCompute;
+    op.duration = static_cast<Time>(std::llround(seconds * 1e12));
+    op.label = label;
+    return last_compute = add(op, deps);
+  }
   int collective(CollectiveOp o, std::int64_t bytes, std::uint32_t group, std::uint32_t key, const std::vector<int>& deps,
                  std::uint16_t label) {
     TraceOp op;
@@ -96,10 +106,12 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
   const int mb_count = s.microbatches;
   Trace t;
   t.set_ranks(s.tp * s.pp * s.dp);
-  t.achieved_flops = gpu.achieved_tflops * 1e12;
+  const bool kernels = gpu.kernel_model();
+  t.achieved_flops = kernels ? 0 : gpu.achieved_tflops * 1e12;
+  const LayerKernelSeconds times = kernels ? transformer_kernel_seconds(m, s, gpu) : LayerKernelSeconds{};
   const auto is_moe = [&](int layer) { return m.experts > 0 && (layer + 1) % m.moe_every == 0; };
   const std::uint16_t fwd = t.name_id("fwd"), bwd = t.name_id("bwd"), tp_label = t.name_id("tp"), pp_label = t.name_id("pp"),
-                      dp_label = t.name_id("dp"), ep_label = t.name_id("ep");
+                      dp_label = t.name_id("dp"), ep_label = t.name_id("ep"), step_label = kernels ? t.name_id("optimizer") : 0;
   // Tensor-parallel keys: the first member of a TP group makes them, the others take them
   // in the same order (every member issues the same TP collectives), so the millions of
   // them at cluster scale are neither formatted nor looked up eight times.
@@ -143,21 +155,27 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
         };
         // When the last backward of each layer of this stage finished (for DP buckets).
         std::vector<int> grad_ready(static_cast<std::size_t>(per_stage), -1);
+        // A block of compute: its FLOPs, or its kernels' time.
+        const auto work = [&](double flops, double seconds, int after, std::uint16_t label) {
+          return kernels ? b.compute_for(seconds, deps(after, b.last_compute), label) : b.compute(flops, deps(after, b.last_compute), label);
+        };
+        // One layer's forward: attention, its AllReduce, the MLP, its AllReduce. `again`:
+        // recomputed before the backward (its AllReduces have keys of their own).
+        const auto layer_forward = [&](int last, int mb, int layer, bool again) {
+          last = work(attention_forward_flops(m, s), times.attention_forward, last, fwd);
+          last = tp_ar(last, mb, layer, again ? "ra" : "fa");
+          const bool moe = is_moe(layer);
+          if (moe) last = ep_a2a(last, mb, layer, again ? "rd" : "fd");
+          last = work(mlp_forward_flops(m, moe, s), times.mlp_forward, last, fwd);
+          if (moe) last = ep_a2a(last, mb, layer, again ? "rc" : "fc");
+          return tp_ar(last, mb, layer, again ? "rm" : "fm");
+        };
 
         const auto forward = [&](int mb) {
           int last = -1;
           if (p > 0) last = b.p2p(TraceOpKind::kRecv, trace_rank(s, d, p - 1, tp), pp_activation_bytes(m), 2 * mb, {}, pp_label);
-          for (int l = 0; l < per_stage; ++l) {
-            const int layer = p * per_stage + l;
-            last = b.compute(attention_forward_flops(m, s), deps(last, b.last_compute), fwd);
-            last = tp_ar(last, mb, layer, "fa");
-            const bool moe = is_moe(layer);
-            if (moe) last = ep_a2a(last, mb, layer, "fd");
-            last = b.compute(mlp_forward_flops(m, moe, s), deps(last, b.last_compute), fwd);
-            if (moe) last = ep_a2a(last, mb, layer, "fc");
-            last = tp_ar(last, mb, layer, "fm");
-          }
-          if (p == s.pp - 1) last = b.compute(lm_head_forward_flops(m, s), deps(last, b.last_compute), fwd);
+          for (int l = 0; l < per_stage; ++l) last = layer_forward(last, mb, p * per_stage + l, false);
+          if (p == s.pp - 1) last = work(lm_head_forward_flops(m, s), times.head_forward, last, fwd);
           if (p < s.pp - 1) b.p2p(TraceOpKind::kSend, trace_rank(s, d, p + 1, tp), pp_activation_bytes(m), 2 * mb, deps(last), pp_label);
           return last;
         };
@@ -168,16 +186,17 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
             const int got = b.p2p(TraceOpKind::kRecv, trace_rank(s, d, p + 1, tp), pp_activation_bytes(m), 2 * mb + 1, {}, pp_label);
             last = b.compute(0, deps(got, last), bwd);  // a join: the gradient arrived and our forward is done
           }
-          if (p == s.pp - 1) last = b.compute(2 * lm_head_forward_flops(m, s), deps(last, b.last_compute), bwd);
+          if (p == s.pp - 1) last = work(2 * lm_head_forward_flops(m, s), times.head_backward, last, bwd);
           for (int l = per_stage - 1; l >= 0; --l) {
             const int layer = p * per_stage + l;
             const bool moe = is_moe(layer);
+            if (s.recompute) last = layer_forward(last, mb, layer, true);
             last = tp_ar(last, mb, layer, "bm");
             if (moe) last = ep_a2a(last, mb, layer, "bc");
-            last = b.compute(2 * mlp_forward_flops(m, moe, s), deps(last, b.last_compute), bwd);
+            last = work(2 * mlp_forward_flops(m, moe, s), times.mlp_backward, last, bwd);
             if (moe) last = ep_a2a(last, mb, layer, "bd");
             last = tp_ar(last, mb, layer, "ba");
-            last = b.compute(2 * attention_forward_flops(m, s), deps(last, b.last_compute), bwd);
+            last = work(2 * attention_forward_flops(m, s), times.attention_backward, last, bwd);
             grad_ready[static_cast<std::size_t>(l)] = last;
           }
           if (p > 0) b.p2p(TraceOpKind::kSend, trace_rank(s, d, p - 1, tp), pp_activation_bytes(m), 2 * mb + 1, deps(last), pp_label);
@@ -195,6 +214,7 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
         while (bk < mb_count) backward(bk++);
         // Data parallelism: gradients in buckets, last layers first, each reduced once
         // the final micro-batch's backward has produced all of the bucket's layers.
+        std::vector<int> reduced;  // the gradients' collectives, which the optimizer waits for
         if (s.dp > 1) {
           int bucket = 0;
           std::int64_t bytes = 0;
@@ -204,18 +224,32 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
             const std::string key = "dp/p" + std::to_string(p) + "t" + std::to_string(tp) + "/b" + std::to_string(bucket++);
             if (s.zero) {
               const int rs = b.collective(CollectiveOp::kReduceScatter, bytes, dp_id, t.key_id(key + "/rs"), deps(ready_at), dp_label);
-              b.collective(CollectiveOp::kAllGather, bytes, dp_id, t.key_id(key + "/ag"), deps(rs), dp_label);
+              reduced.push_back(b.collective(CollectiveOp::kAllGather, bytes, dp_id, t.key_id(key + "/ag"), deps(rs), dp_label));
             } else {
-              b.collective(CollectiveOp::kAllReduce, bytes, dp_id, t.key_id(key), deps(ready_at), dp_label);
+              reduced.push_back(b.collective(CollectiveOp::kAllReduce, bytes, dp_id, t.key_id(key), deps(ready_at), dp_label));
             }
             bytes = 0;
           };
           for (int l = per_stage - 1; l >= 0; --l) {
             bytes += layer_parameters(m, is_moe(p * per_stage + l), s) * m.grad_bytes;
-            ready_at = grad_ready[static_cast<std::size_t>(l)];
-            if (bytes >= s.bucket_bytes) flush();
+            // Without overlap, all of them once the whole backward is done.
+            ready_at = s.overlap_dp ? grad_ready[static_cast<std::size_t>(l)] : b.last_compute;
+            if (s.overlap_dp && bytes >= s.bucket_bytes) flush();
           }
           flush();
+        }
+        if (kernels) {
+          // The optimizer's step over this rank's weights: its layers', and the (tied)
+          // embedding's where it is used, on the first and last stages.
+          double parameters = 0;
+          for (int l = 0; l < per_stage; ++l) parameters += static_cast<double>(layer_parameters(m, is_moe(p * per_stage + l), s));
+          if (p == 0 || p == s.pp - 1) parameters += static_cast<double>(m.vocab * m.hidden) / s.tp;
+          if (b.last_compute >= 0) reduced.push_back(b.last_compute);
+          TraceOp op;
+          op.kind = TraceOpKind::kCompute;
+          op.duration = static_cast<Time>(std::llround(optimizer_seconds(parameters, gpu) * 1e12));
+          op.label = step_label;
+          b.last_compute = b.add(op, reduced);
         }
         t.ops[static_cast<std::size_t>(rank)].shrink_to_fit();
         t.dep_lists[static_cast<std::size_t>(rank)].shrink_to_fit();

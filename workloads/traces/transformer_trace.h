@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "workloads/traces/gpu_kernels.h"
 #include "workloads/traces/trace.h"
 
 namespace fabricsim {
@@ -34,12 +35,14 @@ struct ParallelSpec {
   int microbatches = 1;
   std::int64_t bucket_bytes = 25 * 1024 * 1024;
   bool zero = false;  // ReduceScatter + AllGather of gradients instead of AllReduce
+  // Full activation recomputation: each layer's forward, its AllReduces too, runs again
+  // just before its backward (Megatron-LM's --recompute-granularity full).
+  bool recompute = false;
+  // Gradients reduced in buckets while the backward runs (PyTorch DDP); otherwise in one
+  // AllReduce after it (Megatron-LM's local DDP).
+  bool overlap_dp = true;
 };
 
-struct GpuProfile {
-  std::string name = "gpu";
-  double achieved_tflops = 400;
-};
 
 // Rank of (data index d, stage p, tensor index t): TP innermost, then PP, then DP.
 constexpr int trace_rank(const ParallelSpec& s, int d, int p, int t) { return (d * s.pp + p) * s.tp + t; }
@@ -53,6 +56,9 @@ double attention_forward_flops(const ModelSpec& m, const ParallelSpec& s);  // p
 double mlp_forward_flops(const ModelSpec& m, bool moe, const ParallelSpec& s);
 double lm_head_forward_flops(const ModelSpec& m, const ParallelSpec& s);
 
+// Compute ops carry FLOPs at the profile's constant rate or, where the GPU profile has the
+// kernel model, the time of the layer's kernels (transformer_kernels.h), and then the
+// optimizer's step ends the step.
 // Throws std::invalid_argument for impossible splits (layers not divisible by pp, ep
 // not dividing dp, MoE without experts divisible by ep, ...).
 // `progress`, when given, hears of each data-parallel replica made (done, of all).
