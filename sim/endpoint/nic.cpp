@@ -229,8 +229,9 @@ Packet* Nic::pull(PortIndex port) {
     break;
   }
   if (pick == n) {
-    if (earliest_paced != kTimeMax && (!pacer_.scheduled() || pacer_.event_time() > earliest_paced)) {
-      sim_->schedule_at(pacer_, earliest_paced);
+    if (earliest_paced != kTimeMax) {
+      paced_ports_ |= std::uint64_t{1} << port;
+      if (!pacer_.scheduled() || pacer_.event_time() > earliest_paced) sim_->schedule_at(pacer_, earliest_paced);
     }
     return nullptr;
   }
@@ -521,6 +522,7 @@ void Nic::on_ack(Packet* p) {
       sim_->cancel(retransmit_timer_);
       sim_->cancel(rate_timer_);
       sim_->cancel(pacer_);
+      paced_ports_ = 0;
     }
     if (for_gpu) {
       rdma_.complete(id, CompletionKind::kFinished, gpu_port, traffic_class);

@@ -246,6 +246,7 @@ class Nic final : public PacketSink, public PacketSource, public PortObserver {
   Timer retransmit_timer_;
   Timer rate_timer_;
   Timer pacer_;
+  std::uint64_t paced_ports_ = 0;  // bit p: port p found only paced messages; the pacer wakes these
   // Messages whose last packet has just left for the first time: their owners are told
   // from an event of its own at the same time (not from inside a port's pull, where a
   // new message posted by the owner would re-enter this NIC).

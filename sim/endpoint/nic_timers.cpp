@@ -3,7 +3,9 @@
 // control's rate timer,
 // and the pacer that wakes the ports when a paced message may send again.
 #include <algorithm>
+#include <bit>
 #include <string>
+#include <utility>
 
 #include "sim/endpoint/nic.h"
 
@@ -81,7 +83,12 @@ void Nic::on_rate_timer() {
   wake_ports();  // a faster rate may let a paced flow go now
 }
 
-void Nic::on_pacer() { wake_ports(); }
+void Nic::on_pacer() {
+  // Only the ports that found nothing but a paced message: the others have nothing it frees.
+  for (std::uint64_t ports = std::exchange(paced_ports_, 0); ports != 0; ports &= ports - 1) {
+    ports_[static_cast<std::size_t>(std::countr_zero(ports))]->wake();
+  }
+}
 
 const char* Nic::timer_name(const EventHandler& h) const {
   if (&h == &retransmit_timer_) return "retransmit timer";
