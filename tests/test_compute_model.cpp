@@ -96,6 +96,10 @@ TEST_CASE("a step on the kernel model: recomputed forwards, one gradient AllRedu
   const GpuProfile g = a100();
   const Trace t = generate_transformer_trace(m, par, g);
   CHECK(t.achieved_flops == 0);
+  // It says which model made its times, and its file keeps that.
+  CHECK(t.compute_description() == "kernels of GPU a100: GEMMs at 243 TFLOP/s in 256 x 128 tiles on 108 SMs, memory at 1733 GB/s");
+  CHECK(parse_trace(trace_to_jsonl(t), "t.jsonl").compute_description() == t.compute_description());
+  CHECK(generate_transformer_trace(m, par, GpuProfile{"h100", 400}).compute_description() == "FLOPs of GPU h100 at 400 TFLOP/s");
   const LayerKernelSeconds k = transformer_kernel_seconds(m, par, g);
   const auto ps = [](double seconds) { return static_cast<Time>(std::llround(seconds * 1e12)); };
   // Per rank and micro-batch: 4 layers of (attention, MLP) forward, again before the

@@ -30,6 +30,7 @@ void write_training_json(JsonWriter& j, const TraceReplay& replay) {
   j.key(result_key::kTraining).begin_object();
   j.key("ranks").value(replay.trace().ranks);
   j.key("model").value(replay.model_description());
+  j.key("compute_model").value(replay.trace().compute_description());
   if (replay.done()) {
     j.key(result_key::kIterationTimeUs).value(to_us(s.iteration));
   } else {
@@ -90,6 +91,7 @@ void print_training(std::ostream& out, const TraceReplay& replay) {
                 s.mean_exposed_us * 1e-3, 100 * s.exposed_fraction);
   out << line;
   if (!replay.model_description().empty()) out << "            model: " << replay.model_description() << "\n";
+  out << "            compute: " << replay.trace().compute_description() << "\n";
   for (const auto& [label, t] : s.mean_communication_us_by_label) {
     std::snprintf(line, sizeof line, "            %-4s communication %.3f ms, exposed %.3f ms\n", label.c_str(), t * 1e-3,
                   s.mean_exposed_us_by_label.at(label) * 1e-3);

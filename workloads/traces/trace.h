@@ -48,6 +48,7 @@ static_assert(sizeof(TraceOp) == 48);
 struct Trace {
   int ranks = 0;
   double achieved_flops = 0;  // FLOP/s per GPU, for compute ops given in FLOPs
+  std::string compute_model;  // how its compute times were made, where its maker says (the generator)
   std::vector<std::vector<TraceOp>> ops;        // per rank
   std::vector<std::vector<int>> dep_lists;      // per rank: its ops' dependencies back to back
   std::vector<std::vector<int>> groups{{}};     // each collective group once; 0: none
@@ -76,6 +77,8 @@ struct Trace {
   }
   std::size_t op_count() const;
   Time compute_time(const TraceOp& op) const;
+  // How its compute ops take their time: compute_model, or what its fields say.
+  std::string compute_description() const;
 
   struct IntsHash {
     std::size_t operator()(const std::vector<int>& v) const;
@@ -85,7 +88,8 @@ struct Trace {
   std::unordered_map<std::string, std::uint16_t> name_index;
 };
 
-// JSON Lines: a header {"fabricsim_trace": 1, "ranks": N, "achieved_tflops": X}, then one
+// JSON Lines: a header {"fabricsim_trace": 1, "ranks": N, "achieved_tflops": X} (and, where
+// the generator made it, "compute_model": how its compute times were made), then one
 // object per operation with "rank" and the fields above (duration as "duration_us").
 void write_trace(const Trace& trace, const std::string& path);
 std::string trace_to_jsonl(const Trace& trace);

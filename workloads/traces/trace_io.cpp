@@ -84,6 +84,14 @@ Time Trace::compute_time(const TraceOp& op) const {
   return op.duration;
 }
 
+std::string Trace::compute_description() const {
+  if (!compute_model.empty()) return compute_model;
+  if (achieved_flops <= 0) return "each op's given duration";
+  char text[96];
+  std::snprintf(text, sizeof text, "FLOPs at %.6g TFLOP/s, or each op's given duration", achieved_flops * 1e-12);
+  return text;
+}
+
 namespace {
 
 
@@ -212,7 +220,9 @@ class LineParser {
 std::string trace_to_jsonl(const Trace& t) {
   std::ostringstream out;
   out.precision(17);
-  out << "{\"fabricsim_trace\": 1, \"ranks\": " << t.ranks << ", \"achieved_tflops\": " << t.achieved_flops * 1e-12 << "}\n";
+  out << "{\"fabricsim_trace\": 1, \"ranks\": " << t.ranks << ", \"achieved_tflops\": " << t.achieved_flops * 1e-12;
+  if (!t.compute_model.empty()) out << ", \"compute_model\": \"" << escape(t.compute_model) << "\"";
+  out << "}\n";
   for (int r = 0; r < t.ranks; ++r) {
     for (const TraceOp& op : t.ops[static_cast<std::size_t>(r)]) {
       out << "{\"rank\": " << r << ", \"id\": " << op.id << ", \"kind\": \"" << kind_name(op.kind) << "\"";
@@ -297,6 +307,7 @@ Trace parse_trace(const std::string& text, const std::string& name) {
       t.ranks = static_cast<int>(num("ranks"));
       if (t.ranks < 1) throw std::runtime_error(where + ": ranks must be at least 1");
       t.achieved_flops = num("achieved_tflops", 0.0) * 1e12;
+      t.compute_model = str("compute_model");
       t.set_ranks(t.ranks);
       header = true;
       continue;

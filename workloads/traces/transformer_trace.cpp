@@ -1,6 +1,7 @@
 #include "workloads/traces/transformer_trace.h"
 
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
@@ -109,6 +110,14 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
   const bool kernels = gpu.kernel_model();
   t.achieved_flops = kernels ? 0 : gpu.achieved_tflops * 1e12;
   const LayerKernelSeconds times = kernels ? transformer_kernel_seconds(m, s, gpu) : LayerKernelSeconds{};
+  char model[192];
+  if (kernels) {
+    std::snprintf(model, sizeof model, "kernels of GPU %s: GEMMs at %.6g TFLOP/s in %d x %d tiles on %d SMs, memory at %.6g GB/s",
+                  gpu.name.c_str(), gpu.matmul_tflops, gpu.tile_m, gpu.tile_n, gpu.sms, gpu.memory_gbps);
+  } else {
+    std::snprintf(model, sizeof model, "FLOPs of GPU %s at %.6g TFLOP/s", gpu.name.c_str(), gpu.achieved_tflops);
+  }
+  t.compute_model = model;
   const auto is_moe = [&](int layer) { return m.experts > 0 && (layer + 1) % m.moe_every == 0; };
   const std::uint16_t fwd = t.name_id("fwd"), bwd = t.name_id("bwd"), tp_label = t.name_id("tp"), pp_label = t.name_id("pp"),
                       dp_label = t.name_id("dp"), ep_label = t.name_id("ep"), step_label = kernels ? t.name_id("optimizer") : 0;
@@ -245,11 +254,7 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
           for (int l = 0; l < per_stage; ++l) parameters += static_cast<double>(layer_parameters(m, is_moe(p * per_stage + l), s));
           if (p == 0 || p == s.pp - 1) parameters += static_cast<double>(m.vocab * m.hidden) / s.tp;
           if (b.last_compute >= 0) reduced.push_back(b.last_compute);
-          TraceOp op;
-          op.kind = TraceOpKind::kCompute;
-          op.duration = static_cast<Time>(std::llround(optimizer_seconds(parameters, gpu) * 1e12));
-          op.label = step_label;
-          b.last_compute = b.add(op, reduced);
+          b.compute_for(optimizer_seconds(parameters, gpu), reduced, step_label);
         }
         t.ops[static_cast<std::size_t>(rank)].shrink_to_fit();
         t.dep_lists[static_cast<std::size_t>(rank)].shrink_to_fit();
