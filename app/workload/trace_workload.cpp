@@ -70,8 +70,8 @@ void read_generated_step(MapReader& m, TraceWorkloadConfig& t) {
   t.microbatches = static_cast<int>(g.integer("microbatches", 1, 1 << 16, 1));
   t.bucket_bytes = g.bytes("bucket", 1, INT64_C(1) << 40, t.bucket_bytes);
   t.zero = g.boolean("zero", false);
-  t.recompute = g.boolean("recompute", false);
-  t.overlap_dp = g.boolean("dp_overlap", true);
+  t.recompute = g.boolean("recompute", t.recompute);
+  t.overlap_dp = g.boolean("dp_overlap", t.overlap_dp);
   g.finish();
 }
 
