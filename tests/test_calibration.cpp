@@ -229,11 +229,11 @@ TEST_CASE("a profile written by import reads back, and its errors are located") 
 TEST_CASE("a topology's profile: replaces the preset's NVLink and NVLS figures, and a cluster's the NIC's") {
   const ScenarioConfig c = load_config_file(FABRICSIM_SOURCE_DIR "/configs/calibrated/dgx_h100_node.yaml");
   const LinkProfile p = load_profile(FABRICSIM_SOURCE_DIR "/configs/calibrated/h100_nvls.profile.yaml");
-  // An NVLS log calibrates NVLS, not the links: the NVLinks keep the datasheet's 18 x 25 GB/s.
+  // An NVLS log calibrates NVLS, not the links: the NVLinks keep the preset's 18 x 20.6 GB/s of data.
   REQUIRE(p.nvls);
   CHECK_FALSE(p.nvlink);
   CHECK(c.topology.nvswitch.links_per_gpu() == 18);
-  CHECK(c.topology.nvswitch.gpu_bandwidth().bits_per_second == Bandwidth::gBps(450).bits_per_second);
+  CHECK(c.topology.nvswitch.gpu_bandwidth().bits_per_second == Bandwidth{2'966'400'000'000}.bits_per_second);
   CHECK(c.topology.nvswitch.nvls_bandwidth == p.nvls->bandwidth);
   CHECK(c.topology.nvswitch.nvls_latency == p.nvls->latency);
 

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <set>
 
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
@@ -11,6 +12,7 @@
 #include "workloads/collectives/collective_algorithms.h"
 #include "workloads/collectives/collective_data.h"
 #include "workloads/collectives/msccl_xml.h"
+#include "topologies/nvswitch.h"
 
 using namespace fabricsim;
 
@@ -263,4 +265,41 @@ workload: {kind: collective, op: all_reduce, algorithm: ring, sizes: {from: 8KiB
   // The last size, and at most the one before it if its last acknowledgements were
   // still on their way when the last size started.
   CHECK(sweep.executors_held() <= 2);
+}
+
+TEST_CASE("NVLinks carry data at their data fraction: the ring AllReduce's closed form at 0.824 of 450 GB/s") {
+  // The same closed form as above with B = 18 x 25 GB/s x 0.824 = 370.8 GB/s, NCCL's
+  // 20.6 GB/s of data per H100 NVLink (SM90_NVLINK_BW).
+  const double n = 8, S = 1 << 30, B = 370.8e9;
+  const double step = (kMtu + kHeader) / B + 2 * kL;
+  const double expected_us = (2 * (n - 1) / n * S * kWire / B + 2 * (n - 1) * step) * 1e6;
+  std::string yaml = nvswitch_domain(8, "{kind: collective, op: all_reduce, algorithm: ring, protocol: none, bytes: 1GiB, check_data: false}");
+  yaml.replace(yaml.find("  latency: 250ns"), 0, "  nvlink_data_fraction: 0.824\n");
+  CHECK(run_us(yaml) == within(expected_us, 0.01));
+  // The presets take NCCL's per-generation figures: 18 x 20.6, 12 x 20.0 and 18 x 40.1 GB/s.
+  CHECK(nvswitch_preset("dgx_h100")->gpu_bandwidth().bits_per_second == Bandwidth{2'966'400'000'000}.bits_per_second);
+  CHECK(nvswitch_preset("dgx_a100")->gpu_bandwidth().bits_per_second == Bandwidth::gBps(240).bits_per_second);
+  CHECK(nvswitch_preset("gb200_nvl72")->gpu_bandwidth().bits_per_second == Bandwidth{5'774'400'000'000}.bits_per_second);
+}
+
+TEST_CASE("the tree on one node is NCCL's chain: each GPU talks to the GPUs before and after it only") {
+  AlgorithmParams a;
+  a.channels = 1;
+  a.local_size = 4;
+  a.one_node = true;
+  const CollectiveProgram p = build_collective("tree", CollectiveOp::kAllReduce, 4, 1 << 20, a);
+  // Channel 0's chain starts at GPU 0: 0 - 1 - 2 - 3, up (reduce) and down (broadcast),
+  // for both trees' halves.
+  const std::vector<std::set<int>> expected{{1}, {0, 2}, {1, 3}, {2}};
+  for (int r = 0; r < 4; ++r) {
+    std::set<int> peers;
+    int sends = 0;
+    for (const Step& s : p.programs[static_cast<std::size_t>(r)].steps) {
+      if (s.kind == StepKind::kSend || s.kind == StepKind::kRecv) peers.insert(s.peer);
+      sends += s.kind == StepKind::kSend;
+    }
+    CHECK(peers == expected[static_cast<std::size_t>(r)]);
+    // One 512 KiB piece per half: an end GPU sends once per half (up or down), a middle one twice.
+    CHECK(sends == 2 * static_cast<int>(expected[static_cast<std::size_t>(r)].size()));
+  }
 }

@@ -264,15 +264,15 @@ TEST_CASE("a collective row carries NCCL's own prediction, and unset channels ar
 }
 
 TEST_CASE("a protocol's network bytes: its flags, or NCCL's share of Simple's bandwidth where smaller") {
-  // 2 x DGX H100, the ring: NCCL 2.28 gives LL128 min(384 x 0.92, 8 x 36.7) = 293.6 of
-  // Simple's 384 GB/s, less than its flags' 120/128: the run moves 384 / 293.6 bytes per
-  // byte; LL gets 39 of 384 (the 2-node cap), so 384 / 39.
+  // 2 x DGX H100, the ring (8 channels of 45 GB/s): NCCL 2.28 gives LL128 min(360 x 0.92,
+  // 8 x 36.7) = 293.6 of Simple's 360 GB/s, less than its flags' 120/128: the run moves
+  // 360 / 293.6 bytes per byte; LL gets 39 of 360 (the 2-node cap), so 360 / 39.
   const ScenarioConfig config = load_config_text(two_dgx_h100_yaml("", ", nvls: false"), "<test>");
   const TunerFacts f = tuner_facts(config.topology, 16);
   const TunerChoice ll128 = choose_algorithm(CollectiveOp::kAllReduce, 16 << 20, f, "ring", "ll128");
   CHECK(ll128.protocol == NcclProtocol::kLL128);
-  CHECK(ll128.wire_factor == within(384.0 / 293.6, 1e-9));
+  CHECK(ll128.wire_factor == within(360.0 / 293.6, 1e-9));
   const TunerChoice ll = choose_algorithm(CollectiveOp::kAllReduce, 16 << 20, f, "ring", "ll");
-  CHECK(ll.wire_factor == within(384.0 / 39.0, 1e-9));
+  CHECK(ll.wire_factor == within(360.0 / 39.0, 1e-9));
   CHECK(choose_algorithm(CollectiveOp::kAllReduce, 16 << 20, f, "ring", "simple").wire_factor == 1.0);
 }

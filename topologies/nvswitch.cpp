@@ -1,5 +1,6 @@
 #include "topologies/nvswitch.h"
 
+#include <cmath>
 #include <numeric>
 #include <stdexcept>
 
@@ -7,7 +8,11 @@ namespace fabricsim {
 
 int NvSwitchSpec::links_per_gpu() const { return std::accumulate(links_per_switch.begin(), links_per_switch.end(), 0); }
 
-Bandwidth NvSwitchSpec::gpu_bandwidth() const { return Bandwidth{nvlink_bandwidth.bits_per_second * links_per_gpu()}; }
+Bandwidth NvSwitchSpec::trunk_bandwidth(int links) const {
+  return Bandwidth{static_cast<std::int64_t>(std::llround(static_cast<double>(nvlink_bandwidth.bits_per_second) * links * nvlink_data_fraction))};
+}
+
+Bandwidth NvSwitchSpec::gpu_bandwidth() const { return trunk_bandwidth(links_per_gpu()); }
 
 std::optional<NvSwitchSpec> nvswitch_preset(const std::string& name) {
   NvSwitchSpec s;
@@ -18,6 +23,9 @@ std::optional<NvSwitchSpec> nvswitch_preset(const std::string& name) {
     s.switches = 4;
     s.links_per_switch = {5, 4, 4, 5};
     s.nvlink_bandwidth = Bandwidth::gBps(25);
+    // 20.6 GB/s of data per link (NCCL's SM90_NVLINK_BW, src/graph/topo.h): 370.8 GB/s a
+    // GPU, the "~20% protocol overhead" NCCL's maintainers quote (NVIDIA/nccl-tests #212).
+    s.nvlink_data_fraction = 20.6 / 25.0;
     // NVLS: about 476 GB/s busbw is what NVIDIA's nccl-tests maintainer calls expected
     // for an 8 x H100 AllReduce (NVIDIA/nccl-tests issue 290), an algorithm bandwidth of
     // 476 x 8 / 14 = 272 GB/s; no start-up cost until calibrated.
@@ -32,6 +40,7 @@ std::optional<NvSwitchSpec> nvswitch_preset(const std::string& name) {
     s.switches = 6;
     s.links_per_switch = std::vector<int>(6, 2);
     s.nvlink_bandwidth = Bandwidth::gBps(25);
+    s.nvlink_data_fraction = 20.0 / 25.0;  // NCCL's SM80_NVLINK_BW: 20 GB/s of data per link
     s.compute_capability = 80;
     return s;
   }
@@ -42,6 +51,7 @@ std::optional<NvSwitchSpec> nvswitch_preset(const std::string& name) {
     s.switches = 18;
     s.links_per_switch = std::vector<int>(18, 1);
     s.nvlink_bandwidth = Bandwidth::gBps(50);
+    s.nvlink_data_fraction = 40.1 / 50.0;  // NCCL's SM100_NVLINK_BW: 40.1 GB/s of data per link
     s.compute_capability = 100;
     return s;
   }
@@ -73,7 +83,7 @@ void build_nvswitch(Topology& t, const NvSwitchSpec& spec, const std::vector<std
     for (int c = 0; c < spec.switches; ++c) {
       const int links = spec.links_per_switch[static_cast<std::size_t>(c)];
       if (links <= 0) continue;
-      t.connect(gpu, chips[static_cast<std::size_t>(c)], LinkSpec{Bandwidth{spec.nvlink_bandwidth.bits_per_second * links}, spec.latency, FlowControl::kCredit, 0},
+      t.connect(gpu, chips[static_cast<std::size_t>(c)], LinkSpec{spec.trunk_bandwidth(links), spec.latency, FlowControl::kCredit, 0},
                 "nvlink");
     }
   }

@@ -17,6 +17,9 @@ struct NvSwitchSpec {
   int switches = 4;
   std::vector<int> links_per_switch{5, 4, 4, 5};  // per GPU, to each chip
   Bandwidth nvlink_bandwidth = Bandwidth::gBps(25);  // one NVLink, per direction
+  // The share of an NVLink's signalling rate that carries data: packet headers, CRC and
+  // flow-control credits take the rest. 1: the bandwidth above is already a data rate.
+  double nvlink_data_fraction = 1.0;
   Time latency = ns(250);  // per GPU-to-switch hop; a placeholder until calibrated
   // NVLink SHARP (NVLS): the switch layer's reduction rate, as the algorithm bandwidth of
   // an AllReduce it serves (each chip reduces its share of the stripe at its share of
@@ -28,7 +31,8 @@ struct NvSwitchSpec {
   int compute_capability = 90;
 
   int links_per_gpu() const;
-  Bandwidth gpu_bandwidth() const;  // per direction, into the switch layer
+  Bandwidth gpu_bandwidth() const;  // data per direction, into the switch layer
+  Bandwidth trunk_bandwidth(int links) const;  // data per direction over `links` NVLinks
 };
 
 // "dgx_h100", "dgx_a100", "gb200_nvl72"; nullopt for another name.

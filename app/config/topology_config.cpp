@@ -14,6 +14,7 @@ namespace {
 // A measured profile's NVLink figures: its bandwidth is per GPU, spread over the GPU's links.
 void apply_nvlink_profile(NvSwitchSpec& s, const LinkSpec& nvlink) {
   s.nvlink_bandwidth = Bandwidth{nvlink.bandwidth.bits_per_second / std::max(1, s.links_per_gpu())};
+  s.nvlink_data_fraction = 1.0;  // a measured rate is already data
   s.latency = nvlink.latency;
 }
 
@@ -188,6 +189,7 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
   }
   const bool profiled = m.has("profile");
   s.nvlink_bandwidth = m.bandwidth("nvlink_bandwidth", preset || profiled ? std::optional<Bandwidth>(s.nvlink_bandwidth) : std::nullopt);
+  s.nvlink_data_fraction = m.real("nvlink_data_fraction", 0.01, 1.0, s.nvlink_data_fraction);
   s.latency = read_latency(m, "latency", s.latency);
   s.compute_capability = static_cast<int>(m.integer("compute_capability", 70, 120, s.compute_capability));
   if (profiled) {

@@ -36,6 +36,8 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   local_size_ = config_.local_size > 0 ? config_.local_size
                 : config.topology.kind == TopologyConfig::Kind::kCluster ? config.topology.cluster.node.gpus
                                                                         : ranks_;
+  one_node_ = config.topology.kind == TopologyConfig::Kind::kNvSwitch ||
+              (config.topology.kind == TopologyConfig::Kind::kCluster && ranks_ <= config.topology.cluster.node.gpus);
   tuner_facts_ = tuner_facts(config.topology, ranks_);
   if (config.topology.kind == TopologyConfig::Kind::kCluster) {
     const auto gpus = static_cast<HostId>(std::max(1, config.topology.cluster.node.gpus));
@@ -130,6 +132,7 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   params.chunk_bytes = chunk_bytes_for(choice, bytes);
   params.root = config_.root;
   params.local_size = local_size_;
+  params.one_node = one_node_;
   const CollectiveAlgorithm* algorithm = find_collective_algorithm(choice.algorithm);
   if (algorithm != nullptr && algorithm->nvls_start) params.start_latency_ps = nvls_latency_;
   CollectiveProgram p = build_collective(choice.algorithm, config_.op, ranks_, bytes, params);
@@ -238,6 +241,7 @@ std::vector<CoupledRing::Ring> CollectiveSweep::coupled_rings_for(std::int64_t b
   params.channels = config_.channels > 0 ? config_.channels : std::max(1, choice.nccl_channels);
   params.root = config_.root;
   params.local_size = local_size_;
+  params.one_node = one_node_;
   params.chunk_bytes = chunk_bytes_for(choice, bytes);  // NCCL's pipeline's pieces
   std::vector<CoupledRing::Ring> rings = CoupledRing::rings_for(config_.op, ranks_, bytes, params);
   if (!rings.empty() && !coupled_ring_fits(rings, coupled_costs(rings, choice))) return {};

@@ -95,6 +95,7 @@ class CollectiveSweep final : public WorkloadDriver {
   std::uint8_t traffic_class_;
   int ranks_ = 0;
   int local_size_ = 0;
+  bool one_node_ = false;  // every rank in one NVLink domain
   Time nvls_latency_ = 0;
   TunerFacts tuner_facts_;
   std::vector<std::string> validation_gaps_;

@@ -214,6 +214,7 @@ WorkloadStart make_trace_workload(const WorkloadSetup& s) {
     options.compute_scale[static_cast<std::size_t>(st.rank)] = factor();
   }
   options.params.local_size = config.topology.kind == TopologyConfig::Kind::kCluster ? config.topology.cluster.node.gpus : trace.ranks;
+  options.params.one_node = config.topology.kind == TopologyConfig::Kind::kNvSwitch;
   {
     const std::vector<std::uint32_t> unit = node_units(s.topology);
     for (std::uint32_t h = 0; h < s.topology.host_count(); ++h) options.host_unit.push_back(unit[s.topology.host_node(h)]);

@@ -24,6 +24,7 @@ struct AlgorithmParams {
   std::int64_t chunk_bytes = 0;   // pipelining piece; 0: one piece per segment
   int root = 0;                   // broadcast, reduce, send_recv
   int local_size = 8;             // hierarchical: GPUs per node (ranks node-major)
+  bool one_node = false;          // tree: every rank in one NVLink domain, where NCCL's tree is a chain
   std::int64_t start_latency_ps = 0;  // nvls: fixed start-up cost before any rank moves data
 };
 

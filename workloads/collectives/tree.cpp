@@ -108,10 +108,12 @@ CollectiveProgram tree(CollectiveOp op, int n, std::int64_t bytes, const Algorit
     throw std::invalid_argument(std::string("tree does not do ") + op_name(op));
   }
   // Whole nodes of several GPUs: NCCL's layout (chains inside nodes, a double binary tree
-  // across). One GPU per endpoint is NCCL's layout too: the two trees below are its
+  // across), and on one node its chain. One GPU per endpoint is NCCL's layout too: the two trees below are its
   // double binary tree over all ranks.
   const int g = a.local_size;
   if (op == CollectiveOp::kAllReduce && g > 1 && g < n && n % g == 0) return nccl_tree(n, g, bytes, a);
+  // One node: NCCL's tree is the node's chain alone (no tree across nodes to join).
+  if (op == CollectiveOp::kAllReduce && a.one_node && n > 2) return nccl_tree(n, n, bytes, a);
   // All-reduce runs two complementary trees (each rank a leaf in one of them, mostly),
   // each on half of the data; broadcast and reduce run one tree rooted at the root.
   const int trees = op == CollectiveOp::kAllReduce && n > 2 ? 2 : 1;
