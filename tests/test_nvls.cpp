@@ -248,6 +248,12 @@ TEST_CASE("algorithm auto for a trace's groups: NVLS inside a node, NVLS-tree ov
   CHECK(dp.gpus_per_node == 1);
   CHECK(dp.node_nic_GBps == within(50, 1e-9));  // one 400 Gb/s NIC per node for this group
   CHECK(choose_algorithm(CollectiveOp::kAllReduce, gib, dp).algorithm == "ring");
+  // All of node 0 and half of node 1: two nodes of unequal counts, so neither NVLS (its
+  // members do not share one NVSwitch) nor the tree or NVLS-tree (no whole nodes).
+  std::vector<std::uint32_t> uneven(all.begin(), all.begin() + 12);
+  const TunerFacts odd = tuner_facts_for_group(c.topology, uneven);
+  CHECK(odd.nodes == 2);
+  for (std::int64_t bytes : {std::int64_t{1} << 20, gib}) CHECK(choose_algorithm(CollectiveOp::kAllReduce, bytes, odd).algorithm == "ring");
 }
 
 TEST_CASE("CollNet with SHARP rail switches on 2 x DGX H100: sums in the switch, returned to every node") {

@@ -15,14 +15,17 @@ using namespace fabricsim;
 
 namespace {
 
-// A trace of one AllReduce of `bytes` over all 16 GPUs of two DGX H100 nodes, no compute.
-std::string one_allreduce_trace(std::int64_t bytes) {
-  const auto path = test_temp_path("fabricsim_trace_nccl_" + std::to_string(bytes) + ".jsonl");
+// A trace of one AllReduce of `bytes` over `members` ranks (on the first of the 16 GPUs of
+// two DGX H100 nodes unless placed; all 16 by default), no compute.
+std::string one_allreduce_trace(std::int64_t bytes, int members = 16) {
+  const auto path = test_temp_path("fabricsim_trace_nccl_" + std::to_string(bytes) + "_" + std::to_string(members) + ".jsonl");
   std::ofstream f(path);
-  f << R"({"fabricsim_trace": 1, "ranks": 16, "achieved_tflops": 100})" << "\n";
-  for (int r = 0; r < 16; ++r) {
+  f << R"({"fabricsim_trace": 1, "ranks": )" << members << R"(, "achieved_tflops": 100})" << "\n";
+  std::string group;
+  for (int r = 0; r < members; ++r) group += (r > 0 ? "," : "") + std::to_string(r);
+  for (int r = 0; r < members; ++r) {
     f << R"({"rank": )" << r << R"(, "id": 0, "kind": "collective", "op": "all_reduce", "bytes": )" << bytes
-      << R"(, "key": "ar", "group": [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15], "label": "dp"})" << "\n";
+      << R"(, "key": "ar", "group": [)" << group << R"(], "label": "dp"})" << "\n";
   }
   return path.string();
 }
@@ -35,8 +38,8 @@ struct Both {
 };
 
 // The same AllReduce replayed from a trace and run as a collective sweep of one size.
-Both both(std::int64_t bytes, const std::string& keys, const std::string& network = "") {
-  const std::string path = one_allreduce_trace(bytes);
+Both both(std::int64_t bytes, const std::string& keys, const std::string& network = "", int members = 16) {
+  const std::string path = one_allreduce_trace(bytes, members);
   const auto yaml = [&](const std::string& workload) {
     std::string text = two_dgx_h100_yaml(workload);
     if (!network.empty()) text.replace(text.find("network: {mtu: 64KiB}"), 21, "network: {mtu: 64KiB, " + network + "}");
@@ -53,7 +56,9 @@ Both both(std::int64_t bytes, const std::string& keys, const std::string& networ
   }
   {
     ScenarioRun run(load_config_text(
-        yaml("{kind: collective, op: all_reduce, sizes: {from: " + std::to_string(bytes) + ", to: " + std::to_string(bytes) + "}, check_data: false" + keys + "}"), "<collective>"));
+        yaml("{kind: collective, op: all_reduce, ranks: " + std::to_string(members) + ", sizes: {from: " + std::to_string(bytes) +
+             ", to: " + std::to_string(bytes) + "}, check_data: false" + keys + "}"),
+        "<collective>"));
     run.run();
     REQUIRE(run.collective() != nullptr);
     const CollectiveRow& row = run.collective()->rows()[0];
@@ -93,6 +98,29 @@ TEST_CASE("a trace's collective takes what `collective` gives the same size on t
   CHECK(ideal.trace < nccl.trace);
   CHECK(nccl.trace_model == "NCCL 2.28 tuning rules, protocol auto");
   CHECK(ideal.trace_model == "ideal network (protocol none: no NCCL costs)");
+}
+
+TEST_CASE("a trace's tree over one node's GPUs of a cluster runs as `collective`'s: NCCL's chain of that node") {
+  // The first 8 of 16 GPUs are node 0 of the two: both run NCCL's one-node tree (the
+  // chain), and the members share one unit, so the trace starts with no notice.
+  for (std::int64_t bytes : {std::int64_t{1} << 20, std::int64_t{64} << 20}) {
+    CAPTURE(bytes);
+    const Both b = both(bytes, ", algorithm: tree, protocol: simple", "", 8);
+    CHECK(b.algorithm == "tree");
+    CHECK(b.trace == b.collective);
+  }
+}
+
+TEST_CASE("a tree over GPUs of two nodes placed by name is not one node's chain, in a trace as in `collective`") {
+  // Four ranks, two on each node: fewer ranks than a node's GPUs, but across nodes, so
+  // both run NCCL's tree over nodes (the trace's members span two units: one notice).
+  const std::string placement = ", placement: [n0.gpu0, n0.gpu1, n1.gpu0, n1.gpu1]";
+  const Both b = both(64 << 20, ", algorithm: tree, protocol: simple" + placement, "", 4);
+  CHECK(b.algorithm == "tree");
+  CHECK(b.trace == b.collective + kNotice);
+  const Both chain = both(64 << 20, ", algorithm: tree, protocol: simple, placement: [n0.gpu0, n0.gpu1, n0.gpu2, n0.gpu3]", "", 4);
+  CHECK(chain.trace == chain.collective);
+  CHECK(chain.collective != b.collective);
 }
 
 TEST_CASE("at flow fidelity a trace's coupled ring takes NCCL's costs as `collective`'s does") {

@@ -36,13 +36,15 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   local_size_ = config_.local_size > 0 ? config_.local_size
                 : config.topology.kind == TopologyConfig::Kind::kCluster ? config.topology.cluster.node.gpus
                                                                         : ranks_;
-  one_node_ = config.topology.kind == TopologyConfig::Kind::kNvSwitch ||
-              (config.topology.kind == TopologyConfig::Kind::kCluster && ranks_ <= config.topology.cluster.node.gpus);
-  tuner_facts_ = tuner_facts(config.topology, ranks_);
+  tuner_facts_ = tuner_facts_for_group(config.topology, hosts_);
   if (config.topology.kind == TopologyConfig::Kind::kCluster) {
     const auto gpus = static_cast<HostId>(std::max(1, config.topology.cluster.node.gpus));
     for (HostId h : hosts_) rank_node_.push_back(h / gpus);
   }
+  // Where the ranks sit, not how many there are: 8 ranks placed over two nodes are not one node.
+  one_node_ = config.topology.kind == TopologyConfig::Kind::kNvSwitch ||
+              (config.topology.kind == TopologyConfig::Kind::kCluster && !rank_node_.empty() &&
+               std::all_of(rank_node_.begin(), rank_node_.end(), [&](std::uint32_t n) { return n == rank_node_.front(); }));
   tuner_facts_.nccl_version = config.network.nccl_version;
   tuner_facts_.cpu_amd = config.network.cpu_amd;
   validation_gaps_ = coverage_gaps(config.topology, ranks_, validation_corpus());

@@ -56,8 +56,9 @@ TunerFacts tuner_facts_for_group(const TopologyConfig& topology, const std::vect
   f.nodes = static_cast<int>(per_node.size());
   const int first = per_node.begin()->second;
   const bool even = std::all_of(per_node.begin(), per_node.end(), [&](const auto& e) { return e.second == first; });
-  f.gpus_per_node = even ? first : static_cast<int>(hosts.size());
-  if (!even) f.nodes = 1;  // uneven: no node structure the NVLS algorithms can use
+  // Uneven: no whole nodes, so neither the tree nor the NVLS algorithms (nor NVLS over
+  // one node, which the members do not share); the ring crosses the nodes.
+  f.gpus_per_node = even ? first : 0;
   // The member GPUs' NICs (one per GPU up to the node's count).
   f.node_nic_GBps = GBps(c.nic_link.bandwidth) * std::min(first, c.nics_per_node);
   f.nics_per_node = std::min(first, c.nics_per_node);

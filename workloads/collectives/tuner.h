@@ -20,7 +20,7 @@ namespace fabricsim {
 // What the estimate needs from the topology, per GPU and per node.
 struct TunerFacts {
   int ranks = 0;
-  int gpus_per_node = 1;   // ranks node-major
+  int gpus_per_node = 1;   // ranks node-major (0: nodes holding different counts)
   int nodes = 1;
   double nvlink_GBps = 0;  // a GPU into its NVSwitch layer, per direction (0: no NVLink)
   double node_nic_GBps = 0;  // all of a node's NICs together, per direction (0: one node)

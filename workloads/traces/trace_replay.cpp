@@ -391,6 +391,11 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   const int n = static_cast<int>(group.size());
   params.local_size = std::min<int>(params.local_size, n);
   if (n % std::max(1, params.local_size) != 0) params.local_size = n;
+  // A group whose members all sit in one node runs NCCL's tree as that node's chain.
+  if (!options_.host_node.empty()) {
+    params.one_node = std::all_of(hosts.begin(), hosts.end(),
+                                  [&](HostId h) { return options_.host_node[h] == options_.host_node[hosts.front()]; });
+  }
   CollectiveOptions options = options_.collective;
   const bool costed = tuning.costs != NcclCosts{};
   const auto member_node = [&] {  // NCCL's step latencies: inside a node or across
@@ -454,7 +459,7 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   }
   // A trace repeats a few collectives thousands of times: each kind is built and checked once.
   const PreparedKey kind{algorithm, static_cast<int>(op.op), n, bytes, params.channels, params.chunk_bytes,
-                        params.root, params.local_size, params.start_latency_ps, tuning.costs};
+                        params.root, params.local_size, params.start_latency_ps, tuning.costs, params.one_node};
   auto& prepared = prepared_[kind];
   if (!prepared) {
     CollectiveProgram program = build_collective(algorithm, op.op, n, bytes, params);

@@ -218,7 +218,7 @@ class TraceReplay final : public WorkloadDriver {
   std::vector<std::unique_ptr<CollectiveExecutor>> executors_;  // running ones (and just-finished)
   std::vector<std::unique_ptr<CoupledRing>> rings_;             // likewise
   // (algorithm, op, ranks, bytes, channels, chunk, root, local size, start latency, costs)
-  using PreparedKey = std::tuple<std::string, int, int, std::int64_t, int, std::int64_t, int, int, std::int64_t, NcclCosts>;
+  using PreparedKey = std::tuple<std::string, int, int, std::int64_t, int, std::int64_t, int, int, std::int64_t, NcclCosts, bool>;
   std::map<PreparedKey, std::shared_ptr<const PreparedCollective>> prepared_;
   // Coupled rings by (op, ranks, bytes, channels, chunk, local size), in the collective's ranks.
   std::map<std::tuple<int, int, std::int64_t, int, std::int64_t, int>, std::vector<CoupledRing::Ring>> ring_shapes_;
