@@ -84,6 +84,26 @@ TEST_CASE("leave one out checks each table's rows of 1 MiB and up against the ot
   CHECK(checks[2].covered == 1);
 }
 
+TEST_CASE("a band counts only rows of the same collective; a ninth column names it, all_reduce where absent") {
+  const char* corpus_text =
+      "ar\tprediction\t1\tRing/Simple\t134217728\t100\t110\t0.10\n"
+      "ag\tprediction\t1\tRing/Simple\t134217728\t100\t95\t-0.05\tall_gather\n"
+      "ag\tprediction\t1\tRing/Simple\t268435456\t100\t98\t-0.02\tall_gather\n";
+  const auto corpus = parse_corpus_errors(corpus_text);
+  REQUIRE(corpus.size() == 3);
+  CHECK(corpus[0].op == "all_reduce");
+  CHECK(corpus[1].op == "all_gather");
+  ErrorBand b = error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 1);
+  CHECK(b.rows == 1);
+  CHECK(b.low == doctest::Approx(0.10));
+  b = error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 1, {}, "all_gather");
+  CHECK(b.rows == 2);
+  CHECK(b.low == doctest::Approx(-0.05));
+  CHECK(b.high == doctest::Approx(-0.02));
+  CHECK(b.regime == "all_gather Ring/Simple, >= 64 MiB, one node");
+  CHECK_FALSE(error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 1, {}, "reduce_scatter").found);
+}
+
 TEST_CASE("the built-in corpus errors are configs/validation/corpus_errors.tsv's predicted rows") {
   const auto& corpus = built_in_corpus_errors();
   REQUIRE_FALSE(corpus.empty());

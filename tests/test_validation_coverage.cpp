@@ -30,6 +30,7 @@ TEST_CASE("the built-in corpus is configs/validation/corpus.tsv's tables") {
       CHECK(t.nic == "ethernet");
       CHECK(t.nodes == 2);
       CHECK(t.fabric == "rail_optimized");
+      CHECK(t.op == "all_reduce");
     }
     if (t.name == "h100_1node_nvls") {
       h100 = true;
@@ -64,6 +65,11 @@ TEST_CASE("coverage: what no table of the corpus measured is named, the rest pas
   CHECK(has(coverage_gaps(cluster("dgx_a100", "ethernet", 4), 8, corpus), "compute capability 80: no table on one node"));
   // One H100 node: the calibrated table covers it.
   CHECK(coverage_gaps(cluster("dgx_h100", "infiniband", 1), 8, corpus).empty());
+  // A collective no table of that kind of system measured is named.
+  const auto gather = coverage_gaps(cluster("dgx_a100", "ethernet", 2), 16, corpus, "all_gather");
+  REQUIRE(gather.size() == 1);
+  CHECK(gather[0] == "all_gather: no table across nodes (the corpus has all_reduce)");
+  CHECK(coverage_gaps(cluster("dgx_a100", "ethernet", 2), 16, corpus, "all_reduce").empty());
   // A host fabric has no GPUs.
   const auto hosts = load_config_text("topology: {kind: fat_tree, k: 4, host_link: {bandwidth: 100Gbps}, fabric_link: {bandwidth: 100Gbps}}\n", "<test>").topology;
   CHECK(has(coverage_gaps(hosts, 16, corpus), "without GPUs"));

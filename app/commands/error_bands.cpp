@@ -20,15 +20,15 @@ void add_options(po::options_description& options) {
   options.add_options()("json", "print one JSON object")("markdown", "print Markdown tables (docs/accuracy.md)");
 }
 
-// One regime per algorithm, protocol, size band and node side the corpus has rows of.
+// One regime per collective, algorithm, protocol, size band and node side the corpus has rows of.
 std::vector<ErrorBand> regimes(const std::vector<CorpusError>& corpus) {
-  std::vector<std::tuple<std::string, std::string, SizeBand, bool>> seen;
+  std::vector<std::tuple<std::string, std::string, std::string, SizeBand, bool>> seen;
   std::vector<ErrorBand> out;
   for (const CorpusError& e : corpus) {
-    const auto key = std::make_tuple(e.algorithm, e.protocol, size_band(e.bytes), e.nodes > 1);
+    const auto key = std::make_tuple(e.op, e.algorithm, e.protocol, size_band(e.bytes), e.nodes > 1);
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
     seen.push_back(key);
-    out.push_back(error_band(corpus, e.algorithm, e.protocol, e.bytes, e.nodes));
+    out.push_back(error_band(corpus, e.algorithm, e.protocol, e.bytes, e.nodes, {}, e.op));
   }
   return out;
 }

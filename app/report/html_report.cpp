@@ -13,6 +13,7 @@
 
 #include "app/config/yaml_safety.h"
 #include "app/output/result_keys.h"
+#include "app/output/result_number.h"
 #include "app/report/svg_chart.h"
 #include "app/studies/compare.h"
 #include "sim/core/units.h"
@@ -42,15 +43,6 @@ YAML::Node load_json(const std::string& path) {
 
 std::string text(const YAML::Node& n, const std::string& fallback = "-") {
   return n && n.IsScalar() ? n.Scalar() : fallback;
-}
-
-double number(const YAML::Node& n) {
-  if (!n || !n.IsScalar()) return std::nan("");
-  try {
-    return n.as<double>();
-  } catch (const YAML::Exception&) {
-    return std::nan("");
-  }
 }
 
 std::string shown(double v) {
@@ -119,7 +111,7 @@ std::string run_sections(const std::string& dir, const YAML::Node& r) {
                 {"fabricsim", text(r["fabricsim_version"])},
                 {"complete", complete ? "yes" : "no"},
                 {"stop reason", text(r["stop_reason"])},
-                {"simulated time", format_time(static_cast<Time>(number(r[result_key::kSimTimePs])))},
+                {"simulated time", format_time(static_cast<Time>(result_number(r[result_key::kSimTimePs])))},
                 {"events", text(r["events"])},
                 {"wall time (s)", text(r[result_key::kWallSeconds])},
                 {"endpoints, switches", text(r["hosts"]) + ", " + text(r["switches"])},
@@ -149,19 +141,19 @@ std::string run_sections(const std::string& dir, const YAML::Node& r) {
     std::vector<std::vector<std::string>> rows{{"size", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algorithm", "protocol", "NCCL model (us)", "error band", "data"}};
     ChartSeries busbw{"busbw", {}}, low{"measured busbw, low end of the error band", {}}, high{"measured busbw, high end", {}};
     for (const YAML::Node& row : coll[result_key::kRows]) {
-      const double size = number(row[result_key::kSizeBytes]);
+      const double size = result_number(row[result_key::kSizeBytes]);
       std::string band = "-";
       if (const YAML::Node b = row["error_band"]; b && b.IsMap()) {
         char t[48];
-        std::snprintf(t, sizeof t, "%+.0f%% .. %+.0f%%", number(b["low"]) * 100, number(b["high"]) * 100);
+        std::snprintf(t, sizeof t, "%+.0f%% .. %+.0f%%", result_number(b["low"]) * 100, result_number(b["high"]) * 100);
         band = t;
-        low.points.emplace_back(size, number(b["busbw_low_GBps"]));
-        high.points.emplace_back(size, number(b["busbw_high_GBps"]));
+        low.points.emplace_back(size, result_number(b["busbw_low_GBps"]));
+        high.points.emplace_back(size, result_number(b["busbw_high_GBps"]));
       }
-      rows.push_back({format_bytes(static_cast<std::int64_t>(size)), shown(number(row[result_key::kTimeUs])),
-                      shown(number(row[result_key::kAlgbwGBps])), shown(number(row[result_key::kBusbwGBps])), text(row["nccl_algo"]),
-                      text(row["nccl_proto"]), shown(number(row["nccl_model_us"])), band, text(row["data_check"])});
-      if (!std::isnan(number(row[result_key::kTimeUs]))) busbw.points.emplace_back(size, number(row[result_key::kBusbwGBps]));
+      rows.push_back({format_bytes(static_cast<std::int64_t>(size)), shown(result_number(row[result_key::kTimeUs])),
+                      shown(result_number(row[result_key::kAlgbwGBps])), shown(result_number(row[result_key::kBusbwGBps])), text(row["nccl_algo"]),
+                      text(row["nccl_proto"]), shown(result_number(row["nccl_model_us"])), band, text(row["data_check"])});
+      if (!std::isnan(result_number(row[result_key::kTimeUs]))) busbw.points.emplace_back(size, result_number(row[result_key::kBusbwGBps]));
     }
     std::vector<ChartSeries> lines{busbw};
     if (!low.points.empty()) lines.insert(lines.end(), {low, high});
@@ -174,14 +166,14 @@ std::string run_sections(const std::string& dir, const YAML::Node& r) {
     ChartSeries p50{"slowdown p50", {}}, p99{"slowdown p99", {}};
     std::vector<std::vector<std::string>> rows{{"flow size up to", "flows", "finished", "FCT p50 (us)", "FCT p99 (us)", "slowdown p50", "slowdown p99"}};
     for (const YAML::Node& b : w["by_size"]) {
-      const std::string bucket = b["max_bytes"] && !b["max_bytes"].IsNull() ? format_bytes(static_cast<std::int64_t>(number(b["max_bytes"]))) : "larger";
-      rows.push_back({bucket, text(b["flows"]), text(b["finished"]), shown(number(b["fct_us"]["p50"])), shown(number(b["fct_us"]["p99"])),
-                      shown(number(b[result_key::kSlowdown]["p50"])), shown(number(b[result_key::kSlowdown]["p99"]))});
-      if (number(b["finished"]) <= 0) continue;
+      const std::string bucket = b["max_bytes"] && !b["max_bytes"].IsNull() ? format_bytes(static_cast<std::int64_t>(result_number(b["max_bytes"]))) : "larger";
+      rows.push_back({bucket, text(b["flows"]), text(b["finished"]), shown(result_number(b["fct_us"]["p50"])), shown(result_number(b["fct_us"]["p99"])),
+                      shown(result_number(b[result_key::kSlowdown]["p50"])), shown(result_number(b[result_key::kSlowdown]["p99"]))});
+      if (result_number(b["finished"]) <= 0) continue;
       categories.push_back(bucket);
       notes.push_back("n=" + text(b["finished"]));
-      p50.points.emplace_back(static_cast<double>(categories.size()), number(b[result_key::kSlowdown]["p50"]));
-      p99.points.emplace_back(static_cast<double>(categories.size()), number(b[result_key::kSlowdown]["p99"]));
+      p50.points.emplace_back(static_cast<double>(categories.size()), result_number(b[result_key::kSlowdown]["p50"]));
+      p99.points.emplace_back(static_cast<double>(categories.size()), result_number(b[result_key::kSlowdown]["p99"]));
     }
     out << "<h2>Flows by size</h2>";
     if (!categories.empty()) out << svg_bar_chart("FCT slowdown by flow size (n: flows finished)", "slowdown (FCT / FCT alone)", categories, {p50, p99}, notes, true);
@@ -191,16 +183,16 @@ std::string run_sections(const std::string& dir, const YAML::Node& r) {
   if (const YAML::Node t = r[result_key::kTraining]) {
     out << "<h2>Training step</h2>";
     out << table({{"figure", "value"},
-                  {"iteration (us)", shown(number(t[result_key::kIterationTimeUs]))},
-                  {"mean compute (us)", shown(number(t["mean_compute_us"]))},
-                  {"mean communication (us)", shown(number(t["mean_communication_us"]))},
-                  {"mean exposed communication (us)", shown(number(t["mean_exposed_communication_us"]))},
-                  {"exposed communication fraction", shown(number(t[result_key::kExposedCommunicationFraction]))},
+                  {"iteration (us)", shown(result_number(t[result_key::kIterationTimeUs]))},
+                  {"mean compute (us)", shown(result_number(t["mean_compute_us"]))},
+                  {"mean communication (us)", shown(result_number(t["mean_communication_us"]))},
+                  {"mean exposed communication (us)", shown(result_number(t["mean_exposed_communication_us"]))},
+                  {"exposed communication fraction", shown(result_number(t[result_key::kExposedCommunicationFraction]))},
                   {"critical rank", text(t["critical_rank"])}});
     std::vector<std::vector<double>> bars;
-    const double iteration = number(t[result_key::kIterationTimeUs]) / 1e3;
+    const double iteration = result_number(t[result_key::kIterationTimeUs]) / 1e3;
     for (const YAML::Node& p : t["per_rank"]) {
-      const double compute = number(p["compute_us"]) / 1e3, exposed = number(p["exposed_us"]) / 1e3, finish = number(p["finish_us"]) / 1e3;
+      const double compute = result_number(p["compute_us"]) / 1e3, exposed = result_number(p["exposed_us"]) / 1e3, finish = result_number(p["finish_us"]) / 1e3;
       bars.push_back({compute, exposed, std::max(0.0, finish - compute - exposed), std::max(0.0, iteration - finish)});
     }
     if (!bars.empty()) {
@@ -219,7 +211,7 @@ std::string run_sections(const std::string& dir, const YAML::Node& r) {
   };
   std::vector<Busy> busiest;
   for (const YAML::Node& l : r[result_key::kLinks]) {
-    const double u = number(l[result_key::kUtilization]);
+    const double u = result_number(l[result_key::kUtilization]);
     tiers[tier_of(text(l["from"]), text(l["to"]))].push_back(u);
     busiest.push_back({u, {text(l["from"]) + " -> " + text(l["to"]), shown(u * 100), text(l["max_queue_bytes"]), text(l[result_key::kDrops]),
                            text(l[result_key::kPausesSent])}});
@@ -270,7 +262,7 @@ std::string sweep_sections(const std::string& dir, const YAML::Node& s) {
     std::vector<std::string> row{text(v["name"])};
     for (const std::string& k : keys) row.push_back(text(v["values"][k]));
     row.push_back(text(v["exit_code"]));
-    for (const std::string& f : figures) row.push_back(shown(number(v["figures"][f])));
+    for (const std::string& f : figures) row.push_back(shown(result_number(v["figures"][f])));
     rows.push_back(row);
   }
   out << "<p>" << rows.size() - 1 << " variants, each in a folder of its own under " << e(dir) << ".</p>" << table(rows);
@@ -297,7 +289,7 @@ std::string whatif_sections(const YAML::Node& w) {
       hot << "<h3>" << e(text(sc["name"])) << ": links busier than in the baseline</h3>";
       std::vector<std::vector<std::string>> links{{"link", "baseline utilization", "utilization"}};
       for (const YAML::Node& l : sc["hotter_links"]) {
-        links.push_back({text(l["from"]) + " -> " + text(l["to"]), shown(number(l["baseline_utilization"])), shown(number(l["utilization"]))});
+        links.push_back({text(l["from"]) + " -> " + text(l["to"]), shown(result_number(l["baseline_utilization"])), shown(result_number(l["utilization"]))});
       }
       hot << table(links);
     }

@@ -13,6 +13,7 @@
 #include "app/config/yaml_safety.h"
 #include "app/output/json_writer.h"
 #include "app/output/result_keys.h"
+#include "app/output/result_number.h"
 #include "sim/core/units.h"
 
 namespace fabricsim {
@@ -21,27 +22,18 @@ namespace {
 
 constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 
-double number(const YAML::Node& n) {
-  if (!n || !n.IsScalar()) return kNone;
-  try {
-    return n.as<double>();
-  } catch (const YAML::Exception&) {
-    return kNone;
-  }
-}
-
 void add_collective_rows(std::vector<std::pair<std::string, double>>& f, const YAML::Node& rows) {
   if (!rows || !rows.IsSequence() || rows.size() == 0) return;
   const YAML::Node last = rows[rows.size() - 1];
-  f.emplace_back("collective_time_us (largest size)", number(last[result_key::kTimeUs]));
-  f.emplace_back("busbw_GBps (largest size)", number(last[result_key::kBusbwGBps]));
+  f.emplace_back("collective_time_us (largest size)", result_number(last[result_key::kTimeUs]));
+  f.emplace_back("busbw_GBps (largest size)", result_number(last[result_key::kBusbwGBps]));
   // Every size, as nccl-tests users read a sweep: small sizes are latency, large ones bandwidth.
   for (const YAML::Node& row : rows) {
-    const double size = number(row[result_key::kSizeBytes]);
+    const double size = result_number(row[result_key::kSizeBytes]);
     if (std::isnan(size)) continue;
     const std::string at = " @ " + format_bytes(static_cast<std::int64_t>(size));
-    f.emplace_back("time_us" + at, number(row[result_key::kTimeUs]));
-    f.emplace_back("busbw_GBps" + at, number(row[result_key::kBusbwGBps]));
+    f.emplace_back("time_us" + at, result_number(row[result_key::kTimeUs]));
+    f.emplace_back("busbw_GBps" + at, result_number(row[result_key::kBusbwGBps]));
   }
 }
 
@@ -50,31 +42,31 @@ void add_collective_rows(std::vector<std::pair<std::string, double>>& f, const Y
 std::vector<std::pair<std::string, double>> figures_of(const YAML::Node& r, std::size_t& headline) {
   std::vector<std::pair<std::string, double>> f;
   f.emplace_back("complete", r[result_key::kComplete] && r[result_key::kComplete].as<bool>() ? 1.0 : 0.0);
-  f.emplace_back("sim_time_us", number(r[result_key::kSimTimePs]) * 1e-6);
+  f.emplace_back("sim_time_us", result_number(r[result_key::kSimTimePs]) * 1e-6);
   if (const YAML::Node c = r[result_key::kCollective]) add_collective_rows(f, c[result_key::kRows]);
   if (const YAML::Node t = r[result_key::kTraining]) {
-    f.emplace_back("iteration_time_us", number(t[result_key::kIterationTimeUs]));
-    f.emplace_back("exposed_communication_fraction", number(t[result_key::kExposedCommunicationFraction]));
+    f.emplace_back("iteration_time_us", result_number(t[result_key::kIterationTimeUs]));
+    f.emplace_back("exposed_communication_fraction", result_number(t[result_key::kExposedCommunicationFraction]));
   }
   if (const YAML::Node w = r[result_key::kWorkload]) {
-    f.emplace_back("fct_p50_us", number(w[result_key::kFctUs][result_key::kP50]));
-    f.emplace_back("fct_p99_us", number(w[result_key::kFctUs][result_key::kP99]));
-    f.emplace_back("slowdown_p50", number(w[result_key::kSlowdown][result_key::kP50]));
-    f.emplace_back("slowdown_p99", number(w[result_key::kSlowdown][result_key::kP99]));
+    f.emplace_back("fct_p50_us", result_number(w[result_key::kFctUs][result_key::kP50]));
+    f.emplace_back("fct_p99_us", result_number(w[result_key::kFctUs][result_key::kP99]));
+    f.emplace_back("slowdown_p50", result_number(w[result_key::kSlowdown][result_key::kP50]));
+    f.emplace_back("slowdown_p99", result_number(w[result_key::kSlowdown][result_key::kP99]));
   }
   double drops = 0, pauses = 0, busiest = 0;
   for (const YAML::Node& l : r[result_key::kLinks]) {
-    if (l[result_key::kDrops]) drops += number(l[result_key::kDrops]);
-    if (l[result_key::kPausesSent]) pauses += number(l[result_key::kPausesSent]);
-    busiest = std::max(busiest, number(l[result_key::kUtilization]));
+    if (l[result_key::kDrops]) drops += result_number(l[result_key::kDrops]);
+    if (l[result_key::kPausesSent]) pauses += result_number(l[result_key::kPausesSent]);
+    busiest = std::max(busiest, result_number(l[result_key::kUtilization]));
   }
   f.emplace_back("max_link_utilization", busiest);
   f.emplace_back("drops", drops);
   f.emplace_back("pfc_pauses", pauses);
-  f.emplace_back("wall_seconds", number(r[result_key::kWallSeconds]));
+  f.emplace_back("wall_seconds", result_number(r[result_key::kWallSeconds]));
   headline = f.size();
   // Every endpoint counter the run wrote (the NIC declares them; nothing here names them).
-  for (const auto& counter : r[result_key::kEndpoints]) f.emplace_back(counter.first.as<std::string>(), number(counter.second));
+  for (const auto& counter : r[result_key::kEndpoints]) f.emplace_back(counter.first.as<std::string>(), result_number(counter.second));
   return f;
 }
 

@@ -16,14 +16,16 @@ std::vector<CorpusTable> validation_corpus() {
     std::vector<std::string> f;
     std::istringstream cells(line);
     for (std::string cell; std::getline(cells, cell, '\t');) f.push_back(cell);
-    if (f.size() < 10) continue;
+    // name, table, config, ranks, use, algorithm, op, compute capability, nic, nodes, fabric, source
+    if (f.size() < 11) continue;
     CorpusTable t;
     t.name = f[0];
     t.use = f[4];
-    t.compute_capability = std::stoi(f[6]);
-    t.nic = f[7];
-    t.nodes = std::stoi(f[8]);
-    t.fabric = f[9];
+    t.op = f[6];
+    t.compute_capability = std::stoi(f[7]);
+    t.nic = f[8];
+    t.nodes = std::stoi(f[9]);
+    t.fabric = f[10];
     out.push_back(t);
   }
   return out;
@@ -70,7 +72,8 @@ std::string list(const std::set<std::string>& items) {
 
 }  // namespace
 
-std::vector<std::string> coverage_gaps(const TopologyConfig& topology, int ranks, const std::vector<CorpusTable>& corpus) {
+std::vector<std::string> coverage_gaps(const TopologyConfig& topology, int ranks, const std::vector<CorpusTable>& corpus,
+                                       const std::string& op) {
   std::vector<std::string> gaps;
   const SystemFacts s = facts_of(topology, ranks);
   if (s.compute_capability == 0) {
@@ -83,9 +86,10 @@ std::vector<std::string> coverage_gaps(const TopologyConfig& topology, int ranks
     if (s.nodes > 1 ? t.use == "prediction" && t.nodes > 1 : t.nodes == 1) tables.push_back(t);
   }
   const std::string where = s.nodes > 1 ? "across nodes" : "on one node";
-  std::set<std::string> ccs, nics, fabrics;
+  std::set<std::string> ccs, nics, fabrics, ops;
   int most_nodes = 0;
   for (const CorpusTable& t : tables) {
+    ops.insert(t.op);
     ccs.insert(std::to_string(t.compute_capability));
     nics.insert(t.nic);
     fabrics.insert(t.fabric);
@@ -95,6 +99,7 @@ std::vector<std::string> coverage_gaps(const TopologyConfig& topology, int ranks
     gaps.push_back("no published table " + where + " in the corpus");
     return gaps;
   }
+  if (!op.empty() && !ops.count(op)) gaps.push_back(op + ": no table " + where + " (the corpus has " + list(ops) + ")");
   if (!ccs.count(std::to_string(s.compute_capability))) {
     gaps.push_back("GPUs of compute capability " + std::to_string(s.compute_capability) + ": no table " + where +
                    " (the corpus has " + list(ccs) + ")");

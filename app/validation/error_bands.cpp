@@ -35,8 +35,11 @@ std::vector<CorpusError> parse_corpus_errors(const char* text) {
     std::vector<std::string> f;
     std::istringstream cells(line);
     for (std::string cell; std::getline(cells, cell, '\t');) f.push_back(cell);
-    // table, use, nodes, algorithm/protocol, bytes, measured busbw, simulated busbw, error
-    if (f.size() != 8) throw std::runtime_error("corpus_errors.tsv line " + std::to_string(number) + ": expected 8 columns");
+    // table, use, nodes, algorithm/protocol, bytes, measured busbw, simulated busbw, error,
+    // then the collective (all_reduce where absent)
+    if (f.size() != 8 && f.size() != 9) {
+      throw std::runtime_error("corpus_errors.tsv line " + std::to_string(number) + ": expected 8 or 9 columns");
+    }
     if (f[1] != "prediction") continue;
     CorpusError e;
     e.table = f[0];
@@ -47,6 +50,7 @@ std::vector<CorpusError> parse_corpus_errors(const char* text) {
     e.bytes = std::stoll(f[4]);
     if (std::stod(f[5]) <= 0) continue;  // nothing measured: no error to learn from
     e.error = std::stod(f[7]);
+    if (f.size() == 9) e.op = f[8];
     out.push_back(std::move(e));
   }
   return out;
@@ -80,21 +84,22 @@ ErrorBand band_of(const std::vector<const CorpusError*>& rows, std::string regim
 }  // namespace
 
 ErrorBand error_band(const std::vector<CorpusError>& corpus, const std::string& algorithm, const std::string& protocol,
-                     std::int64_t bytes, int nodes, const std::string& left_out) {
+                     std::int64_t bytes, int nodes, const std::string& left_out, const std::string& op) {
   const SizeBand band = size_band(bytes);
   const bool across = nodes > 1;
   std::vector<const CorpusError*> same_pair, same_algorithm, same_size;
   for (const CorpusError& e : corpus) {
-    if (e.table == left_out || size_band(e.bytes) != band || (e.nodes > 1) != across) continue;
+    if (e.table == left_out || e.op != op || size_band(e.bytes) != band || (e.nodes > 1) != across) continue;
     same_size.push_back(&e);
     if (e.algorithm != algorithm) continue;
     same_algorithm.push_back(&e);
     if (e.protocol == protocol) same_pair.push_back(&e);
   }
   const std::string where = std::string(size_band_name(band)) + (across ? ", across nodes" : ", one node");
-  if (!same_pair.empty()) return band_of(same_pair, algorithm + "/" + protocol + ", " + where);
-  if (!same_algorithm.empty()) return band_of(same_algorithm, algorithm + " (any protocol), " + where);
-  return band_of(same_size, "any algorithm, " + where);
+  const std::string what = op == "all_reduce" ? "" : op + " ";
+  if (!same_pair.empty()) return band_of(same_pair, what + algorithm + "/" + protocol + ", " + where);
+  if (!same_algorithm.empty()) return band_of(same_algorithm, what + algorithm + " (any protocol), " + where);
+  return band_of(same_size, what + "any algorithm, " + where);
 }
 
 std::vector<LeaveOneOut> leave_one_out(const std::vector<CorpusError>& corpus) {
@@ -104,7 +109,7 @@ std::vector<LeaveOneOut> leave_one_out(const std::vector<CorpusError>& corpus) {
     if (it == out.end()) it = out.insert(out.end(), LeaveOneOut{e.table});
     if (e.bytes < (std::int64_t{1} << 20)) continue;
     ++it->rows;
-    const ErrorBand b = error_band(corpus, e.algorithm, e.protocol, e.bytes, e.nodes, e.table);
+    const ErrorBand b = error_band(corpus, e.algorithm, e.protocol, e.bytes, e.nodes, e.table, e.op);
     if (!b.found) continue;
     ++it->banded;
     if (e.error >= b.low && e.error <= b.high) ++it->covered;

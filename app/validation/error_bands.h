@@ -15,6 +15,7 @@ namespace fabricsim {
 
 struct CorpusError {
   std::string table;
+  std::string op = "all_reduce";  // the collective (op_name)
   int nodes = 1;
   std::string algorithm;  // NCCL's name: Ring, Tree, NVLS, NVLSTree, CollNetDirect
   std::string protocol;   // LL, LL128, Simple
@@ -41,9 +42,10 @@ std::vector<CorpusError> parse_corpus_errors(const char* text);
 // The corpus as built into this binary.
 const std::vector<CorpusError>& built_in_corpus_errors();
 
-// The band for one predicted row; rows of `left_out` (a table's name) are ignored.
+// The band for one predicted row of the collective `op`; rows of `left_out` (a table's
+// name) are ignored. Only rows of the same collective count.
 ErrorBand error_band(const std::vector<CorpusError>& corpus, const std::string& algorithm, const std::string& protocol,
-                     std::int64_t bytes, int nodes, const std::string& left_out = {});
+                     std::int64_t bytes, int nodes, const std::string& left_out = {}, const std::string& op = "all_reduce");
 
 // Leave one out: each table's rows checked against the bands of the other tables.
 struct LeaveOneOut {

@@ -47,7 +47,7 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
                std::all_of(rank_node_.begin(), rank_node_.end(), [&](std::uint32_t n) { return n == rank_node_.front(); }));
   tuner_facts_.nccl_version = config.network.nccl_version;
   tuner_facts_.cpu_amd = config.network.cpu_amd;
-  validation_gaps_ = coverage_gaps(config.topology, ranks_, validation_corpus());
+  validation_gaps_ = coverage_gaps(config.topology, ranks_, validation_corpus(), op_name(config_.op));
   if (config.network.fidelity == NetworkConfig::Fidelity::kFlow) {
     flow_rings_ = config.network.flow_rings;
     // Flows carry NVLS's sums and copies through the first switch, not SHARP's through
@@ -213,9 +213,9 @@ void CollectiveSweep::start_next(Time at) {
   row.algorithm = choice.algorithm;
   row.protocol = protocol_name(choice.protocol);
   row.nccl_model_us = choice.nccl_time_us;
-  if (nccl_model() && config_.op == CollectiveOp::kAllReduce) {
-    row.error_band =
-        error_band(built_in_corpus_errors(), nccl_algo_name(choice.algorithm), row.protocol, bytes, tuner_facts_.nodes);
+  if (nccl_model()) {
+    row.error_band = error_band(built_in_corpus_errors(), nccl_algo_name(choice.algorithm), row.protocol, bytes,
+                                tuner_facts_.nodes, {}, op_name(config_.op));
   }
   if (std::vector<CoupledRing::Ring> rings = coupled_rings_for(bytes, choice); !rings.empty()) {
     start_coupled(std::move(rings), choice, at);
