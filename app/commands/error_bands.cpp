@@ -25,7 +25,7 @@ std::vector<ErrorBand> regimes(const std::vector<CorpusError>& corpus) {
   std::vector<std::tuple<std::string, std::string, std::string, SizeBand, bool>> seen;
   std::vector<ErrorBand> out;
   for (const CorpusError& e : corpus) {
-    const auto key = std::make_tuple(e.op, e.algorithm, e.protocol, size_band(e.bytes), e.nodes > 1);
+    const auto key = std::make_tuple(band_family(e.op), e.algorithm, e.protocol, size_band(e.bytes), e.nodes > 1);
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
     seen.push_back(key);
     out.push_back(error_band(corpus, e.algorithm, e.protocol, e.bytes, e.nodes, {}, e.op));

@@ -61,6 +61,14 @@ const std::vector<CorpusError>& built_in_corpus_errors() {
   return corpus;
 }
 
+std::string band_family(const std::string& op) {
+  // NCCL's cost model prices these alike (n - 1 steps of a ring), and the ring runs them
+  // as mirror images; broadcast and reduce likewise.
+  if (op == "all_gather" || op == "reduce_scatter") return "all_gather/reduce_scatter";
+  if (op == "broadcast" || op == "reduce") return "broadcast/reduce";
+  return op;
+}
+
 namespace {
 
 ErrorBand band_of(const std::vector<const CorpusError*>& rows, std::string regime) {
@@ -87,16 +95,17 @@ ErrorBand error_band(const std::vector<CorpusError>& corpus, const std::string& 
                      std::int64_t bytes, int nodes, const std::string& left_out, const std::string& op) {
   const SizeBand band = size_band(bytes);
   const bool across = nodes > 1;
+  const std::string family = band_family(op);
   std::vector<const CorpusError*> same_pair, same_algorithm, same_size;
   for (const CorpusError& e : corpus) {
-    if (e.table == left_out || e.op != op || size_band(e.bytes) != band || (e.nodes > 1) != across) continue;
+    if (e.table == left_out || band_family(e.op) != family || size_band(e.bytes) != band || (e.nodes > 1) != across) continue;
     same_size.push_back(&e);
     if (e.algorithm != algorithm) continue;
     same_algorithm.push_back(&e);
     if (e.protocol == protocol) same_pair.push_back(&e);
   }
   const std::string where = std::string(size_band_name(band)) + (across ? ", across nodes" : ", one node");
-  const std::string what = op == "all_reduce" ? "" : op + " ";
+  const std::string what = family == "all_reduce" ? "" : family + " ";
   if (!same_pair.empty()) return band_of(same_pair, what + algorithm + "/" + protocol + ", " + where);
   if (!same_algorithm.empty()) return band_of(same_algorithm, what + algorithm + " (any protocol), " + where);
   return band_of(same_size, what + "any algorithm, " + where);

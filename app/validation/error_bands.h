@@ -42,8 +42,12 @@ std::vector<CorpusError> parse_corpus_errors(const char* text);
 // The corpus as built into this binary.
 const std::vector<CorpusError>& built_in_corpus_errors();
 
+// Collectives whose rows share bands: AllGather with ReduceScatter, Broadcast with Reduce;
+// each other collective alone.
+std::string band_family(const std::string& op);
+
 // The band for one predicted row of the collective `op`; rows of `left_out` (a table's
-// name) are ignored. Only rows of the same collective count.
+// name) are ignored. Only rows of the same family (band_family) count.
 ErrorBand error_band(const std::vector<CorpusError>& corpus, const std::string& algorithm, const std::string& protocol,
                      std::int64_t bytes, int nodes, const std::string& left_out = {}, const std::string& op = "all_reduce");
 
