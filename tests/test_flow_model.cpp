@@ -7,6 +7,7 @@
 #include <string>
 
 #include "app/config/config_loader.h"
+#include "app/scenario/memory_estimate.h"
 #include "app/scenario/scenario.h"
 #include "sim/flow/flow_model.h"
 #include "sim/core/simulator.h"
@@ -607,4 +608,24 @@ TEST_CASE("a flow's own cap is a link only it crosses: it runs at its cap, the o
   });
   CHECK(fair.times.sent[0] == us(200));
   CHECK(fair.times.sent[1] == us(200));
+}
+
+TEST_CASE("the memory estimate places a flow collective as the sweep does: coupled rings in one node, steps across") {
+  // Four ranks of a ring at flow fidelity, rings coupled inside a node only: on four GPUs
+  // of node 0 each channel's ring is one flow over its 4 edges (2 channels: 8 edge
+  // records of 2 endpoint ids and 8 counters, 576 bytes); two per node they run step
+  // by step, programs of 2 x 3 = 6 steps per rank and channel. The estimate had taken
+  // any 4 ranks for one node.
+  const auto estimate = [](const std::string& placement) {
+    std::string text = two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: ring, protocol: none, channels: 2, check_data: false, "
+                                         "bytes: 64MiB, placement: " + placement + "}");
+    const std::string network = "network: {mtu: 64KiB}";
+    text.replace(text.find(network), network.size(), "network: {mtu: 64KiB, fidelity: flow, flow_rings: in_node}");
+    const ScenarioConfig c = load_config_text(text, "<estimate>");
+    return estimate_memory(c, build_topology(c.topology)).messages;
+  };
+  const std::uint64_t one_node = estimate("[n0.gpu0, n0.gpu1, n0.gpu2, n0.gpu3]");
+  const std::uint64_t across = estimate("[n0.gpu0, n0.gpu1, n1.gpu0, n1.gpu1]");
+  CHECK(across > one_node);
+  CHECK(across - one_node > 576);
 }

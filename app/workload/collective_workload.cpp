@@ -89,16 +89,31 @@ WorkloadStart make_collective_workload(const WorkloadSetup& s) {
 
 namespace {
 
+// The collective's endpoints, as the sweep places them: its placement's (names not found
+// are the run's error to report, skipped here), or the first `ranks`.
+std::vector<std::uint32_t> collective_hosts(const WorkloadConfig& w, const Topology& t, std::uint64_t ranks) {
+  std::vector<std::uint32_t> hosts;
+  for (const std::string& name : w.placement) {
+    if (const auto node = t.find(name); node && t.node(*node).kind == NodeKind::kHost) hosts.push_back(t.node(*node).kind_index);
+  }
+  if (w.placement.empty()) {
+    for (std::uint64_t r = 0; r < ranks; ++r) hosts.push_back(static_cast<std::uint32_t>(r));
+  }
+  if (hosts.empty()) hosts.push_back(0);
+  return hosts;
+}
+
 // Whether every size's ring runs as one flow per channel (CollectiveSweep::coupled_rings_for),
 // `pieces` being the largest size's NCCL pieces a segment.
-bool coupled_ring(const ScenarioConfig& config, std::uint64_t ranks, std::uint64_t pieces) {
+bool coupled_ring(const ScenarioConfig& config, const std::vector<std::uint32_t>& hosts, std::uint64_t pieces) {
   const NetworkConfig& n = config.network;
   const CollectiveConfig& c = config.workload.collective;
   if (n.fidelity != NetworkConfig::Fidelity::kFlow || n.flow_rings == NetworkConfig::FlowRings::kSteps) return false;
   if (c.algorithm != "ring" || c.check_data || c.reduce_bytes_per_second > 0 || c.chunk_bytes > 0 || pieces > 1) return false;
   if (c.op != CollectiveOp::kAllReduce && c.op != CollectiveOp::kAllGather && c.op != CollectiveOp::kReduceScatter) return false;
+  const auto gpus = static_cast<std::uint32_t>(std::max(1, config.topology.cluster.node.gpus));
   const bool one_node = config.topology.kind != TopologyConfig::Kind::kCluster ||
-                        ranks <= static_cast<std::uint64_t>(std::max(1, config.topology.cluster.node.gpus));
+                        std::all_of(hosts.begin(), hosts.end(), [&](std::uint32_t h) { return h / gpus == hosts.front() / gpus; });
   return n.flow_rings == NetworkConfig::FlowRings::kCoupled || one_node;
 }
 
@@ -111,12 +126,12 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
   // The largest size's first step: every rank sends on every channel at once.
   const std::int64_t biggest = w.collective.sizes.empty() ? 0 : *std::max_element(w.collective.sizes.begin(), w.collective.sizes.end());
   const std::uint64_t ranks = w.collective.ranks > 0 ? static_cast<std::uint64_t>(w.collective.ranks) : hosts;
+  const std::vector<std::uint32_t> members = collective_hosts(w, t, ranks);
   // Unset channels are NCCL's: its ring graph's on this topology (1 for the ideal network).
   int nccl_channels = 1;
   const std::string& algo = w.collective.algorithm;
   if (w.collective.channels == 0 && w.collective.protocol != "none" && (algo == "ring" || algo == "tree" || algo == "auto")) {
-    TunerFacts facts = tuner_facts(config.topology, static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(ranks, 1u << 30))));
-    nccl_channels = std::max(1, nccl_system(facts).graphs[static_cast<std::size_t>(NcclAlgo::kRing)].channels);
+    nccl_channels = std::max(1, nccl_system(tuner_facts_for_group(config.topology, members)).graphs[static_cast<std::size_t>(NcclAlgo::kRing)].channels);
   }
   const auto channels = static_cast<std::uint64_t>(w.collective.channels > 0 ? w.collective.channels : nccl_channels);
   needs.packets += ranks * channels * packets_of(config, biggest / 2);
@@ -129,7 +144,7 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
   while ((1ull << facts.log2_ranks) < ranks) ++facts.log2_ranks;
   if (w.collective.protocol != "none" && (algo == "ring" || algo == "tree" || algo == "auto") && biggest > 0) {
     // NCCL's pipeline cuts the largest size's segments into its pieces.
-    TunerFacts tf = tuner_facts(config.topology, static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(ranks, 1u << 30))));
+    TunerFacts tf = tuner_facts_for_group(config.topology, members);
     tf.nccl_version = config.network.nccl_version;
     tf.cpu_amd = config.network.cpu_amd;
     const TunerChoice choice = choose_algorithm(w.collective.op, biggest, tf, algo, w.collective.protocol);
@@ -137,7 +152,7 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
       facts.pieces = static_cast<std::uint64_t>(nccl_pieces(choice.protocol, *pf));
     }
   }
-  if (coupled_ring(config, ranks, facts.pieces)) {
+  if (coupled_ring(config, members, facts.pieces)) {
     // One flow per channel over the ring's edges (CollectiveSweep::coupled_rings_for): the
     // edges, and each edge's links in the ring's route.
     needs.message_bytes += ranks * channels * (2 * sizeof(HostId) + 8 * sizeof(std::uint64_t));
