@@ -43,8 +43,7 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   }
   // Where the ranks sit, not how many there are: 8 ranks placed over two nodes are not one node.
   one_node_ = config.topology.kind == TopologyConfig::Kind::kNvSwitch ||
-              (config.topology.kind == TopologyConfig::Kind::kCluster && !rank_node_.empty() &&
-               std::all_of(rank_node_.begin(), rank_node_.end(), [&](std::uint32_t n) { return n == rank_node_.front(); }));
+              (config.topology.kind == TopologyConfig::Kind::kCluster && tuner_facts_.nodes == 1);
   tuner_facts_.nccl_version = config.network.nccl_version;
   tuner_facts_.cpu_amd = config.network.cpu_amd;
   validation_gaps_ = coverage_gaps(config.topology, ranks_, validation_corpus(), op_name(config_.op));

@@ -105,15 +105,13 @@ std::vector<std::uint32_t> collective_hosts(const WorkloadConfig& w, const Topol
 
 // Whether every size's ring runs as one flow per channel (CollectiveSweep::coupled_rings_for),
 // `pieces` being the largest size's NCCL pieces a segment.
-bool coupled_ring(const ScenarioConfig& config, const std::vector<std::uint32_t>& hosts, std::uint64_t pieces) {
+bool coupled_ring(const ScenarioConfig& config, const TunerFacts& group, std::uint64_t pieces) {
   const NetworkConfig& n = config.network;
   const CollectiveConfig& c = config.workload.collective;
   if (n.fidelity != NetworkConfig::Fidelity::kFlow || n.flow_rings == NetworkConfig::FlowRings::kSteps) return false;
   if (c.algorithm != "ring" || c.check_data || c.reduce_bytes_per_second > 0 || c.chunk_bytes > 0 || pieces > 1) return false;
   if (c.op != CollectiveOp::kAllReduce && c.op != CollectiveOp::kAllGather && c.op != CollectiveOp::kReduceScatter) return false;
-  const auto gpus = static_cast<std::uint32_t>(std::max(1, config.topology.cluster.node.gpus));
-  const bool one_node = config.topology.kind != TopologyConfig::Kind::kCluster ||
-                        std::all_of(hosts.begin(), hosts.end(), [&](std::uint32_t h) { return h / gpus == hosts.front() / gpus; });
+  const bool one_node = config.topology.kind != TopologyConfig::Kind::kCluster || group.nodes == 1;
   return n.flow_rings == NetworkConfig::FlowRings::kCoupled || one_node;
 }
 
@@ -126,12 +124,12 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
   // The largest size's first step: every rank sends on every channel at once.
   const std::int64_t biggest = w.collective.sizes.empty() ? 0 : *std::max_element(w.collective.sizes.begin(), w.collective.sizes.end());
   const std::uint64_t ranks = w.collective.ranks > 0 ? static_cast<std::uint64_t>(w.collective.ranks) : hosts;
-  const std::vector<std::uint32_t> members = collective_hosts(w, t, ranks);
+  const TunerFacts group = tuner_facts_for_group(config.topology, collective_hosts(w, t, ranks));
   // Unset channels are NCCL's: its ring graph's on this topology (1 for the ideal network).
   int nccl_channels = 1;
   const std::string& algo = w.collective.algorithm;
   if (w.collective.channels == 0 && w.collective.protocol != "none" && (algo == "ring" || algo == "tree" || algo == "auto")) {
-    nccl_channels = std::max(1, nccl_system(tuner_facts_for_group(config.topology, members)).graphs[static_cast<std::size_t>(NcclAlgo::kRing)].channels);
+    nccl_channels = std::max(1, nccl_system(group).graphs[static_cast<std::size_t>(NcclAlgo::kRing)].channels);
   }
   const auto channels = static_cast<std::uint64_t>(w.collective.channels > 0 ? w.collective.channels : nccl_channels);
   needs.packets += ranks * channels * packets_of(config, biggest / 2);
@@ -144,7 +142,7 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
   while ((1ull << facts.log2_ranks) < ranks) ++facts.log2_ranks;
   if (w.collective.protocol != "none" && (algo == "ring" || algo == "tree" || algo == "auto") && biggest > 0) {
     // NCCL's pipeline cuts the largest size's segments into its pieces.
-    TunerFacts tf = tuner_facts_for_group(config.topology, members);
+    TunerFacts tf = group;
     tf.nccl_version = config.network.nccl_version;
     tf.cpu_amd = config.network.cpu_amd;
     const TunerChoice choice = choose_algorithm(w.collective.op, biggest, tf, algo, w.collective.protocol);
@@ -152,7 +150,7 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
       facts.pieces = static_cast<std::uint64_t>(nccl_pieces(choice.protocol, *pf));
     }
   }
-  if (coupled_ring(config, members, facts.pieces)) {
+  if (coupled_ring(config, group, facts.pieces)) {
     // One flow per channel over the ring's edges (CollectiveSweep::coupled_rings_for): the
     // edges, and each edge's links in the ring's route.
     needs.message_bytes += ranks * channels * (2 * sizeof(HostId) + 8 * sizeof(std::uint64_t));
