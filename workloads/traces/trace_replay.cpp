@@ -222,7 +222,7 @@ void TraceReplay::ready(int rank, int i) {
       st.start = now;
       RankAgent& peer = agents_[static_cast<std::size_t>(op.peer)];
       if (options_.ideal_network) {
-        peer.arrived[{rank, op.tag}].push_back({now, now});
+        peer.from_peer[{rank, op.tag}].data.push_back({now, now});
         finish(rank, i);
         peer.match({rank, op.tag});
         break;
@@ -243,7 +243,7 @@ void TraceReplay::ready(int rank, int i) {
     case TraceOpKind::kRecv: {
       st.start = now;
       RankAgent& self = agents_[static_cast<std::size_t>(rank)];
-      self.recvs_ready[{op.peer, op.tag}].push_back(i);
+      self.from_peer[{op.peer, op.tag}].recvs.push_back(i);
       self.match({op.peer, op.tag});
       break;
     }
@@ -251,27 +251,21 @@ void TraceReplay::ready(int rank, int i) {
 }
 
 void TraceReplay::RankAgent::match(const std::pair<int, int>& from) {
-  auto& data = arrived[from];
-  auto& recvs = recvs_ready[from];
+  FromPeer& q = from_peer[from];
   ++matching;
-  while (!data.empty() && !recvs.empty()) {
+  while (q.data_taken < q.data.size() && q.recvs_taken < q.recvs.size()) {
     // A receive communicates from when its data started moving, not from when it was
     // posted: waiting for the sender (a pipeline bubble) is idle time, not transfer.
-    const Time sent = data.front().first;
-    data.pop_front();
-    const int op = recvs.front();
-    recvs.pop_front();
+    const Time sent = q.data[q.data_taken++].first;
+    const int op = q.recvs[q.recvs_taken++];
     OpState& st = owner->state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)];
     st.start = std::max(st.start, sent);
-    owner->finish(rank, op);
+    owner->finish(rank, op);  // (may match again, even from this sender: `q` stays, its vectors may grow)
   }
   // Nothing waiting from this sender and tag: its queues go (a rank sees 2 x micro-batches
   // tags per pipeline peer, and empty queues kept for each cost more than its operations),
   // but not while an outer match, further up this stack, still holds them.
-  if (--matching == 0 && data.empty() && recvs.empty()) {
-    arrived.erase(from);
-    recvs_ready.erase(from);
-  }
+  if (--matching == 0 && q.idle()) from_peer.erase(from);
 }
 
 void TraceReplay::RankAgent::on_message_delivered(MessageId id, Time now) {
@@ -279,7 +273,7 @@ void TraceReplay::RankAgent::on_message_delivered(MessageId id, Time now) {
   // travel with the message; I read nothing of the sender's.
   const Message& m = owner->network_->messages()[id];
   const std::pair<int, int> from{owner->rank_of_host_.at(m.src), static_cast<int>(m.tag)};
-  arrived[from].push_back({m.posted, now});
+  from_peer[from].data.push_back({m.posted, now});
   match(from);
 }
 
