@@ -92,7 +92,7 @@ TEST_CASE("a trace with a dependency cycle is refused before it runs") {
             .find("dependency cycle") != std::string::npos);
 }
 
-TEST_CASE("results.json has each top-level key once (switches: the count; switch_buffers: per switch)") {
+TEST_CASE("results.json has each top-level key once (switches: the count, switch_buffers: per switch)") {
   ScenarioRun run(load_config_text(std::string(kTwoHosts) + R"(
 network: {buffer: {size: 1MiB}, pfc: {}}
 messages: [{src: a, dst: b, bytes: 64KiB}]

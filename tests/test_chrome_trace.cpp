@@ -185,7 +185,7 @@ TEST_CASE("a training step's compute and collectives are slices at the hand-work
   std::filesystem::remove(path);
 }
 
-TEST_CASE("observing a run with a timeline changes nothing in it; the bounds hold") {
+TEST_CASE("observing a run with a timeline changes nothing in it, the bounds hold") {
   const std::string yaml =
       two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: ring, channels: 8, sizes: {from: 1MiB, to: 4MiB}, check_data: false}");
   ScenarioRun plain(load_config_text(yaml, "<test>"));

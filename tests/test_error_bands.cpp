@@ -21,7 +21,7 @@ const char* kCorpus =
     "c\tprediction\t4\tNVLSTree/Simple\t1073741824\t100\t108\t0.08\n";
 }  // namespace
 
-TEST_CASE("the corpus's predicted rows are read; fitted rows and rows with nothing measured are not") {
+TEST_CASE("the corpus's predicted rows are read, fitted rows and rows with nothing measured are not") {
   const auto rows = parse_corpus_errors(kCorpus);
   REQUIRE(rows.size() == 6);
   CHECK(rows[0].table == "a");
@@ -84,7 +84,7 @@ TEST_CASE("leave one out checks each table's rows of 1 MiB and up against the ot
   CHECK(checks[2].covered == 1);
 }
 
-TEST_CASE("a band counts only rows of the same family of collectives; a ninth column names it, all_reduce where absent") {
+TEST_CASE("a band counts only rows of the same family of collectives, a ninth column names it, all_reduce where absent") {
   const char* corpus_text =
       "ar\tprediction\t1\tRing/Simple\t134217728\t100\t110\t0.10\n"
       "ag\tprediction\t1\tRing/Simple\t134217728\t100\t95\t-0.05\tall_gather\n"

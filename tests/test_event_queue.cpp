@@ -38,7 +38,7 @@ TEST_CASE("events pop in time order, equal times in scheduling order") {
   CHECK(order == std::vector<int>{1, 3, 4, 0, 2, 5});
 }
 
-TEST_CASE("cancel removes a pending event; reschedule moves it behind equal times") {
+TEST_CASE("cancel removes a pending event, reschedule moves it behind equal times") {
   EventQueue q;
   auto h = recorders(4);
   q.schedule(h[0], 100);

@@ -192,7 +192,7 @@ double victim_share(const std::string& congestion_control, std::uint64_t* pauses
 }
 }  // namespace
 
-TEST_CASE("congestion spreading: PFC alone slows a victim that shares only an upstream link; DCQCN restores it") {
+TEST_CASE("congestion spreading: PFC alone slows a victim that shares only an upstream link, DCQCN restores it") {
   std::uint64_t pfc_pauses = 0, dcqcn_pauses = 0;
   const double pfc_only = victim_share("", &pfc_pauses);
   const double with_dcqcn = victim_share("  ecn: {}\n  dcqcn: {}\n", &dcqcn_pauses);
@@ -202,7 +202,7 @@ TEST_CASE("congestion spreading: PFC alone slows a victim that shares only an up
   CHECK(with_dcqcn == within(1.0, 0.10));
 }
 
-TEST_CASE("a PFC ring with wrapping routes deadlocks and is reported; the torus dateline does not") {
+TEST_CASE("a PFC ring with wrapping routes deadlocks and is reported, the torus dateline does not") {
   const std::string path = FABRICSIM_SOURCE_DIR "/configs/pfc_ring_deadlock.yaml";
   ScenarioRun ring(load_config_file(path));
   ring.run();

@@ -59,7 +59,7 @@ TEST_CASE("same config and seed give byte-identical results except wall_seconds"
   CHECK(without_wall_seconds(a) == without_wall_seconds(b));  // ...and nothing else does
 }
 
-TEST_CASE("results.json carries the run and link records; message records stream to their own file") {
+TEST_CASE("results.json carries the run and link records, message records stream to their own file") {
   const std::string json = run_small(1);
   for (const char* key : {"\"config_name\": \"small\"", "\"seed\": 1", "\"complete\": true", "\"sim_time_ps\": ",
                           "\"events\": ", "\"wall_seconds\": ", "\"messages_total\": 6", "\"messages_finished\": 6",
