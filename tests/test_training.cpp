@@ -98,6 +98,11 @@ TEST_CASE("a step generated from the config (workload generate:) replays like th
   CHECK(run.replay()->trace().ranks == 4);
   CHECK(std::abs(static_cast<double>(run.replay()->iteration_time()) - 1706494525.44) <=
         static_cast<double>(run.replay()->trace().ops[0].size()));
+  // The replay turned the dependencies round into children and gave the trace's lists back.
+  for (int r = 0; r < 4; ++r) {
+    CHECK(run.replay()->trace().dep_lists[static_cast<std::size_t>(r)].capacity() == 0);
+    CHECK(run.replay()->trace().deps(r, std::size_t{1}).empty());
+  }
   // A model file that is not there is the config's error, at its key.
   const std::string missing = "topology:\n  kind: leaf_spine\n  leaves: 1\n  spines: 1\n  hosts_per_leaf: 4\n"
                               "workload:\n  kind: trace\n  generate: {model: /nonexistent/model.yaml, gpu: " + gpu + "}\n";
@@ -230,12 +235,13 @@ TEST_CASE("a trace keeps each group, key and name once, and each op's dependenci
       t.add(r, a, k == 0 ? std::vector<int>{0} : std::vector<int>{0, 1});
     }
   }
-  CHECK(sizeof(TraceOp) == 48);
+  CHECK(sizeof(TraceOp) == 40);
   CHECK(t.groups.size() == 2);  // none, and {0, 1}
   CHECK(t.keys.size() == 3);    // none, "first", "second"
   CHECK(t.names.size() == 3);   // "", "fwd", "dp"
   CHECK(t.op_count() == 6);
   CHECK(t.dep_lists[1].size() == 3);  // 0 + 1 + 2 dependencies
+  CHECK(t.dep_at[1] == std::vector<std::uint32_t>{0, 0, 1, 3});  // where each op's begin, and the end
   const TraceOp& last = t.ops[1][2];
   CHECK(std::vector<int>(t.deps(1, last).begin(), t.deps(1, last).end()) == std::vector<int>{0, 1});
   CHECK(t.deps(1, t.ops[1][0]).empty());

@@ -238,9 +238,10 @@ WorkloadNeeds trace_needs(const ScenarioConfig& config, const Topology& t) {
   if (w.trace.generate) {
     // A generated step: per rank, per micro-batch and layer of its stage, forward and
     // backward compute (and four TP AllReduces with TP), its PP sends and receives, a
-    // DP bucket per layer or so; about 100 bytes per operation with its state: a 48-byte
-    // op, 24 bytes of replay state, its dependencies and children (measured on GPT-3
-    // 175B: 2.11 GB at 16,384 GPUs, 12.8 GB at 99,968, the fabric included).
+    // DP bucket per layer or so; about 80 bytes per operation with its state: a 40-byte
+    // op, 24 bytes of replay state, its children, and its dependencies while the replay
+    // turns them round (measured on GPT-3 175B: 1.49 GB at 16,384 GPUs, 9.38 GB at
+    // 99,968, the fabric included).
     const std::int64_t ranks = static_cast<std::int64_t>(w.trace.tp) * w.trace.pp * w.trace.dp;
     std::int64_t layers = 96;
     try {
@@ -250,7 +251,7 @@ WorkloadNeeds trace_needs(const ScenarioConfig& config, const Topology& t) {
     }
     const std::int64_t per_rank = w.trace.microbatches * (layers / w.trace.pp + 1) * (w.trace.tp > 1 ? 8 : 4) +
                                   4 * w.trace.microbatches + layers / w.trace.pp + 4;
-    needs.message_bytes += ranks * per_rank * 100;
+    needs.message_bytes += ranks * per_rank * 80;
   } else {
     const auto size = std::filesystem::file_size(path, ec);
     // Parsed operations, their states and indices: 3.5 bytes per byte of JSON Lines

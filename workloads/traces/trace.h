@@ -16,10 +16,10 @@ namespace fabricsim {
 
 enum class TraceOpKind : std::uint8_t { kCompute, kCollective, kSend, kRecv };
 
-// One operation, 48 bytes: a 100,000-GPU step holds about 90 million of them, so what
+// One operation, 40 bytes: a 100,000-GPU step holds about 80 million of them, so what
 // repeats (groups, keys, names) lives once in the Trace's tables and the op holds indexes,
-// and fields no kind shares share their place (each union member is read only for the
-// kinds that set it).
+// fields no kind shares share their place (each union member is read only for the
+// kinds that set it), and its dependencies are the Trace's (Trace::deps).
 struct TraceOp {
   union {
     Time duration = 0;    // compute: given directly (or, when flops > 0, from FLOPs at
@@ -35,29 +35,29 @@ struct TraceOp {
     int tag = 0;          // send, recv: matched per (sender, receiver, tag) in order
     std::uint32_t key;    // collective: Trace::keys index, the same on every member
   };
-  std::uint32_t deps_at = 0;  // this op's dependencies (ids of its rank's operations that must
-  std::uint16_t deps_count = 0;  //   finish first): Trace::dep_lists[rank][deps_at ..]
   std::uint16_t label = 0;    // Trace::names index: what it is for (compute phase, or tp / pp / dp / ep)
   std::uint16_t algorithm = 0;      // collective: Trace::names index; "" is the run's default
   std::uint16_t process_group = 0;  // collective: Trace::names index of its Chakra pg_name, if any
   TraceOpKind kind = TraceOpKind::kCompute;
   CollectiveOp op = CollectiveOp::kAllReduce;
 };
-static_assert(sizeof(TraceOp) == 48);
+static_assert(sizeof(TraceOp) == 40);
 
 struct Trace {
   int ranks = 0;
   double achieved_flops = 0;  // FLOP/s per GPU, for compute ops given in FLOPs
   std::string compute_model;  // how its compute times were made, where its maker says (the generator)
   std::vector<std::vector<TraceOp>> ops;        // per rank
-  std::vector<std::vector<int>> dep_lists;      // per rank: its ops' dependencies back to back
+  // Per rank, its ops' dependencies (ids of its operations that must finish first) back to
+  // back: op i's are dep_lists[rank][dep_at[rank][i] .. dep_at[rank][i + 1]).
+  std::vector<std::vector<int>> dep_lists;
+  std::vector<std::vector<std::uint32_t>> dep_at;
   std::vector<std::vector<int>> groups{{}};     // each collective group once; 0: none
   std::vector<std::string> keys{std::string()};   // each collective's key once; 0: none
   std::vector<std::string> names{std::string()};  // labels, algorithms, process groups; 0: ""
 
   void set_ranks(int n);
-  // Appends `op` to `rank`'s operations with these dependencies (its deps_at and
-  // deps_count are set here).
+  // Appends `op` to `rank`'s operations with these dependencies.
   TraceOp& add(int rank, TraceOp op, std::span<const int> deps = {});
   // Table indexes, each value stored once (found through an index built as they come).
   std::uint32_t group_id(const std::vector<int>& members);
@@ -71,9 +71,14 @@ struct Trace {
   const std::string& label(const TraceOp& op) const { return names[op.label]; }
   const std::string& algorithm(const TraceOp& op) const { return names[op.algorithm]; }
   const std::string& process_group(const TraceOp& op) const { return names[op.process_group]; }
+  std::span<const int> deps(int rank, std::size_t index) const {
+    const auto r = static_cast<std::size_t>(rank);
+    if (r >= dep_at.size() || index + 1 >= dep_at[r].size()) return {};  // (none, or dropped: TraceReplay::trace())
+    return {dep_lists[r].data() + dep_at[r][index], dep_at[r][index + 1] - dep_at[r][index]};
+  }
+  // `op` is one of ops[rank].
   std::span<const int> deps(int rank, const TraceOp& op) const {
-    if (op.deps_count == 0) return {};
-    return {dep_lists[static_cast<std::size_t>(rank)].data() + op.deps_at, op.deps_count};
+    return deps(rank, static_cast<std::size_t>(&op - ops[static_cast<std::size_t>(rank)].data()));
   }
   std::size_t op_count() const;
   Time compute_time(const TraceOp& op) const;

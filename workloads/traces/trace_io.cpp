@@ -18,15 +18,18 @@ void Trace::set_ranks(int n) {
   ranks = n;
   ops.resize(static_cast<std::size_t>(n));
   dep_lists.resize(static_cast<std::size_t>(n));
+  dep_at.resize(static_cast<std::size_t>(n));
 }
 
 TraceOp& Trace::add(int rank, TraceOp op, std::span<const int> deps) {
-  if (deps.size() > UINT16_MAX) throw std::runtime_error("rank " + std::to_string(rank) + " op " + std::to_string(op.id) + ": more than 65,535 dependencies");
   if (dep_lists.size() < ops.size()) dep_lists.resize(ops.size());
+  if (dep_at.size() < ops.size()) dep_at.resize(ops.size());
   std::vector<int>& list = dep_lists[static_cast<std::size_t>(rank)];
-  op.deps_at = static_cast<std::uint32_t>(list.size());
-  op.deps_count = static_cast<std::uint16_t>(deps.size());
+  if (list.size() + deps.size() > UINT32_MAX) throw std::runtime_error("rank " + std::to_string(rank) + ": more than 4,294,967,295 dependencies");
+  std::vector<std::uint32_t>& at = dep_at[static_cast<std::size_t>(rank)];
+  if (at.empty()) at.push_back(0);
   list.insert(list.end(), deps.begin(), deps.end());
+  at.push_back(static_cast<std::uint32_t>(list.size()));
   std::vector<TraceOp>& mine = ops[static_cast<std::size_t>(rank)];
   mine.push_back(op);
   return mine.back();
@@ -68,9 +71,10 @@ std::uint16_t Trace::name_id(const std::string& name) {
 }
 
 void Trace::drop_indexes() {
-  group_index = {};
-  key_index = {};
-  name_index = {};
+  // Swapped with empty ones, not assigned `{}` (which clears and keeps the buckets).
+  decltype(group_index)().swap(group_index);
+  decltype(key_index)().swap(key_index);
+  decltype(name_index)().swap(name_index);
 }
 
 std::size_t Trace::op_count() const {

@@ -44,10 +44,7 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
     // Ids to places: the generator numbers a rank's operations in order, so only other
     // traces need a table (built for one rank at a time).
     bool in_order = true;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      in_order = in_order && ops[i].id == static_cast<int>(i);
-      if (ops[i].kind == TraceOpKind::kCompute) streams_[r].order.push_back(static_cast<int>(i));
-    }
+    for (std::size_t i = 0; i < ops.size(); ++i) in_order = in_order && ops[i].id == static_cast<int>(i);
     std::unordered_map<int, int> index_of;
     if (!in_order) {
       for (std::size_t i = 0; i < ops.size(); ++i) index_of[ops[i].id] = static_cast<int>(i);
@@ -57,7 +54,7 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
     std::vector<OpState>& st = state_[r];
     std::vector<std::uint32_t> count(ops.size() + 1, 0);
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      const std::span<const int> deps = trace_.deps(static_cast<int>(r), ops[i]);
+      const std::span<const int> deps = trace_.deps(static_cast<int>(r), i);
       st[i].waiting = static_cast<std::int32_t>(deps.size());
       for (int d : deps) ++count[static_cast<std::size_t>(in_order ? d : index_of.at(d))];
     }
@@ -69,10 +66,13 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
     }
     children_[r].resize(at);
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      for (int d : trace_.deps(static_cast<int>(r), ops[i])) {
+      for (int d : trace_.deps(static_cast<int>(r), i)) {
         children_[r][count[static_cast<std::size_t>(in_order ? d : index_of.at(d))]++] = static_cast<int>(i);
       }
     }
+    // Turned round into children: the trace's own lists go (see trace()).
+    std::vector<int>().swap(trace_.dep_lists[r]);  // (`= {}` would keep the capacity)
+    if (r < trace_.dep_at.size()) std::vector<std::uint32_t>().swap(trace_.dep_at[r]);
   }
   // Over MPI processes a remote sender names its message's receiver by key.
   if (network_->over_processes()) {
@@ -478,15 +478,18 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
 
 void TraceReplay::try_compute(int rank) {
   ComputeStream& s = streams_[static_cast<std::size_t>(rank)];
-  if (s.running >= 0 || s.next >= s.order.size()) return;
-  const int i = s.order[s.next];
+  const std::vector<TraceOp>& ops = trace_.ops[static_cast<std::size_t>(rank)];
+  if (s.running >= 0) return;
+  while (s.next < ops.size() && ops[s.next].kind != TraceOpKind::kCompute) ++s.next;
+  if (s.next == ops.size()) return;
+  const int i = static_cast<int>(s.next);
   OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
   if (!st.ready()) return;  // in order: the head waits for its dependencies
   ++s.next;
   s.running = i;
   Simulator& sim = *ranks_[static_cast<std::size_t>(rank)].sim;
   st.start = sim.now();
-  Time duration = trace_.compute_time(trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)]);
+  Time duration = trace_.compute_time(ops[static_cast<std::size_t>(i)]);
   if (static_cast<std::size_t>(rank) < options_.compute_scale.size()) {
     duration = static_cast<Time>(std::llround(static_cast<double>(duration) * options_.compute_scale[static_cast<std::size_t>(rank)]));
   }

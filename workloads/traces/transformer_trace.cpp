@@ -136,6 +136,7 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
         // stage's first rank, what is spare is given back below).
         t.ops[static_cast<std::size_t>(rank)].reserve(last_ops);
         t.dep_lists[static_cast<std::size_t>(rank)].reserve(last_deps);
+        t.dep_at[static_cast<std::size_t>(rank)].reserve(last_ops + 1);
         if (tp == 0) tp_keys.clear();
         std::size_t tp_next = 0;
         std::vector<int> tp_group, dp_group, ep_group;
@@ -258,6 +259,7 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
         }
         t.ops[static_cast<std::size_t>(rank)].shrink_to_fit();
         t.dep_lists[static_cast<std::size_t>(rank)].shrink_to_fit();
+        t.dep_at[static_cast<std::size_t>(rank)].shrink_to_fit();
         last_ops = t.ops[static_cast<std::size_t>(rank)].size();
         last_deps = t.dep_lists[static_cast<std::size_t>(rank)].size();
       }
