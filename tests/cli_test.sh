@@ -178,6 +178,12 @@ check "collective --algo auto (the default) picks NVLS-tree on 2 x DGX H100 and 
 check "collective --algo ring --proto LL runs NCCL's LL protocol and says so" '[ $rc -eq 0 ] && grep -q "Ring      LL  " "$work/proto.out"'
 "$bin" collective "$work/two_dgx.yaml" -b 1M -e 1M --proto LL64 >"$work/proto.out" 2>&1; rc=$?
 check "collective --proto LL64 is refused, exit 2" '[ $rc -eq 2 ] && grep -q "expected auto, simple, ll, ll128 or none" "$work/proto.out"'
+# A --set of a workload key holds on a config without a workload, as its flag does.
+"$bin" collective "$work/two_dgx.yaml" -b 256M -e 256M --algo ring --set workload.channels=1 --json >"$work/set1.json" 2>&1; rc=$?
+"$bin" collective "$work/two_dgx.yaml" -b 256M -e 256M --algo ring --channels 1 --json >"$work/flag1.json" 2>&1; rc1=$?
+"$bin" collective "$work/two_dgx.yaml" -b 256M -e 256M --algo ring --json >"$work/nccl8.json" 2>&1; rc8=$?
+check "collective --set workload.channels=1 runs one channel, as --channels 1 does (NCCL's default: 8 times faster)" \
+  '[ $rc -eq 0 ] && [ $rc1 -eq 0 ] && [ $rc8 -eq 0 ] && [ "$(busbw "$work/set1.json")" = "$(busbw "$work/flag1.json")" ] && awk -v a="$(busbw "$work/nccl8.json")" -v b="$(busbw "$work/set1.json")" "BEGIN { exit !(a > 7 * b) }"'
 
 # Split runs: the same results.json but for wall times and the parallel section, and
 # the same messages.jsonl; validate shows the split and warns of a tiny lookahead.

@@ -106,7 +106,7 @@ int collective_command(const po::variables_map& vm) {
               << *request.protocol << "'\n";
     return kExitBadInput;
   }
-  const std::vector<std::string> request_sets = collective_sets(base ? &*base : nullptr, request);
+  const std::vector<std::string> request_sets = collective_sets(base ? &*base : nullptr, request, sets);
   sets.insert(sets.end(), request_sets.begin(), request_sets.end());
   ScenarioConfig config;
   try {

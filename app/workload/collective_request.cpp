@@ -28,10 +28,14 @@ std::vector<std::string> kept_settings(const ScenarioConfig* base) {
 
 }  // namespace
 
-std::vector<std::string> collective_sets(const ScenarioConfig* base, const CollectiveRequest& r) {
+std::vector<std::string> collective_sets(const ScenarioConfig* base, const CollectiveRequest& r,
+                                         const std::vector<std::string>& workload_sets) {
   const std::vector<std::string> kept = kept_settings(base);
   std::vector<std::string> sets{"workload={}"};
   sets.insert(sets.end(), kept.begin(), kept.end());
+  for (const std::string& s : workload_sets) {
+    if (s.rfind("workload.", 0) == 0 && s.rfind("workload.kind=", 0) != 0) sets.push_back(s);
+  }
   sets.push_back("workload.kind=collective");
   sets.push_back("workload.op=" + r.op.value_or("all_reduce"));
   // NCCL's choice unless told otherwise (nccl-tests runs whatever NCCL picks).

@@ -44,6 +44,10 @@ struct CollectiveRequest {
 // and replaces any in the config, but the config's collective settings (algorithm,
 // protocol, channels, chunk, ...) hold unless the request overrides them. `base` is the
 // config as loaded with its own overrides (null where its workload does not load).
-std::vector<std::string> collective_sets(const ScenarioConfig* base, const CollectiveRequest& request);
+// `workload_sets`: the caller's own overrides of workload keys (--set workload.chunk_bytes=...),
+// applied again after the config's workload is replaced, so they hold too; the request's
+// flags still win over them.
+std::vector<std::string> collective_sets(const ScenarioConfig* base, const CollectiveRequest& request,
+                                         const std::vector<std::string>& workload_sets = {});
 
 }  // namespace fabricsim
