@@ -42,6 +42,34 @@ std::string nvswitch_yaml(int gpus, const std::string& workload) {
 constexpr double kPacketUs = 4160.0 / 450e9 * 1e6;
 }  // namespace
 
+// calcCollChunking (src/enqueue.cc, NCCL 2.28): NVLS and NVLS-tree start from
+// NCCL_NVLS_CHUNKSIZE, 128 KiB, and take smaller chunks below multiples of
+// channels x heads x chunk. 16 channels x 8 heads = 128 concurrent chunks.
+TEST_CASE("NCCL's NVLS and NVLS-tree chunks by hand") {
+  constexpr std::int64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
+  // NVLS, one node of 8: 64 x 128 x 128 KiB = 1 GiB; 8 x 128 x 64 KiB = 64 MiB;
+  // 2 x 128 x 32 KiB = 8 MiB.
+  CHECK(nccl_nvls_chunk_bytes(false, 8 * GiB, 16, 8, 1) == 128 * KiB);
+  CHECK(nccl_nvls_chunk_bytes(false, 1 * GiB, 16, 8, 1) == 128 * KiB);
+  CHECK(nccl_nvls_chunk_bytes(false, 1 * GiB - 1, 16, 8, 1) == 64 * KiB);
+  CHECK(nccl_nvls_chunk_bytes(false, 64 * MiB, 16, 8, 1) == 64 * KiB);
+  CHECK(nccl_nvls_chunk_bytes(false, 64 * MiB - 1, 16, 8, 1) == 32 * KiB);
+  CHECK(nccl_nvls_chunk_bytes(false, 8 * MiB - 1, 16, 8, 1) == 16 * KiB);
+  CHECK(nccl_nvls_chunk_bytes(false, 1, 16, 8, 1) == 16 * KiB);
+  // Four GPUs: 64 concurrent, so 512 MiB is the first threshold.
+  CHECK(nccl_nvls_chunk_bytes(false, 256 * MiB, 16, 4, 1) == 64 * KiB);
+  CHECK(nccl_nvls_chunk_bytes(false, 512 * MiB, 16, 4, 1) == 128 * KiB);
+  // NVLS-tree over 2 nodes: 4 x 128 x 128 KiB = 64 MiB; 1 x 128 x 64 KiB = 8 MiB.
+  CHECK(nccl_nvls_chunk_bytes(true, 8 * GiB, 16, 8, 2) == 128 * KiB);
+  CHECK(nccl_nvls_chunk_bytes(true, 64 * MiB, 16, 8, 2) == 128 * KiB);
+  CHECK(nccl_nvls_chunk_bytes(true, 64 * MiB - 1, 16, 8, 2) == 64 * KiB);
+  CHECK(nccl_nvls_chunk_bytes(true, 8 * MiB - 1, 16, 8, 2) == 32 * KiB);
+  // From 4 nodes at most 64 KiB; 32 KiB under 128 x 64 KiB = 8 MiB.
+  CHECK(nccl_nvls_chunk_bytes(true, 8 * GiB, 16, 8, 4) == 64 * KiB);
+  CHECK(nccl_nvls_chunk_bytes(true, 8 * MiB, 16, 8, 4) == 64 * KiB);
+  CHECK(nccl_nvls_chunk_bytes(true, 8 * MiB - 1, 16, 8, 4) == 32 * KiB);
+}
+
 TEST_CASE("NCCL's pipeline: one LL ring step on an ideal NVSwitch domain, by hand") {
   // Two GPUs, one channel, 64 KiB: each rank's segment, 32 KiB, is one LL piece (NCCL's LL
   // step: 8 lines x 512 threads x 16 B per step, half flags), 64 KiB on the wire: 16

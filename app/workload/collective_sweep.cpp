@@ -144,8 +144,7 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
 std::int64_t CollectiveSweep::chunk_bytes_for(const TunerChoice& choice, std::int64_t bytes) const {
   if (config_.chunk_bytes > 0) return config_.chunk_bytes;
   const int channels = config_.channels > 0 ? config_.channels : choice.nccl_channels;
-  const auto facts = nccl_pipeline_facts(choice, config_.op, bytes, channels, ranks_, tuner_facts_.nodes);
-  return facts ? nccl_piece_bytes(choice.protocol, *facts) : 0;
+  return nccl_chunk_bytes(choice, config_.op, bytes, channels, tuner_facts_);
 }
 
 std::string CollectiveSweep::model_description() const { return fabricsim::model_description(config_.protocol, tuner_facts_); }

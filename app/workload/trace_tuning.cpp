@@ -35,8 +35,7 @@ CollectiveTuner trace_tuner(const ScenarioConfig& config) {
     // As `collective` runs a size: the config's channels, else NCCL's for what it chose;
     // NCCL's pipeline's pieces; NCCL's costs.
     tuning.channels = channels > 0 ? channels : std::max(1, choice.nccl_channels);
-    const auto pipeline = nccl_pipeline_facts(choice, op, bytes, tuning.channels, facts.ranks, facts.nodes);
-    if (pipeline) tuning.chunk_bytes = nccl_piece_bytes(choice.protocol, *pipeline);
+    tuning.chunk_bytes = nccl_chunk_bytes(choice, op, bytes, tuning.channels, facts);
     tuning.costs = nccl_costs(choice, facts, op);
     return tuning;
   };

@@ -66,6 +66,27 @@ std::int64_t nccl_pieces(NcclProtocol p, const NcclPipelineFacts& f) {
   return std::clamp<std::int64_t>((segment + piece - 1) / piece, 1, 4096);
 }
 
+std::int64_t nccl_nvls_chunk_bytes(bool tree, std::int64_t bytes, int channels, int heads, int nodes) {
+  constexpr std::int64_t kNvlsChunk = 128 * 1024;
+  const auto concurrent = static_cast<std::int64_t>(std::max(1, channels)) * std::max(1, heads);
+  std::int64_t chunk = kNvlsChunk;
+  const auto shrink = [&](std::int64_t times, std::int64_t above, std::int64_t to) {
+    if (bytes < times * concurrent * chunk && chunk > above) chunk = to;
+  };
+  if (tree) {
+    if (nodes >= 4) chunk = 64 * 1024;
+    shrink(32, 262144, 262144);
+    shrink(16, 131072, 131072);
+    shrink(4, 65536, 65536);
+    shrink(1, 32768, 32768);
+  } else {
+    shrink(64, 65536, 65536);
+    shrink(8, 32768, 32768);
+    shrink(2, 16384, 16384);
+  }
+  return chunk;
+}
+
 double protocol_wire_factor(NcclProtocol p) {
   if (p == NcclProtocol::kLL) return 2.0;  // an 8-byte flag beside every 8 bytes of data
   if (p == NcclProtocol::kLL128) return 128.0 / 120.0;

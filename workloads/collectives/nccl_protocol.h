@@ -25,6 +25,14 @@ const char* protocol_name(NcclProtocol p);  // "-", "Simple", "LL", "LL128"
 // "none", "simple", "ll", "ll128" (any case); nullopt for others.
 std::optional<NcclProtocol> protocol_from_name(std::string_view name);
 
+// The piece NCCL's NVLS and NVLS-tree pipeline their buffers in (calcCollChunking in
+// src/enqueue.cc, NCCL 2.28): NCCL_NVLS_CHUNKSIZE (128 KiB), NVLS-tree's capped at 64 KiB
+// over 4 nodes or more. With `concurrent` = channels x heads (the GPUs per node that
+// carry the NVLS sums, one per NIC across nodes), smaller operations take smaller pieces:
+// NVLS 64 KiB under 64 x concurrent x chunk bytes, 32 KiB under 8 x, 16 KiB under 2 x;
+// NVLS-tree 64 KiB under 4 x, 32 KiB under 1 x (each test against the chunk so far).
+std::int64_t nccl_nvls_chunk_bytes(bool tree, std::int64_t bytes, int channels, int heads, int nodes);
+
 // Bytes moved per payload byte: 1 (Simple), 2 (LL), 128/120 (LL128).
 double protocol_wire_factor(NcclProtocol p);
 

@@ -49,6 +49,19 @@ std::optional<NcclPipelineFacts> nccl_pipeline_facts(const TunerChoice& choice, 
   return f;
 }
 
+std::int64_t nccl_chunk_bytes(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes, int channels, const TunerFacts& facts) {
+  if (choice.protocol == NcclProtocol::kNone) return 0;
+  if (const auto pipeline = nccl_pipeline_facts(choice, op, bytes, channels, facts.ranks, facts.nodes)) {
+    return nccl_piece_bytes(choice.protocol, *pipeline);
+  }
+  const CollectiveAlgorithm* a = find_collective_algorithm(choice.algorithm);
+  if (a == nullptr || (a->nccl != NcclAlgo::kNvls && a->nccl != NcclAlgo::kNvlsTree)) return 0;
+  // NVLS's heads: every GPU of the node; across nodes, those with a NIC.
+  const int gpus = facts.nodes == 1 ? facts.ranks : std::max(1, facts.gpus_per_node);
+  const int heads = facts.nodes > 1 && facts.nics_per_node > 0 ? std::min(gpus, facts.nics_per_node) : gpus;
+  return nccl_nvls_chunk_bytes(a->nccl == NcclAlgo::kNvlsTree, bytes, channels, heads, facts.nodes);
+}
+
 namespace {
 
 // NCCL's choice: the (algorithm, protocol) of least predicted time by its own model.

@@ -71,6 +71,12 @@ struct TunerChoice {
 std::optional<NcclPipelineFacts> nccl_pipeline_facts(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes,
                                                      int channels, int ranks, int nodes);
 
+// The piece NCCL cuts `bytes` into for the choice: the ring's and the tree's slices
+// (nccl_piece_bytes), NVLS's and NVLS-tree's chunks (nccl_nvls_chunk_bytes); 0 under
+// protocol none or for an algorithm NCCL's pipeline does not cut. `channels`: those the
+// run uses.
+std::int64_t nccl_chunk_bytes(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes, int channels, const TunerFacts& facts);
+
 // What NCCL's tuner sees of this topology (graphs from NCCL's search, reduced).
 NcclSystem nccl_system(const TunerFacts& facts);
 
