@@ -255,6 +255,63 @@ TEST_CASE("split flows load each link with their share") {
   CHECK(b.times.sent[1] == us(150));
 }
 
+TEST_CASE("a bundle of links split in proportion is one constraint: the per-link rates and counters, by hand") {
+  // L0 (0.004 B/ps) and L1 (0.006) bundled, L2 (0.008) after them. Flows A and B split
+  // 0.4 / 0.6 over L0 and L1 (their capacities' shares), then cross L2: L2 binds, 0.004
+  // each (the bundle's 0.01 holds 0.008). At 100 us flow C takes L0 alone, which the
+  // bundle cannot stand for: it dissolves. All rise together until L0 saturates at
+  // 0.4a + 0.4b + c = 0.004, so 1/450 B/ps each. A and B have 600,000 bytes left: 270 us
+  // more, sent at 370 us; C then has 400,000 left at L0's 0.004: 100 us, sent at 470 us.
+  Bench b({0.004, 0.006, 0.008});
+  b.model.set_link_bundles({{0, 1}});
+  CHECK(b.model.link_bundles() == 1);
+  CHECK(b.model.link_count() == 3);
+  struct Later final : EventHandler {
+    FlowModel* model = nullptr;
+    void on_event() override { model->start(2, 1'000'000, 1'000'000, over({0})); }
+  } later;
+  later.model = &b.model;
+  b.run([&](FlowModel& model) {
+    FlowModel::Route split;
+    split.hops = {{0, 0.4}, {1, 0.6}, {2, 1.0}};
+    model.start(0, 1'000'000, 1'000'000, split);
+    model.start(1, 1'000'000, 1'000'000, split);
+    CHECK(model.link_bundles_dissolved() == 0);
+    b.sim.schedule_at(later, us(100));
+  });
+  CHECK(b.model.link_bundles_dissolved() == 1);
+  CHECK(b.times.sent[0] == us(370));
+  CHECK(b.times.sent[1] == us(370));
+  CHECK(b.times.sent[2] == us(470));
+  const Time end = b.sim.now();
+  CHECK(b.model.link_bytes(0, end) == doctest::Approx(1'800'000.0));
+  CHECK(b.model.link_bytes(1, end) == doctest::Approx(1'200'000.0));
+  CHECK(b.model.link_bytes(2, end) == doctest::Approx(2'000'000.0));
+  CHECK(b.model.link_flows(0) == 3);
+  CHECK(b.model.link_flows(1) == 2);
+}
+
+TEST_CASE("flow fidelity: a DGX H100's NVLinks are bundled per GPU each way, and a ring over them keeps them") {
+  // 8 GPUs, each with links to 4 NVSwitch chips: 8 bundles up and 8 down, none dissolved
+  // by a ring. Its 14 steps of 8 MiB each take 8 MiB at the GPUs' NVLink data rate
+  // (18 x 20.6 = 370.8 GB/s: 22.623 us) plus the path's delay: two 250 ns links and a
+  // 64 KiB packet through the slowest trunk (4 x 20.6 GB/s: 0.795 us). 14 x 23.918 us =
+  // 334.86 us: busbw 1.75 x 64 MiB / 334.86 us = 350.7 GB/s.
+  ScenarioRun run(load_config_text(R"(
+topology: {kind: nvswitch, preset: dgx_h100}
+network: {mtu: 64KiB, fidelity: flow}
+workload: {kind: collective, op: all_reduce, algorithm: ring, protocol: none, bytes: 64MiB, check_data: false}
+)",
+                                   "<bundles>"));
+  run.run();
+  REQUIRE(run.flow_model() != nullptr);
+  CHECK(run.flow_model()->link_bundles() == 16);
+  CHECK(run.flow_model()->link_bundles_dissolved() == 0);
+  REQUIRE(run.collective() != nullptr);
+  const double busbw = run.collective()->rows()[0].busbw_GBps;
+  CHECK(busbw == within(350.7, 0.005));
+}
+
 TEST_CASE("flow fidelity: a ring AllReduce on an ideal domain is the closed form exactly") {
   // Four GPUs on one switch, 100 Gb/s links of 500 ns, no headers, 4 KiB packets; an ack
   // of 64 B per 64 packets goes back over each link, so a link carries a flow's data and

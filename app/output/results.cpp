@@ -110,6 +110,8 @@ void write_flow_model(JsonWriter& j, const ScenarioRun& run) {
     j.key("rate_solves").value(f->rate_solves());
     j.key("flows_per_solve").value(f->rate_solves() > 0 ? static_cast<double>(f->flows_solved()) / static_cast<double>(f->rate_solves()) : 0.0);
     j.key("max_active_flows").value(static_cast<std::uint64_t>(f->max_active_flows()));
+    j.key("link_bundles").value(static_cast<std::uint64_t>(f->link_bundles()));
+    j.key("link_bundles_dissolved").value(static_cast<std::uint64_t>(f->link_bundles_dissolved()));
     j.end_object();
   }
 }

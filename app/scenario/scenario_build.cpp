@@ -204,6 +204,9 @@ void ScenarioRun::build_network(NetworkOptions options, const RoutingProgress& r
       flow_router_->set_rdma_nic_ports(std::move(port));
     }
     flow_model_ = std::make_unique<FlowModel>(*sim_, flow_router_->capacities(), &network_->dispatcher());
+    // A GPU's links to its NVSwitch chips as one constraint each way (flows split over
+    // them by bandwidth): a quarter of the hops inside a DGX H100.
+    flow_model_->set_link_bundles(flow_router_->parallel_link_groups());
     flow_model_->set_order(network_->next_order_key());
     flow_model_->set_rate_interval(n.flow_rate_interval);
     network_->set_flow_model(flow_model_.get(), flow_router_.get());

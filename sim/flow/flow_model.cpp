@@ -32,6 +32,112 @@ FlowModel::FlowModel(Simulator& sim, std::vector<double> capacity, MessageObserv
     if (!(capacity[i] > 0)) throw std::invalid_argument("a link of the flow model has no capacity");
     links_[i].capacity = capacity[i];
   }
+  real_links_ = links_.size();
+}
+
+void FlowModel::set_link_bundles(const std::vector<std::vector<std::uint32_t>>& groups) {
+  if (started_ > 0) throw std::logic_error("link bundles are set before any flow starts");
+  bundle_of_.assign(real_links_, kNoBundle);
+  bundle_share_.assign(real_links_, 0);
+  for (const std::vector<std::uint32_t>& g : groups) {
+    if (g.size() < 2) continue;
+    double total = 0;
+    bool fresh = true;
+    for (std::uint32_t l : g) {
+      fresh = fresh && l < real_links_ && bundle_of_[l] == kNoBundle;
+      if (fresh) total += links_[l].capacity;
+    }
+    if (!fresh) continue;
+    const auto b = static_cast<std::uint32_t>(bundles_.size());
+    Bundle& bundle = bundles_.emplace_back();
+    bundle.members = g;
+    bundle.link = static_cast<std::uint32_t>(links_.size());
+    for (std::uint32_t l : g) {
+      bundle_of_[l] = b;
+      bundle_share_[l] = links_[l].capacity / total;
+    }
+    LinkState& own = links_.emplace_back();
+    own.capacity = total;
+  }
+}
+
+std::size_t FlowModel::link_bundles_dissolved() const {
+  return static_cast<std::size_t>(std::count_if(bundles_.begin(), bundles_.end(), [](const Bundle& b) { return b.dissolved; }));
+}
+
+void FlowModel::bundle_hops(std::vector<Hop>& hops) {
+  bundle_uses_.clear();
+  for (const Hop& h : hops) {
+    const std::uint32_t b = live_bundle(h.link);
+    if (b == kNoBundle) continue;
+    const double ratio = h.weight / bundle_share_[h.link];
+    auto use = std::find_if(bundle_uses_.begin(), bundle_uses_.end(), [&](const BundleUse& u) { return u.bundle == b; });
+    if (use == bundle_uses_.end()) {
+      bundle_uses_.push_back({b, 1, h.weight, ratio, true});
+      continue;
+    }
+    ++use->hops;
+    use->weight += h.weight;
+    if (std::abs(ratio - use->ratio) > 1e-9 * use->ratio) use->proportional = false;
+  }
+  if (bundle_uses_.empty()) return;
+  for (const BundleUse& u : bundle_uses_) {
+    if (!u.proportional || u.hops != bundles_[u.bundle].members.size()) dissolve(u.bundle);
+  }
+  bundled_hops_.clear();
+  for (const Hop& h : hops) {
+    const std::uint32_t b = live_bundle(h.link);
+    if (b == kNoBundle) {
+      bundled_hops_.push_back(h);
+      continue;
+    }
+    // The bundle's hop, once, where its first link was.
+    auto use = std::find_if(bundle_uses_.begin(), bundle_uses_.end(), [&](const BundleUse& u) { return u.bundle == b; });
+    if (use->hops == 0) continue;
+    bundled_hops_.push_back({bundles_[b].link, use->weight});
+    use->hops = 0;
+  }
+  hops.swap(bundled_hops_);
+}
+
+void FlowModel::dissolve(std::uint32_t b) {
+  Bundle& bundle = bundles_[b];
+  LinkState& own = links_[bundle.link];
+  const Time now = sim_->now();
+  own.bytes += own.load * static_cast<double>(now - own.load_since);
+  own.load_since = now;
+  bundle.dissolved = true;  // from here its flows' windows are on their own links again
+  const std::vector<Member> moving = std::move(own.members);
+  own.members.clear();
+  own.load = 0;
+  own.window_users = 0;
+  for (const Member& m : moving) {
+    FlowState& s = flows_[m.flow];
+    const double weight = s.hops[m.hop].weight;
+    for (std::size_t k = 0; k < bundle.members.size(); ++k) {
+      const std::uint32_t link = bundle.members[k];
+      LinkState& l = links_[link];
+      l.bytes += l.load * static_cast<double>(now - l.load_since);
+      l.load_since = now;
+      const Hop hop{link, weight * bundle_share_[link]};
+      std::size_t at = m.hop;
+      if (k == 0) {
+        s.hops[at] = hop;
+      } else {
+        at = s.hops.size();
+        s.hops.push_back(hop);
+        s.member_pos.push_back(0);
+      }
+      s.member_pos[at] = static_cast<std::uint32_t>(l.members.size());
+      l.members.push_back({m.flow, static_cast<std::uint32_t>(at)});
+      l.load += contribution(s, hop);
+      if (!l.dirty) {
+        l.dirty = true;
+        dirty_links_.push_back(link);
+      }
+    }
+    if (s.window_link != UINT32_MAX && bundle_of_[s.window_link] == b) ++links_[s.window_link].window_users;
+  }
 }
 
 void FlowModel::start(MessageId id, std::int64_t wire_bytes, std::int64_t payload, const Route& route) {
@@ -113,6 +219,7 @@ void FlowModel::start_now(MessageId id, std::int64_t wire_bytes, std::int64_t pa
   if (route.shares > 1) {
     for (Hop& h : s.hops) h.weight *= s.shares;  // its load on each link: every share's
   }
+  if (!bundles_.empty()) bundle_hops(s.hops);
   s.member_pos.resize(s.hops.size());
   for (std::size_t h = 0; h < s.hops.size(); ++h) {
     LinkState& l = links_[s.hops[h].link];
@@ -124,7 +231,7 @@ void FlowModel::start_now(MessageId id, std::int64_t wire_bytes, std::int64_t pa
       dirty_links_.push_back(s.hops[h].link);
     }
   }
-  if (s.window_link != UINT32_MAX) ++links_[s.window_link].window_users;
+  if (s.window_link != UINT32_MAX) ++links_[window_constraint(s)].window_users;
   new_flows_.push_back(f);
   ++started_;
   max_active_ = std::max(max_active_, ++active_);
@@ -146,7 +253,7 @@ void FlowModel::wake_now() {
 void FlowModel::remove_from_links(std::uint32_t f) {
   FlowState& s = flows_[f];
   const Time now = sim_->now();
-  if (s.window_link != UINT32_MAX) --links_[s.window_link].window_users;
+  if (s.window_link != UINT32_MAX) --links_[window_constraint(s)].window_users;
   for (std::size_t h = 0; h < s.hops.size(); ++h) {
     const std::uint32_t link = s.hops[h].link;
     LinkState& l = links_[link];
@@ -431,7 +538,7 @@ void FlowModel::solve(Time now) {
     if (l.window_users == 0) continue;
     for (const Member& m : l.members) {
       FlowState& s = flows_[m.flow];
-      if (s.visit == stamp_ || s.sent || s.window_link != link) continue;
+      if (s.visit == stamp_ || s.sent || window_constraint(s) != link) continue;
       advance(s, now);
       s.finish = plan_sending(s, now);
       heap_update(m.flow);
@@ -441,12 +548,15 @@ void FlowModel::solve(Time now) {
 
 Time FlowModel::plan_sending(FlowState& s, Time now) {
   if (s.rate <= 0) return kTimeMax / 4;
-  const LinkState& first = links_[s.window_link];
+  // The window link's load and capacity (in a live bundle: its share of the bundle's).
+  const std::uint32_t pacing = window_constraint(s);
+  const double share = pacing == s.window_link ? 1.0 : bundle_share_[s.window_link];
+  const LinkState& first = links_[pacing];
   // The first link pushes the flow at its share of the link's spare capacity (its load
   // scaled up to the capacity) while the next buffer fills, then at the flow's rate
   // with the flow's share of the window ahead.
-  const double load = std::max(first.load, s.rate * 1e-9);
-  const double push = s.rate * std::max(1.0, first.capacity / load);
+  const double load = std::max(first.load * share, s.rate * 1e-9);
+  const double push = s.rate * std::max(1.0, first.capacity * share / load);
   const double cap = std::min(s.window * s.rate / load, s.remaining + s.ahead);
   s.push = push;
   s.ahead_cap = std::max(cap, s.ahead);
@@ -498,8 +608,10 @@ void FlowModel::on_event() {
 }
 
 double FlowModel::link_bytes(std::uint32_t link, Time now) const {
-  const LinkState& l = links_[link];
-  return l.bytes + l.load * static_cast<double>(std::max<Time>(0, now - l.load_since));
+  const auto carried = [&](const LinkState& l) { return l.bytes + l.load * static_cast<double>(std::max<Time>(0, now - l.load_since)); };
+  const std::uint32_t b = link < bundle_of_.size() ? bundle_of_[link] : kNoBundle;
+  // A bundle's bytes go over its links in proportion (all of them while it was live).
+  return carried(links_[link]) + (b == kNoBundle ? 0.0 : bundle_share_[link] * carried(links_[bundles_[b].link]));
 }
 
 // The completion heap: a binary heap of flow numbers, each flow knowing its place.

@@ -94,10 +94,25 @@ class FlowModel final : public EventHandler {
 
   void on_event() override;
 
-  std::size_t link_count() const { return links_.size(); }
+  // Groups of links that flows cross together, each link in proportion to its capacity (a
+  // GPU's links to the NVSwitch chips of its node; FlowRouter::parallel_link_groups): a
+  // flow that crosses all of a group's links so carries one hop on the group's own
+  // constraint (its capacity the links' sum) instead of one per link. With weights in
+  // proportion to the capacities the links' constraints are one and the same, so the
+  // rates are the per-link ones (up to rounding). The first flow that crosses a group
+  // otherwise (a dead NVLink skews its sender's split) dissolves it: the flows on it go
+  // back to the links. Counters stay per link. Before any flow starts.
+  void set_link_bundles(const std::vector<std::vector<std::uint32_t>>& groups);
+  std::size_t link_bundles() const { return bundles_.size(); }
+  std::size_t link_bundles_dissolved() const;
+
+  std::size_t link_count() const { return real_links_; }
   // Bytes carried by `link` up to `now` (the rates settled last are integrated up to it).
   double link_bytes(std::uint32_t link, Time now) const;
-  std::uint64_t link_flows(std::uint32_t link) const { return links_[link].flows; }
+  std::uint64_t link_flows(std::uint32_t link) const {
+    const std::uint32_t b = link < bundle_of_.size() ? bundle_of_[link] : kNoBundle;
+    return links_[link].flows + (b == kNoBundle ? 0 : links_[bundles_[b].link].flows);
+  }
   double link_capacity(std::uint32_t link) const { return links_[link].capacity; }
   std::uint64_t flows_started() const { return started_; }
   std::uint64_t flows_finished() const { return finished_; }
@@ -180,6 +195,30 @@ class FlowModel final : public EventHandler {
     std::int64_t payload = 0;
     std::vector<MessageId> deliver;
   };
+  // A group of set_link_bundles: its links, each one's share of the capacity, and the
+  // flow-model link that stands for them (after the real ones) until dissolved.
+  struct Bundle {
+    std::vector<std::uint32_t> members;
+    std::uint32_t link = 0;
+    bool dissolved = false;
+  };
+  static constexpr std::uint32_t kNoBundle = UINT32_MAX;
+  // The live bundle `link` belongs to, if any.
+  std::uint32_t live_bundle(std::uint32_t link) const {
+    if (link >= bundle_of_.size()) return kNoBundle;
+    const std::uint32_t b = bundle_of_[link];
+    return b != kNoBundle && !bundles_[b].dissolved ? b : kNoBundle;
+  }
+  // Replaces each live bundle's links in `hops` by its own link where the hops cross all
+  // of them in proportion, and dissolves a bundle they cross otherwise.
+  void bundle_hops(std::vector<Hop>& hops);
+  void dissolve(std::uint32_t b);
+  // The link whose load paces a flow's credit window: its window link's bundle while live.
+  std::uint32_t window_constraint(const FlowState& s) const {
+    if (s.window_link == UINT32_MAX) return UINT32_MAX;
+    const std::uint32_t b = live_bundle(s.window_link);
+    return b == kNoBundle ? s.window_link : bundles_[b].link;
+  }
   void note(Time at, MessageId id, std::uint8_t kind, std::int64_t payload);
   void wake_now();
   // The first time from `t` on at which rates may be solved.
@@ -213,7 +252,20 @@ class FlowModel final : public EventHandler {
 
   Simulator* sim_;
   MessageObserver* observer_;
-  std::vector<LinkState> links_;
+  std::vector<LinkState> links_;  // the real ones (link_count()), then the bundles'
+  std::size_t real_links_ = 0;
+  std::vector<Bundle> bundles_;
+  std::vector<std::uint32_t> bundle_of_;  // per real link: its bundle (kNoBundle: none)
+  std::vector<double> bundle_share_;      // per real link: its capacity over its bundle's
+  struct BundleUse {  // bundle_hops' scratch: one bundle's hops in a route
+    std::uint32_t bundle;
+    std::uint32_t hops;
+    double weight;
+    double ratio;  // weight over share, the same for every hop of a proportional route
+    bool proportional;
+  };
+  std::vector<BundleUse> bundle_uses_;
+  std::vector<Hop> bundled_hops_;
   std::vector<FlowState> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::vector<std::uint32_t> heap_;

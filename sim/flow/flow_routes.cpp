@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <map>
 #include <stdexcept>
 
 namespace fabricsim {
@@ -40,6 +41,61 @@ std::vector<double> FlowRouter::capacities() const {
   for (const LinkDirection& d : net_->directions()) c.push_back(static_cast<double>(d.port->bandwidth().bits_per_second) / 8e12);
   c.insert(c.end(), engine_capacity_.begin(), engine_capacity_.end());
   return c;
+}
+
+std::vector<std::vector<std::uint32_t>> FlowRouter::parallel_link_groups() const {
+  const auto& dirs = net_->directions();
+  // Switches whose every link leads to an endpoint, each with the endpoints it reaches.
+  std::vector<std::vector<std::uint32_t>> reaches(net_->switch_count());
+  std::vector<char> leaf(net_->switch_count(), 1);
+  for (const LinkDirection& d : dirs) {
+    if (d.from.kind != NodeRef::Kind::kSwitch) continue;
+    if (d.to.kind == NodeRef::Kind::kHost) reaches[d.from.index].push_back(d.to.index);
+    else leaf[d.from.index] = 0;
+  }
+  std::map<std::vector<std::uint32_t>, std::uint32_t> domain_of;  // endpoints reached -> a number
+  std::vector<std::uint32_t> domain(net_->switch_count(), UINT32_MAX);
+  for (std::uint32_t s = 0; s < net_->switch_count(); ++s) {
+    if (!leaf[s] || reaches[s].size() < 2) continue;
+    std::sort(reaches[s].begin(), reaches[s].end());
+    if (std::adjacent_find(reaches[s].begin(), reaches[s].end()) != reaches[s].end()) continue;  // parallel links
+    domain[s] = domain_of.try_emplace(std::move(reaches[s]), static_cast<std::uint32_t>(domain_of.size())).first->second;
+  }
+  // The way back from switch s to endpoint h.
+  std::unordered_map<std::uint64_t, std::uint32_t> back;
+  for (std::size_t d = 0; d < dirs.size(); ++d) {
+    const LinkDirection& l = dirs[d];
+    if (l.from.kind == NodeRef::Kind::kSwitch && l.to.kind == NodeRef::Kind::kHost && domain[l.from.index] != UINT32_MAX) {
+      back.emplace((std::uint64_t{l.from.index} << 32) | l.to.index, static_cast<std::uint32_t>(d));
+    }
+  }
+  std::vector<std::vector<std::uint32_t>> groups;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> out;  // (domain, direction)
+  for (HostId h = 0; h < net_->host_count(); ++h) {
+    out.clear();
+    for (std::uint32_t i = host_first_[h]; i < host_first_[h + 1]; ++i) {
+      const std::uint32_t d = host_dirs_[i];
+      if (d == UINT32_MAX || dirs[d].to.kind != NodeRef::Kind::kSwitch) continue;
+      if (domain[dirs[d].to.index] != UINT32_MAX) out.emplace_back(domain[dirs[d].to.index], d);
+    }
+    std::sort(out.begin(), out.end());
+    for (std::size_t a = 0; a < out.size();) {
+      std::size_t b = a;
+      while (b < out.size() && out[b].first == out[a].first) ++b;
+      if (b - a >= 2) {
+        std::vector<std::uint32_t> up, down;
+        for (std::size_t k = a; k < b; ++k) {
+          up.push_back(out[k].second);
+          const auto it = back.find((std::uint64_t{dirs[out[k].second].to.index} << 32) | h);
+          if (it != back.end()) down.push_back(it->second);
+        }
+        groups.push_back(std::move(up));
+        if (down.size() == b - a) groups.push_back(std::move(down));
+      }
+      a = b;
+    }
+  }
+  return groups;
 }
 
 FlowRouter::Walk FlowRouter::walk(NodeRef from, HostId to, std::uint32_t hash, std::int64_t packet, double scale,

@@ -32,6 +32,12 @@ class FlowRouter {
   // given): each edge's own links.
   FlowModel::Route ring_route(const Message& m, const std::vector<std::pair<HostId, HostId>>& edges, std::int64_t chunk,
                               std::vector<std::vector<FlowModel::Hop>>* edge_hops = nullptr) const;
+  // Links every flow crosses together in proportion to their bandwidth, as groups for
+  // FlowModel::set_link_bundles: per endpoint, its links to switches that reach the same
+  // endpoints and nothing else (the NVSwitch chips of its node), and, as a second group,
+  // those switches' links back to it. (A flow that turns out not to keep the proportion
+  // dissolves its group; the flow model checks each.)
+  std::vector<std::vector<std::uint32_t>> parallel_link_groups() const;
   // RDMA NICs (nic_model: rdma), whose network the flow model routes as relays: per
   // host, its port to its NIC (-1: none). A message leaving by it is delivered later by
   // the work request's and the read's PCIe trips and the completion behind the last
