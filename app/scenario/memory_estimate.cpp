@@ -106,6 +106,8 @@ MemoryEstimate estimate_memory(const ScenarioConfig& config, const Topology& t) 
     // place per link it crosses (about 16 links across a cluster, acks included).
     e.packets_in_flight = 0;
     e.packets = (prebuilt_messages > 0 ? prebuilt_messages : hosts * 8) * (sizeof(double) * 12 + 16 * 24);
+    // A link per GPU each way for its NVLinks taken together (FlowModel::set_link_bundles).
+    e.packets += hosts * 2 * 128;
   }
   // A message is a record, a receive slot at its destination and a send slot at its source.
   // (At flow fidelity the NICs keep no slots.)
