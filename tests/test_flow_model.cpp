@@ -312,6 +312,28 @@ workload: {kind: collective, op: all_reduce, algorithm: ring, protocol: none, by
   CHECK(busbw == within(350.7, 0.005));
 }
 
+TEST_CASE("flow fidelity: a degraded NVLink trunk dissolves the groups it skews, and the ring keeps to its share") {
+  // gpu0's trunk to chip 0 at 50 GB/s (5 x 20.6 = 103 before). gpu7 still sends 5/18 of
+  // its ring edge to gpu0 by chip 0: the edge, and so the coupled ring, runs at most at
+  // 50 / (5/18) = 180 GB/s, less its steps' path delays. Flows into gpu0 no longer split
+  // as its links' capacities do: those groups go back to their links.
+  ScenarioRun run(load_config_text(R"(
+topology: {kind: nvswitch, preset: dgx_h100}
+network: {mtu: 64KiB, fidelity: flow}
+faults: [{link: [gpu0, nvsw0], bandwidth: 50GBps}]
+workload: {kind: collective, op: all_reduce, algorithm: ring, protocol: none, bytes: 64MiB, check_data: false}
+)",
+                                   "<degraded>"));
+  run.run();
+  REQUIRE(run.flow_model() != nullptr);
+  CHECK(run.flow_model()->link_bundles() == 16);
+  CHECK(run.flow_model()->link_bundles_dissolved() >= 2);
+  REQUIRE(run.collective() != nullptr);
+  const double busbw = run.collective()->rows()[0].busbw_GBps;
+  CHECK(busbw < 180.0);
+  CHECK(busbw > 180.0 * 0.96);
+}
+
 TEST_CASE("flow fidelity: a ring AllReduce on an ideal domain is the closed form exactly") {
   // Four GPUs on one switch, 100 Gb/s links of 500 ns, no headers, 4 KiB packets; an ack
   // of 64 B per 64 packets goes back over each link, so a link carries a flow's data and
