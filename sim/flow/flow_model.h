@@ -195,8 +195,9 @@ class FlowModel final : public EventHandler {
     std::int64_t payload = 0;
     std::vector<MessageId> deliver;
   };
-  // A group of set_link_bundles: its links, each one's share of the capacity, and the
-  // flow-model link that stands for them (after the real ones) until dissolved.
+  // A group of set_link_bundles: its links (each one's share of the capacity is in
+  // bundle_share_) and the flow-model link that stands for them (after the real ones)
+  // until dissolved.
   struct Bundle {
     std::vector<std::uint32_t> members;
     std::uint32_t link = 0;
