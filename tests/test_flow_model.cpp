@@ -291,18 +291,24 @@ TEST_CASE("a bundle of links split in proportion is one constraint: the per-link
   CHECK(b.model.link_flows(1) == 2);
 }
 
+namespace {
+// A 64 MiB ring AllReduce on one DGX H100 at flow fidelity, the network alone, with `extra`
+// top-level keys (faults).
+ScenarioConfig dgx_h100_flow_ring(const std::string& extra) {
+  return load_config_text("topology: {kind: nvswitch, preset: dgx_h100}\nnetwork: {mtu: 64KiB, fidelity: flow}\n" + extra +
+                              "workload: {kind: collective, op: all_reduce, algorithm: ring, protocol: none, bytes: 64MiB,"
+                              " check_data: false}\n",
+                          "<dgx_h100_flow_ring>");
+}
+}  // namespace
+
 TEST_CASE("flow fidelity: a DGX H100's NVLinks are bundled per GPU each way, and a ring over them keeps them") {
   // 8 GPUs, each with links to 4 NVSwitch chips: 8 bundles up and 8 down, none dissolved
   // by a ring. Its 14 steps of 8 MiB each take 8 MiB at the GPUs' NVLink data rate
   // (18 x 20.6 = 370.8 GB/s: 22.623 us) plus the path's delay: two 250 ns links and a
   // 64 KiB packet through the slowest trunk (4 x 20.6 GB/s: 0.795 us). 14 x 23.918 us =
   // 334.86 us: busbw 1.75 x 64 MiB / 334.86 us = 350.7 GB/s.
-  ScenarioRun run(load_config_text(R"(
-topology: {kind: nvswitch, preset: dgx_h100}
-network: {mtu: 64KiB, fidelity: flow}
-workload: {kind: collective, op: all_reduce, algorithm: ring, protocol: none, bytes: 64MiB, check_data: false}
-)",
-                                   "<bundles>"));
+  ScenarioRun run(dgx_h100_flow_ring(""));
   run.run();
   REQUIRE(run.flow_model() != nullptr);
   CHECK(run.flow_model()->link_bundles() == 16);
@@ -317,13 +323,7 @@ TEST_CASE("flow fidelity: a degraded NVLink trunk dissolves the groups it skews,
   // its ring edge to gpu0 by chip 0: the edge, and so the coupled ring, runs at most at
   // 50 / (5/18) = 180 GB/s, less its steps' path delays. Flows into gpu0 no longer split
   // as its links' capacities do: those groups go back to their links.
-  ScenarioRun run(load_config_text(R"(
-topology: {kind: nvswitch, preset: dgx_h100}
-network: {mtu: 64KiB, fidelity: flow}
-faults: [{link: [gpu0, nvsw0], bandwidth: 50GBps}]
-workload: {kind: collective, op: all_reduce, algorithm: ring, protocol: none, bytes: 64MiB, check_data: false}
-)",
-                                   "<degraded>"));
+  ScenarioRun run(dgx_h100_flow_ring("faults: [{link: [gpu0, nvsw0], bandwidth: 50GBps}]\n"));
   run.run();
   REQUIRE(run.flow_model() != nullptr);
   CHECK(run.flow_model()->link_bundles() == 16);

@@ -164,14 +164,15 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
     facts.nvls_channels = w.collective.channels > 1 ? static_cast<std::uint64_t>(w.collective.channels) : kNvlsChannels;
     // Each size's pieces: the config's chunk, else NCCL's (smaller for smaller sizes,
     // nccl_nvls_chunk_bytes), else the ideal network's 128 KiB.
-    const bool nccl = w.collective.protocol != "none";
-    const int heads = group.nodes > 1 && group.nics_per_node > 0 ? std::min(node->gpus, group.nics_per_node) : static_cast<int>(facts.nvls_gpus);
+    TunerChoice nvls;
+    nvls.algorithm = group.nodes > 1 ? "nvls_tree" : "nvls";
+    nvls.protocol = w.collective.protocol != "none" ? NcclProtocol::kSimple : NcclProtocol::kNone;
     facts.nvls_pieces = 1;
     for (const std::int64_t size : w.collective.sizes) {
-      const std::uint64_t chunk =
-          w.collective.chunk_bytes > 0 ? static_cast<std::uint64_t>(w.collective.chunk_bytes)
-          : nccl ? static_cast<std::uint64_t>(nccl_nvls_chunk_bytes(group.nodes > 1, size, static_cast<int>(facts.nvls_channels), heads, group.nodes))
-                 : static_cast<std::uint64_t>(kNvlsChunkBytes);
+      const std::int64_t nccl = nccl_chunk_bytes(nvls, w.collective.op, size, static_cast<int>(facts.nvls_channels), group);
+      const std::uint64_t chunk = static_cast<std::uint64_t>(w.collective.chunk_bytes > 0 ? w.collective.chunk_bytes
+                                                             : nccl > 0                   ? nccl
+                                                                                          : kNvlsChunkBytes);
       const std::uint64_t share = static_cast<std::uint64_t>(std::max<std::int64_t>(0, size)) / facts.nvls_gpus / facts.nvls_channels;
       facts.nvls_pieces = std::max(facts.nvls_pieces, std::min<std::uint64_t>(4096, (share + chunk - 1) / chunk));
     }
