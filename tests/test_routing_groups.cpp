@@ -56,11 +56,15 @@ std::vector<std::vector<std::vector<PortIndex>>> brute_force(const Topology& t) 
   return out;
 }
 
-void check_same(const Topology& t, const Routes& routes) {
+// `cut`: the fabric is cut in two, and a host with one link is not compared toward hosts
+// it cannot reach (its one port is set for every group; the run refuses such a fabric).
+void check_same(const Topology& t, const Routes& routes, bool cut = false) {
   const auto expected = brute_force(t);
+  const auto adj = adjacency(t);
   std::size_t mismatches = 0;
   for (std::uint32_t u = 0; u < t.nodes().size(); ++u) {
     for (std::uint32_t h = 0; h < t.host_count(); ++h) {
+      if (cut && t.node(u).kind == NodeKind::kHost && adj[u].size() == 1 && expected[u][h].empty()) continue;
       const auto got = routes.to(u, h);
       if (!std::equal(got.begin(), got.end(), expected[u][h].begin(), expected[u][h].end()) && ++mismatches <= 5) {
         FAIL_CHECK("node " << t.node(u).name << " to host " << t.node(t.host_node(h)).name << ": " << got.size()
@@ -124,6 +128,43 @@ TEST_CASE("grouped routes equal per-host routes on custom graphs: dual-homed, ca
   const Routes r = compute_routes(t);
   CHECK(r.unreachable.empty());
   check_same(t, r);
+}
+
+TEST_CASE("grouped routes equal per-host routes where a one-neighbour switch is entered, a host has parallel links, and an island is cut off") {
+  // The route compiler skips, group after group, a node whose relaying links all go to one
+  // node (a GPU's NIC, a NIC's leaf). Here that rule meets its exceptions: stub switch q
+  // (one relaying neighbour, s0) is where host g enters the fabric beside s2, so g's group
+  // enters at q; host h has two links of different cost to s1; and in a second build an
+  // island (switch s3 with hosts i and j) leaves groups that do not reach every switch.
+  const LinkSpec l{Bandwidth::gbps(100), ns(100)};
+  for (const bool island : {false, true}) {
+    CAPTURE(island);
+    Topology t;
+    const auto s0 = t.add_switch("s0"), s1 = t.add_switch("s1"), s2 = t.add_switch("s2"), q = t.add_switch("q");
+    const auto f = t.add_host("f"), g = t.add_host("g"), h = t.add_host("h"), k = t.add_host("k");
+    t.connect(s0, s1, l.bandwidth, l.latency, "fabric");
+    t.connect(s1, s2, l.bandwidth, l.latency, "fabric");
+    t.connect(q, s0, l.bandwidth, l.latency, "fabric", 2);
+    t.connect(f, q, l.bandwidth, l.latency, "host");
+    t.connect(g, q, l.bandwidth, l.latency, "host");
+    t.connect(g, s2, l.bandwidth, l.latency, "host");
+    t.connect(h, s1, l.bandwidth, l.latency, "host");
+    t.connect(h, s1, l.bandwidth, l.latency, "host", 2);
+    t.connect(k, s2, l.bandwidth, l.latency, "host");
+    if (island) {
+      const auto s3 = t.add_switch("s3");
+      const auto i = t.add_host("i"), j = t.add_host("j");
+      t.connect(i, s3, l.bandwidth, l.latency, "host");
+      t.connect(j, s3, l.bandwidth, l.latency, "host");
+    }
+    const Routes r = compute_routes(t);
+    CHECK(r.unreachable.empty() == !island);
+    check_same(t, r, island);
+    // By hand: q reaches f and g straight down and everything else up through s0; h
+    // leaves by its cheaper link to s1 only.
+    CHECK(r.to(q, 1).size() == 1);
+    CHECK(r.to(h, 3).size() == 1);
+  }
 }
 
 TEST_CASE("memory estimate: packets in flight are the workload's when buffers could hold more (hand count)") {

@@ -84,6 +84,9 @@ class TableBuilder {
   void add_exception(HostId h, std::uint32_t set) { exceptions_.push_back({h, set}); }
   // Every group so far has `set` (so setting it again records nothing).
   bool uniform_with(std::uint32_t set) const { return uniform_ && uniform_set_ == set; }
+  // Groups not set yet read `set`: the first group's set, which by_group is filled with
+  // when the table stops being uniform.
+  bool defaults_to(std::uint32_t set) const { return uniform_set_ == set; }
 
   RouteTable finish() {
     table_.default_set = uniform_set_ == kUnset ? 0 : uniform_set_;
@@ -130,25 +133,34 @@ struct Entry {
 
 // A node's last group entry, kept in one flat array beside the builders: most nodes give
 // most groups the same ports, and comparing here, in cache, spares a visit to the
-// builder (at 100,000 hosts, 3,000 groups x 260,000 nodes of visits).
+// builder (at 100,000 hosts, 3,000 groups x 10,000 fabric switches of visits). Sets of
+// more ports than fit (a leaf's way up to its spines) are kept in `wide`, by node.
 struct LastSet {
   static constexpr std::size_t kPorts = 5;
+  static constexpr std::uint16_t kWide = UINT16_MAX;
   std::uint32_t set = kUnset;
-  std::uint16_t count = UINT16_MAX;  // UINT16_MAX: none kept (more than kPorts)
-  bool uniform = false;              // the builder records nothing for it
+  std::uint16_t count = 0;
+  bool records_nothing = false;  // the builder's groups not set yet read `set` already
   std::array<PortIndex, kPorts> ports{};
-  bool matches(const std::vector<PortIndex>& cand) const {
+  bool matches(const std::vector<PortIndex>& cand, const std::vector<PortIndex>& wide) const {
+    if (set == kUnset) return false;
+    if (count == kWide) return cand == wide;
     if (cand.size() != count) return false;
     for (std::size_t i = 0; i < cand.size(); ++i) {
       if (cand[i] != ports[i]) return false;
     }
     return true;
   }
-  void keep(std::uint32_t s, const std::vector<PortIndex>& cand, bool records_nothing) {
+  void keep(std::uint32_t s, const std::vector<PortIndex>& cand, std::vector<PortIndex>& wide, bool nothing) {
     set = s;
-    uniform = records_nothing;
-    count = cand.size() <= kPorts ? static_cast<std::uint16_t>(cand.size()) : UINT16_MAX;
-    std::copy_n(cand.begin(), std::min(cand.size(), kPorts), ports.begin());
+    records_nothing = nothing;
+    if (cand.size() <= kPorts) {
+      count = static_cast<std::uint16_t>(cand.size());
+      std::copy(cand.begin(), cand.end(), ports.begin());
+    } else {
+      count = kWide;
+      wide = cand;
+    }
   }
 };
 
@@ -195,6 +207,7 @@ class RouteCompiler {
       is_torus_.resize(n);
       for (std::uint32_t u = 0; u < n; ++u) is_torus_[u] = t.node(u).role == "torus";
     }
+    find_sole_relays();
   }
 
   std::uint32_t count_groups() {
@@ -208,7 +221,11 @@ class RouteCompiler {
     form_groups(out);
     builders_.resize(t_.nodes().size());
     last_.assign(t_.nodes().size(), LastSet{});
+    wide_.assign(t_.nodes().size(), {});
     dist_.assign(t_.nodes().size(), kUnreached);
+    settled_.assign(t_.nodes().size(), 0);
+    entry_mark_.assign(t_.nodes().size(), 0);
+    unsettled_ = sole_nodes_;
     for (std::uint32_t g = 0; g < out.group_count; ++g) {
       route_group(g, out);
       if (progress && (g % 64 == 63 || g + 1 == out.group_count)) progress(g + 1, out.group_count);
@@ -222,6 +239,7 @@ class RouteCompiler {
     builders_.clear();
     builders_.shrink_to_fit();
     last_ = {};
+    wide_ = {};
     return out;
   }
 
@@ -383,30 +401,95 @@ class RouteCompiler {
       }
     }
     // Group entries: switches from the Dijkstra, hosts from their links.
-    std::vector<PortIndex> cand;
-    for (std::uint32_t u = 0; u < t_.nodes().size(); ++u) {
-      if (simple_host(u)) continue;  // its one port serves every group: set once at the end
-      cand.clear();
-      if (is_host_[u]) {
-        through_ports(u, through_cost(u), cand);
-      } else if (dist_[u] != kUnreached) {
-        if (attach != kNone && is_torus_[u] && u != attach) {
-          torus_port(u, attach, cand);
-        } else {
-          through_ports(u, dist_[u], cand);
+    if (all_reached()) {
+      // A node with one relaying neighbour v (a GPU's NIC, a NIC's leaf) has the same
+      // ports toward every group that reaches v and does not enter at it: once its table
+      // reads them for groups not set, those groups need nothing (at 100,000 GPUs, 200,000
+      // of 260,000 nodes, each visited per group before).
+      for (const Entry& e : group_entries_[g]) entry_mark_[e.sw] = 1;
+      for (std::uint32_t u : varied_) group_entry(g, u, attach, groups);
+      std::size_t kept = 0;
+      for (std::uint32_t u : unsettled_) {
+        if (entry_mark_[u]) {
+          unsettled_[kept++] = u;
+          continue;
         }
+        const std::uint32_t set = group_entry(g, u, attach, groups);
+        settled_[u] = builders_[u].defaults_to(set);
+        if (!settled_[u]) unsettled_[kept++] = u;
       }
-      LastSet& last = last_[u];
-      const bool same = last.matches(cand);
-      if (same && last.uniform) continue;  // the same ports as every group so far
-      TableBuilder& b = builders_[u];
-      const std::uint32_t set = same ? last.set : b.intern(cand);
-      b.set_group(g, set, groups);
-      last.keep(set, cand, b.uniform_with(set));
+      unsettled_.resize(kept);
+      for (const Entry& e : group_entries_[g]) {
+        if (sole_[e.sw] != kNone) group_entry(g, e.sw, attach, groups);
+        entry_mark_[e.sw] = 0;
+      }
+    } else {
+      for (std::uint32_t u : varied_) group_entry(g, u, attach, groups);
+      for (std::uint32_t u : sole_nodes_) group_entry(g, u, attach, groups);
     }
     pairs_.clear();
     for (std::uint32_t h : members_[g]) host_exceptions(g, h, attach);
     check_reach(g, out);
+  }
+
+  // Node u's ports toward group g, into its table; returns their set.
+  std::uint32_t group_entry(std::uint32_t g, std::uint32_t u, std::uint32_t attach, std::uint32_t groups) {
+    cand_.clear();
+    if (is_host_[u]) {
+      through_ports(u, through_cost(u), cand_);
+    } else if (dist_[u] != kUnreached) {
+      if (attach != kNone && is_torus_[u] && u != attach) {
+        torus_port(u, attach, cand_);
+      } else {
+        through_ports(u, dist_[u], cand_);
+      }
+    }
+    LastSet& last = last_[u];
+    std::vector<PortIndex>& wide = wide_[u];
+    const bool same = last.matches(cand_, wide);
+    // The same ports as the table gives groups not set yet: nothing to record. (By_group
+    // is filled with the first group's set when it is made, and each group is set once.)
+    if (same && last.records_nothing) return last.set;
+    TableBuilder& b = builders_[u];
+    const std::uint32_t set = same ? last.set : b.intern(cand_);
+    b.set_group(g, set, groups);
+    last.keep(set, cand_, wide, b.defaults_to(set));
+    return set;
+  }
+
+  // Every node a group's Dijkstra can reach was reached: every relaying node but the
+  // host-only switches, which no switch neighbours (an NVSwitch chip).
+  bool all_reached() const { return is_torus_.empty() && touched_.size() == reachable_; }
+
+  // sole_[u]: u's one relaying neighbour, where all its relaying links (host-only switches
+  // aside: nothing reaches them) go to one node; kNone otherwise. Simple hosts are set once
+  // at the end, and host-only switches (NVSwitch chips) have no ports toward any group
+  // (their table's default, 0: none) but their hosts' exceptions; the others split into
+  // varied_ and sole_nodes_.
+  void find_sole_relays() {
+    const std::size_t n = t_.nodes().size();
+    sole_.assign(n, kNone);
+    has_relay_.assign(n, 0);
+    reachable_ = 0;
+    for (std::uint32_t u = 0; u < n; ++u) {
+      if (!is_host_[u] && !host_only_[u]) ++reachable_;
+      for (std::uint32_t i = relay_.begin(u); i < relay_.end(u); ++i) has_relay_[u] |= !host_only_[relay_.node[i]];
+      if (simple_host(u) || (!is_host_[u] && host_only_[u])) continue;
+      std::uint32_t only = kNone;
+      bool one = true;
+      for (std::uint32_t i = relay_.begin(u); i < relay_.end(u) && one; ++i) {
+        const std::uint32_t v = relay_.node[i];
+        if (host_only_[v]) continue;
+        if (only != kNone && v != only) one = false;
+        only = v;
+      }
+      if (one && only != kNone && is_torus_.empty()) {
+        sole_[u] = only;
+        sole_nodes_.push_back(u);
+      } else {
+        varied_.push_back(u);
+      }
+    }
   }
 
   // Where a node is next to host h its ports differ from the group's.
@@ -493,8 +576,11 @@ class RouteCompiler {
     if (!out.unreachable.empty()) return;
     const auto& members = members_[g];
     std::sort(pairs_.begin(), pairs_.end());
+    // With every relaying node reached, a host with a relaying neighbour has a way.
+    const bool every_relay_reached = all_reached();
     for (std::uint32_t s = 0; s < hosts_; ++s) {
       const std::uint32_t sn = t_.host_node(s);
+      if (every_relay_reached && has_relay_[sn]) continue;
       if (through_cost(sn) != kUnreached) continue;
       for (std::uint32_t h : members) {  // the first member s has no way to
         const bool reached = std::binary_search(pairs_.begin(), pairs_.end(), std::pair{s, h});
@@ -516,8 +602,17 @@ class RouteCompiler {
   std::vector<std::vector<std::uint32_t>> members_;
   std::vector<TableBuilder> builders_;
   std::vector<LastSet> last_;  // by node, beside builders_
+  std::vector<std::vector<PortIndex>> wide_;  // by node: its last set where more than LastSet::kPorts
   std::vector<std::uint64_t> dist_;
   std::vector<std::uint32_t> touched_, near_, done_only_;
+  std::vector<PortIndex> cand_;
+  // The skip of nodes whose ports do not change from group to group (route_group).
+  std::vector<std::uint32_t> sole_;  // by node: its one relaying neighbour, or kNone
+  std::vector<char> has_relay_;      // by node: a neighbour a group's Dijkstra reaches
+  std::vector<std::uint32_t> varied_, sole_nodes_;
+  std::vector<std::uint32_t> unsettled_;  // sole nodes whose table does not yet default to their ports
+  std::vector<char> settled_, entry_mark_;
+  std::size_t reachable_ = 0;  // relaying nodes (switches but the host-only ones)
   // (source host, member) pairs this group's exceptions connect; only hosts with no way
   // through the fabric (a lone NVSwitch domain) are looked up in it.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs_;
