@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <queue>
 #include <span>
 #include <vector>
@@ -75,6 +76,16 @@ void check_same(const Topology& t, const Routes& routes, bool cut = false) {
   CHECK(mismatches == 0);
 }
 
+// Links of the same bandwidth and latency, each (a, b, tier, cost).
+struct Cable {
+  std::uint32_t a, b;
+  const char* tier;
+  std::uint32_t cost = 1;
+};
+void connect_all(Topology& t, const LinkSpec& l, std::initializer_list<Cable> cables) {
+  for (const Cable& c : cables) t.connect(c.a, c.b, l, c.tier, c.cost);
+}
+
 Topology example(const std::string& file) {
   const ScenarioRun run(load_config_file(std::string(FABRICSIM_SOURCE_DIR) + "/configs/" + file));
   return run.topology();
@@ -111,20 +122,9 @@ TEST_CASE("grouped routes equal per-host routes on custom graphs: dual-homed, ca
   const auto s0 = t.add_switch("s0"), s1 = t.add_switch("s1"), s2 = t.add_switch("s2"), p = t.add_switch("p"),
              x = t.add_switch("x");
   const auto a = t.add_host("a"), b = t.add_host("b"), c = t.add_host("c"), d = t.add_host("d"), e = t.add_host("e");
-  t.connect(s0, s1, l.bandwidth, l.latency, "fabric");
-  t.connect(s1, s2, l.bandwidth, l.latency, "fabric");
-  t.connect(s2, s0, l.bandwidth, l.latency, "fabric", 2);
-  t.connect(a, s0, l.bandwidth, l.latency, "host");
-  t.connect(a, s1, l.bandwidth, l.latency, "host");
-  t.connect(b, s2, l.bandwidth, l.latency, "host");
-  t.connect(c, s2, l.bandwidth, l.latency, "host");
-  t.connect(b, c, l.bandwidth, l.latency, "cable", 3);
-  t.connect(d, p, l.bandwidth, l.latency, "pcie", 4);
-  t.connect(p, s1, l.bandwidth, l.latency, "host");
-  t.connect(p, s0, l.bandwidth, l.latency, "host");
-  t.connect(d, x, l.bandwidth, l.latency, "nvlink");
-  t.connect(e, x, l.bandwidth, l.latency, "nvlink");
-  t.connect(e, s2, l.bandwidth, l.latency, "host");
+  connect_all(t, l, {{s0, s1, "fabric"}, {s1, s2, "fabric"}, {s2, s0, "fabric", 2}, {a, s0, "host"}, {a, s1, "host"},
+                     {b, s2, "host"}, {c, s2, "host"}, {b, c, "cable", 3}, {d, p, "pcie", 4}, {p, s1, "host"},
+                     {p, s0, "host"}, {d, x, "nvlink"}, {e, x, "nvlink"}, {e, s2, "host"}});
   const Routes r = compute_routes(t);
   CHECK(r.unreachable.empty());
   check_same(t, r);
@@ -142,20 +142,12 @@ TEST_CASE("grouped routes equal per-host routes where a one-neighbour switch is 
     Topology t;
     const auto s0 = t.add_switch("s0"), s1 = t.add_switch("s1"), s2 = t.add_switch("s2"), q = t.add_switch("q");
     const auto f = t.add_host("f"), g = t.add_host("g"), h = t.add_host("h"), k = t.add_host("k");
-    t.connect(s0, s1, l.bandwidth, l.latency, "fabric");
-    t.connect(s1, s2, l.bandwidth, l.latency, "fabric");
-    t.connect(q, s0, l.bandwidth, l.latency, "fabric", 2);
-    t.connect(f, q, l.bandwidth, l.latency, "host");
-    t.connect(g, q, l.bandwidth, l.latency, "host");
-    t.connect(g, s2, l.bandwidth, l.latency, "host");
-    t.connect(h, s1, l.bandwidth, l.latency, "host");
-    t.connect(h, s1, l.bandwidth, l.latency, "host", 2);
-    t.connect(k, s2, l.bandwidth, l.latency, "host");
+    connect_all(t, l, {{s0, s1, "fabric"}, {s1, s2, "fabric"}, {q, s0, "fabric", 2}, {f, q, "host"}, {g, q, "host"},
+                       {g, s2, "host"}, {h, s1, "host"}, {h, s1, "host", 2}, {k, s2, "host"}});
     if (island) {
       const auto s3 = t.add_switch("s3");
       const auto i = t.add_host("i"), j = t.add_host("j");
-      t.connect(i, s3, l.bandwidth, l.latency, "host");
-      t.connect(j, s3, l.bandwidth, l.latency, "host");
+      connect_all(t, l, {{i, s3, "host"}, {j, s3, "host"}});
     }
     const Routes r = compute_routes(t);
     CHECK(r.unreachable.empty() == !island);
