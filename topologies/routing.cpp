@@ -223,7 +223,6 @@ class RouteCompiler {
     last_.assign(t_.nodes().size(), LastSet{});
     wide_.assign(t_.nodes().size(), {});
     dist_.assign(t_.nodes().size(), kUnreached);
-    settled_.assign(t_.nodes().size(), 0);
     entry_mark_.assign(t_.nodes().size(), 0);
     unsettled_ = sole_nodes_;
     for (std::uint32_t g = 0; g < out.group_count; ++g) {
@@ -415,12 +414,11 @@ class RouteCompiler {
           continue;
         }
         const std::uint32_t set = group_entry(g, u, attach, groups);
-        settled_[u] = builders_[u].defaults_to(set);
-        if (!settled_[u]) unsettled_[kept++] = u;
+        if (!builders_[u].defaults_to(set)) unsettled_[kept++] = u;
       }
       unsettled_.resize(kept);
       for (const Entry& e : group_entries_[g]) {
-        if (sole_[e.sw] != kNone) group_entry(g, e.sw, attach, groups);
+        if (sole_[e.sw]) group_entry(g, e.sw, attach, groups);
         entry_mark_[e.sw] = 0;
       }
     } else {
@@ -461,14 +459,14 @@ class RouteCompiler {
   // host-only switches, which no switch neighbours (an NVSwitch chip).
   bool all_reached() const { return is_torus_.empty() && touched_.size() == reachable_; }
 
-  // sole_[u]: u's one relaying neighbour, where all its relaying links (host-only switches
-  // aside: nothing reaches them) go to one node; kNone otherwise. Simple hosts are set once
+  // sole_[u]: all u's relaying links (host-only switches aside: nothing reaches them) go
+  // to one node. Simple hosts are set once
   // at the end, and host-only switches (NVSwitch chips) have no ports toward any group
   // (their table's default, 0: none) but their hosts' exceptions; the others split into
   // varied_ and sole_nodes_.
   void find_sole_relays() {
     const std::size_t n = t_.nodes().size();
-    sole_.assign(n, kNone);
+    sole_.assign(n, 0);
     has_relay_.assign(n, 0);
     reachable_ = 0;
     for (std::uint32_t u = 0; u < n; ++u) {
@@ -484,7 +482,7 @@ class RouteCompiler {
         only = v;
       }
       if (one && only != kNone && is_torus_.empty()) {
-        sole_[u] = only;
+        sole_[u] = 1;
         sole_nodes_.push_back(u);
       } else {
         varied_.push_back(u);
@@ -607,11 +605,11 @@ class RouteCompiler {
   std::vector<std::uint32_t> touched_, near_, done_only_;
   std::vector<PortIndex> cand_;
   // The skip of nodes whose ports do not change from group to group (route_group).
-  std::vector<std::uint32_t> sole_;  // by node: its one relaying neighbour, or kNone
-  std::vector<char> has_relay_;      // by node: a neighbour a group's Dijkstra reaches
+  std::vector<char> sole_;       // by node: one relaying neighbour (find_sole_relays)
+  std::vector<char> has_relay_;  // by node: a neighbour a group's Dijkstra reaches
   std::vector<std::uint32_t> varied_, sole_nodes_;
   std::vector<std::uint32_t> unsettled_;  // sole nodes whose table does not yet default to their ports
-  std::vector<char> settled_, entry_mark_;
+  std::vector<char> entry_mark_;  // by node: an entry of the group being routed
   std::size_t reachable_ = 0;  // relaying nodes (switches but the host-only ones)
   // (source host, member) pairs this group's exceptions connect; only hosts with no way
   // through the fabric (a lone NVSwitch domain) are looked up in it.
