@@ -152,10 +152,16 @@ TEST_CASE("grouped routes equal per-host routes where a one-neighbour switch is 
     const Routes r = compute_routes(t);
     CHECK(r.unreachable.empty() == !island);
     check_same(t, r, island);
-    // By hand: q reaches f and g straight down and everything else up through s0; h
-    // leaves by its cheaper link to s1 only.
-    CHECK(r.to(q, 1).size() == 1);
-    CHECK(r.to(h, 3).size() == 1);
+    // By hand, ports in cable order: q's are s0, f, g, so it reaches g (host 1) by port 2
+    // and k (host 3) up through s0, port 0; h's two cables to s1 are ports 0 (cost 1) and
+    // 1 (cost 2), and it leaves by the cheaper one only.
+    const auto ports = [&](std::uint32_t node, HostId to) {
+      const auto p = r.to(node, to);
+      return std::vector<PortIndex>(p.begin(), p.end());
+    };
+    CHECK(ports(q, 1) == std::vector<PortIndex>{2});
+    CHECK(ports(q, 3) == std::vector<PortIndex>{0});
+    CHECK(ports(h, 3) == std::vector<PortIndex>{0});
   }
 }
 

@@ -404,7 +404,7 @@ class RouteCompiler {
       // A node with one relaying neighbour v (a GPU's NIC, a NIC's leaf) has the same
       // ports toward every group that reaches v and does not enter at it: once its table
       // reads them for groups not set, those groups need nothing (at 100,000 GPUs, 200,000
-      // of 260,000 nodes, each visited per group before).
+      // of 260,000 nodes).
       for (const Entry& e : group_entries_[g]) entry_mark_[e.sw] = 1;
       for (std::uint32_t u : varied_) group_entry(g, u, attach, groups);
       std::size_t kept = 0;
@@ -460,10 +460,9 @@ class RouteCompiler {
   bool all_reached() const { return is_torus_.empty() && touched_.size() == reachable_; }
 
   // sole_[u]: all u's relaying links (host-only switches aside: nothing reaches them) go
-  // to one node. Simple hosts are set once
-  // at the end, and host-only switches (NVSwitch chips) have no ports toward any group
-  // (their table's default, 0: none) but their hosts' exceptions; the others split into
-  // varied_ and sole_nodes_.
+  // to one node. Simple hosts are set once at the end, and host-only switches (NVSwitch
+  // chips) have no ports toward any group (their table's default, 0: none) but their
+  // hosts' exceptions; the others split into varied_ and sole_nodes_.
   void find_sole_relays() {
     const std::size_t n = t_.nodes().size();
     sole_.assign(n, 0);
