@@ -59,6 +59,10 @@ TEST_CASE("serialization is bytes * 8 / rate, rounded up to a picosecond") {
   // 1 GiB at 450 GB/s: 1073741824 / 450e9 s = 2386092942.22... ps
   CHECK(serialization(1'073'741'824, Bandwidth::gBps(450)) == 2'386'092'943);
   CHECK(serialization(0, Bandwidth::gbps(1)) == 0);
+  // Either side of the largest size worked out in 64 bits (2^63 / 8e12 = 1,152,921.5 bytes),
+  // at 13 Gb/s: 9,223,368,000 / 13 = 709,489,846.15 ps, 9,223,376,000 / 13 = 709,490,461.54 ps.
+  CHECK(serialization(1'152'921, Bandwidth::gbps(13)) == 709'489'847);
+  CHECK(serialization(1'152'922, Bandwidth::gbps(13)) == 709'490'462);
 }
 
 TEST_CASE("format_bytes writes binary units as nccl-tests users read sizes") {
