@@ -109,6 +109,50 @@ TEST_CASE("a step generated from the config (workload generate:) replays like th
   CHECK_THROWS_AS(ScenarioRun(load_config_text(missing, "generate_missing")), ConfigError);
 }
 
+TEST_CASE("ranks with the same dependencies share one list of children, and each keeps its own times") {
+  // Ranks 0 and 2 compute (10 and 30 us), then send to ranks 1 and 3, which receive and
+  // then compute 5 us: all four have one op waiting for the other. Rank 4 computes 10 and
+  // 4 us with no dependency. On an ideal network a send lands as it starts, so the ranks
+  // finish at 10, 15, 30, 35 and 14 us, and the step at 35 us; two dependency shapes.
+  Trace t;
+  t.set_ranks(5);
+  const auto compute = [](int id, Time us) {
+    TraceOp op;
+    op.id = id;
+    op.duration = us * 1'000'000;
+    return op;
+  };
+  const auto transfer = [](int id, TraceOpKind kind, int peer) {
+    TraceOp op;
+    op.id = id;
+    op.kind = kind;
+    op.peer = peer;
+    op.bytes = 1024;
+    return op;
+  };
+  for (const auto& [sender, us] : {std::pair{0, 10}, std::pair{2, 30}}) {
+    t.add(sender, compute(0, us));
+    t.add(sender, transfer(1, TraceOpKind::kSend, sender + 1), std::vector<int>{0});
+    t.add(sender + 1, transfer(0, TraceOpKind::kRecv, sender));
+    t.add(sender + 1, compute(1, 5), std::vector<int>{0});
+  }
+  t.add(4, compute(0, 10));
+  t.add(4, compute(1, 4));
+  const std::string path = test_temp_path("fabricsim_test_shared_children.jsonl").string();
+  write_trace(t, path);
+  const std::string yaml = "topology:\n  kind: leaf_spine\n  leaves: 1\n  spines: 1\n  hosts_per_leaf: 5\n"
+                           "  host_link: {bandwidth: 100Gbps}\n  fabric_link: {bandwidth: 100Gbps}\n"
+                           "workload: {kind: trace, file: " + path + ", network: ideal}\n";
+  ScenarioRun run(load_config_text(yaml, "shared_children"));
+  run.run();
+  REQUIRE(run.replay());
+  REQUIRE(run.replay()->done());
+  CHECK(run.replay()->distinct_child_lists() == 2);
+  const std::vector<Time> finish_us{10, 15, 30, 35, 14};
+  for (std::size_t r = 0; r < 5; ++r) CHECK(run.replay()->breakdown()[r].finish == finish_us[r] * 1'000'000);
+  CHECK(run.replay()->iteration_time() == 35'000'000);
+}
+
 TEST_CASE("the 1F1B pipeline bubble is (p-1)/(m+p-1)") {
   for (const auto& [p, mb] : {std::pair{4, 8}, std::pair{2, 6}}) {
     CAPTURE(p);

@@ -239,9 +239,10 @@ WorkloadNeeds trace_needs(const ScenarioConfig& config, const Topology& t) {
     // A generated step: per rank, per micro-batch and layer of its stage, forward and
     // backward compute (and four TP AllReduces with TP), its PP sends and receives, a
     // DP bucket per layer or so; about 80 bytes per operation with its state: a 40-byte
-    // op, 24 bytes of replay state, its children, and its dependencies while the replay
-    // turns them round (measured on GPT-3 175B: 1.49 GB at 16,384 GPUs, 9.38 GB at
-    // 99,968, the fabric included).
+    // op, 24 bytes of replay state, and its dependencies while the replay turns them
+    // round into children (those kept once per dependency shape, shared by the data-
+    // parallel replicas). Measured on GPT-3 175B: 1.40 GB at 16,384 GPUs, 9.25 GB at
+    // 99,968, the fabric included.
     const std::int64_t ranks = static_cast<std::int64_t>(w.trace.tp) * w.trace.pp * w.trace.dp;
     std::int64_t layers = 96;
     try {

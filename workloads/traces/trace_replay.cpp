@@ -25,7 +25,10 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
   ranks_.resize(n);
   agents_.resize(n);
   split_ = network_->partition_count() > 1;
-  children_.resize(n);
+  rank_children_.resize(n);
+  // Ranks' child lists by their hash, to find the ones already kept.
+  std::unordered_multimap<std::uint64_t, std::uint32_t> kept_lists;
+  ChildLists mine;
   for (std::size_t r = 0; r < n; ++r) {
     const auto& ops = trace_.ops[r];
     state_[r].resize(ops.size());
@@ -52,24 +55,35 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
     // Children in one array per rank: counted, placed, then filled in dependency order
     // (each op's children in the order of their index, as they were listed before).
     std::vector<OpState>& st = state_[r];
-    std::vector<std::uint32_t> count(ops.size() + 1, 0);
+    std::vector<std::uint32_t>& at = mine.at;
+    at.assign(ops.size() + 1, 0);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const std::span<const int> deps = trace_.deps(static_cast<int>(r), i);
       st[i].waiting = static_cast<std::int32_t>(deps.size());
-      for (int d : deps) ++count[static_cast<std::size_t>(in_order ? d : index_of.at(d))];
+      for (int d : deps) ++at[static_cast<std::size_t>(in_order ? d : index_of.at(d)) + 1];
     }
-    std::uint32_t at = 0;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      st[i].children_at = at;
-      at += count[i];
-      count[i] = st[i].children_at;  // now: where the next child of i goes
-    }
-    children_[r].resize(at);
+    for (std::size_t i = 0; i < ops.size(); ++i) at[i + 1] += at[i];
+    std::vector<std::uint32_t> next(at.begin(), at.end() - 1);  // where the next child of each goes
+    mine.list.resize(at.back());
     for (std::size_t i = 0; i < ops.size(); ++i) {
       for (int d : trace_.deps(static_cast<int>(r), i)) {
-        children_[r][count[static_cast<std::size_t>(in_order ? d : index_of.at(d))]++] = static_cast<int>(i);
+        mine.list[next[static_cast<std::size_t>(in_order ? d : index_of.at(d))]++] = static_cast<int>(i);
       }
     }
+    std::uint64_t h = 1469598103934665603ull;
+    for (std::uint32_t a : mine.at) h = (h ^ a) * 1099511628211ull;
+    for (int c : mine.list) h = (h ^ static_cast<std::uint32_t>(c)) * 1099511628211ull;
+    std::uint32_t id = UINT32_MAX;
+    for (auto [it, end] = kept_lists.equal_range(h); it != end && id == UINT32_MAX; ++it) {
+      const ChildLists& kept = child_lists_[it->second];
+      if (kept.at == mine.at && kept.list == mine.list) id = it->second;
+    }
+    if (id == UINT32_MAX) {
+      id = static_cast<std::uint32_t>(child_lists_.size());
+      kept_lists.emplace(h, id);
+      child_lists_.push_back(mine);
+    }
+    rank_children_[r] = id;
     // Turned round into children: the trace's own lists go (see trace()).
     std::vector<int>().swap(trace_.dep_lists[r]);  // (`= {}` would keep the capacity)
     if (r < trace_.dep_at.size()) std::vector<std::uint32_t>().swap(trace_.dep_at[r]);
@@ -106,11 +120,9 @@ bool TraceReplay::one_unit(const std::vector<int>& group) const {
 }
 
 std::span<const int> TraceReplay::children(int rank, int op) const {
-  const std::vector<OpState>& st = state_[static_cast<std::size_t>(rank)];
-  const std::vector<int>& all = children_[static_cast<std::size_t>(rank)];
-  const std::size_t from = st[static_cast<std::size_t>(op)].children_at;
-  const std::size_t to = static_cast<std::size_t>(op) + 1 < st.size() ? st[static_cast<std::size_t>(op) + 1].children_at : all.size();
-  return {all.data() + from, to - from};
+  const ChildLists& c = child_lists_[rank_children_[static_cast<std::size_t>(rank)]];
+  const std::uint32_t from = c.at[static_cast<std::size_t>(op)];
+  return {c.list.data() + from, c.at[static_cast<std::size_t>(op) + 1] - from};
 }
 
 bool TraceReplay::done() const {

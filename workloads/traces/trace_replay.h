@@ -106,6 +106,9 @@ class TraceReplay final : public WorkloadDriver {
   Time started_at() const { return started_; }
   Time iteration_time() const;
   const std::vector<RankBreakdown>& breakdown() const;
+  // How many different dependency shapes its ranks have: each is kept once, for every
+  // rank with it (data-parallel replicas share theirs).
+  std::size_t distinct_child_lists() const { return child_lists_.size(); }
   // The operations as replayed. Their dependencies are the replay's own children by now:
   // the trace's lists of them are dropped as they are turned round (at 100,000 GPUs, 80
   // million operations' worth), so its ops name none.
@@ -125,14 +128,21 @@ class TraceReplay final : public WorkloadDriver {
   std::vector<RankBreakdown> work_out_breakdown() const;
   mutable std::vector<RankBreakdown> breakdown_;
   mutable bool breakdown_kept_ = false;
-  // 24 bytes per operation (a 100,000-GPU step has about 80 million): its children are
-  // children_[rank][children_at .. the next op's children_at).
+  // 24 bytes per operation (a 100,000-GPU step has about 80 million).
   struct OpState {
     Time start = -1;
     Time end = -1;
     std::int32_t waiting = 0;  // dependencies not yet finished; kReady once it was ready
-    std::uint32_t children_at = 0;
     bool ready() const { return waiting == kReady; }
+  };
+  // A rank's operations' children (the operations that wait for each), back to back: op
+  // i's are list[at[i] .. at[i + 1]). Ranks whose dependencies are the same share one:
+  // data-parallel replicas and a stage's tensor-parallel ranks run the same program, so a
+  // 100,000-GPU step has 8 of them (one per pipeline stage), read from the caches rather
+  // than each rank's own lists from memory.
+  struct ChildLists {
+    std::vector<std::uint32_t> at;
+    std::vector<int> list;
   };
   static constexpr std::int32_t kReady = -1;
   std::span<const int> children(int rank, int op) const;
@@ -211,7 +221,8 @@ class TraceReplay final : public WorkloadDriver {
   std::vector<HostId> hosts_;
   ReplayOptions options_;
   std::vector<std::vector<OpState>> state_;
-  std::vector<std::vector<int>> children_;  // per rank, its ops' children back to back
+  std::vector<ChildLists> child_lists_;       // each different one once
+  std::vector<std::uint32_t> rank_children_;  // by rank: its child_lists_ entry
   std::deque<ComputeStream> streams_;
   std::deque<RankStart> ranks_;
   std::unordered_map<std::uint32_t, PendingCollective> collectives_;  // by key
