@@ -38,8 +38,8 @@ struct Bandwidth {
 
 // Time to put `bytes` on a wire of rate `bw`: ceil(bytes * 8 * 1e12 / bps) picoseconds.
 constexpr Time serialization(std::int64_t bytes, Bandwidth bw) {
-  // A packet's bits in picoseconds fit 64 bits (under 2.3 MB), where dividing is a
-  // machine instruction rather than a call: once per packet per hop.
+  // A packet's bits in picoseconds, and the rounding, fit 64 bits (up to 1.15 MB): there
+  // dividing is a machine instruction rather than a call, once per packet per hop.
   constexpr std::uint64_t kScale = 8u * 1'000'000'000'000u;
   if (bytes >= 0 && static_cast<std::uint64_t>(bytes) <= (UINT64_MAX - static_cast<std::uint64_t>(INT64_MAX)) / kScale && bw.bits_per_second > 0) {
     const std::uint64_t rate = static_cast<std::uint64_t>(bw.bits_per_second);

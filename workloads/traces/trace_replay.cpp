@@ -27,7 +27,7 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
   split_ = network_->partition_count() > 1;
   rank_children_.resize(n);
   // Ranks' child lists by their hash, to find the ones already kept.
-  std::unordered_multimap<std::uint64_t, std::uint32_t> kept_lists;
+  std::unordered_multimap<std::size_t, std::uint32_t> kept_lists;
   ChildLists mine;
   for (std::size_t r = 0; r < n; ++r) {
     const auto& ops = trace_.ops[r];
@@ -52,7 +52,7 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
     if (!in_order) {
       for (std::size_t i = 0; i < ops.size(); ++i) index_of[ops[i].id] = static_cast<int>(i);
     }
-    // Children in one array per rank: counted, placed, then filled in dependency order
+    // The rank's children in one array: counted, placed, then filled in dependency order
     // (each op's children in the order of their index, as they were listed before).
     std::vector<OpState>& st = state_[r];
     std::vector<std::uint32_t>& at = mine.at;
@@ -70,9 +70,8 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
         mine.list[next[static_cast<std::size_t>(in_order ? d : index_of.at(d))]++] = static_cast<int>(i);
       }
     }
-    std::uint64_t h = 1469598103934665603ull;
-    for (std::uint32_t a : mine.at) h = (h ^ a) * 1099511628211ull;
-    for (int c : mine.list) h = (h ^ static_cast<std::uint32_t>(c)) * 1099511628211ull;
+    // Kept once per shape (a collision of the hash is told apart by the comparison).
+    const std::size_t h = Trace::IntsHash{}(mine.list) ^ mine.at.size();
     std::uint32_t id = UINT32_MAX;
     for (auto [it, end] = kept_lists.equal_range(h); it != end && id == UINT32_MAX; ++it) {
       const ChildLists& kept = child_lists_[it->second];
