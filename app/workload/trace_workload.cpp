@@ -240,9 +240,8 @@ WorkloadNeeds trace_needs(const ScenarioConfig& config, const Topology& t) {
     // backward compute (and four TP AllReduces with TP), its PP sends and receives, a
     // DP bucket per layer or so; about 80 bytes per operation with its state: a 40-byte
     // op, 24 bytes of replay state, and its dependencies while the replay turns them
-    // round into children (those kept once per dependency shape, shared by the data-
-    // parallel replicas). Measured on GPT-3 175B: 1.40 GB at 16,384 GPUs, 9.25 GB at
-    // 99,968, the fabric included.
+    // round into children (those kept once per dependency shape, shared by the ranks of
+    // a pipeline stage). docs/model.md's scale table has the measured peaks beside it.
     const std::int64_t ranks = static_cast<std::int64_t>(w.trace.tp) * w.trace.pp * w.trace.dp;
     std::int64_t layers = 96;
     try {
