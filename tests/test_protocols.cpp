@@ -2,7 +2,9 @@
 // by hand, and a ring under LL through the packet network against its closed form.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <string>
+#include <utility>
 #include <tuple>
 
 #include "app/config/config_error.h"
@@ -12,6 +14,7 @@
 #include "test_support.h"
 #include "workloads/collectives/nccl_protocol.h"
 #include "workloads/collectives/nccl_tuning.h"
+#include "workloads/collectives/tuner.h"
 
 using namespace fabricsim;
 
@@ -163,7 +166,7 @@ NcclSystem two_dgx_h100_system() {
   const NcclGraph ring = nccl_ring_graph(90, 450, 50, 8, 2);
   s.graphs[static_cast<std::size_t>(NcclAlgo::kRing)] = ring;
   s.graphs[static_cast<std::size_t>(NcclAlgo::kTree)] = nccl_tree_graph(90, 450, 50, 8, 2);
-  s.graphs[static_cast<std::size_t>(NcclAlgo::kNvlsTree)] = nccl_nvls_graph(90, 450, 50, 8, 2);
+  s.graphs[static_cast<std::size_t>(NcclAlgo::kNvlsTree)] = nccl_nvls_graph(90, 450, 50, 8, 2, 8, false);
   return s;
 }
 }  // namespace
@@ -193,7 +196,7 @@ TEST_CASE("NCCL's graph search, reduced: channels and per-channel speeds") {
   CHECK(nccl_tree_graph(90, 450, 50, 8, 4).bw_intra == 48.0);  // more nodes: as the ring
   // NVLS: 16 channels at the fastest intra speed within 450 / 16 = 28.1 GB/s (24), and
   // across 2 nodes within 8 x 50 / 16 = 25 GB/s (24).
-  g = nccl_nvls_graph(90, 450, 50, 8, 2);
+  g = nccl_nvls_graph(90, 450, 50, 8, 2, 8, false);
   CHECK(g.channels == 16);
   CHECK(g.bw_intra == 24.0);
   CHECK(g.bw_inter == 24.0);
@@ -266,6 +269,73 @@ TEST_CASE("NCCL's rules by release: the same system under 2.18, 2.21 and 2.27") 
   CHECK(nccl_rules("2.30.4")->version == "2.28");
 }
 
+
+TEST_CASE("NCCL 2.29.2's printed tables for 2, 4 and 6 H100s of one node: the ring's and NVLS's entries, and its choice") {
+  // NCCL_DEBUG=INFO of all_reduce_perf -g 2/4/6 on one HGX H100 (NCCL 2.29.2, whose rules
+  // are 2.28's line), as published with its output (GitHub waynehacking8/nccl-collectives-bench,
+  // results/scaling_attributed/g{2,4,6}_auto.log): latency (us) / algorithm bandwidth (GB/s)
+  // per protocol, LL, LL128, Simple, then NVLS Simple. The system as the app builds it:
+  // each GPU's 18 NVLinks at NCCL's 20.6 GB/s (370.8), NVSwitch reduction.
+  struct Printed {
+    int gpus;
+    std::array<std::pair<double, double>, 3> broadcast, all_gather, all_reduce;
+    std::pair<double, double> nvls_all_gather, nvls_all_reduce;
+    const char* choice_at_1gib;  // the log's "AllReduce: 1073741824 Bytes -> Algo ..."
+  };
+  const Printed printed[] = {
+      {2, {{{7.2, 141.0}, {15.9, 331.2}, {11.8, 360.0}}}, {{{7.2, 282.0}, {15.9, 662.4}, {11.8, 720.0}}},
+       {{{7.8, 141.0}, {17.8, 331.2}, {15.2, 360.0}}}, {25.0, 25.5}, {25.0, 102.0}, "ring"},
+      {4, {{{7.2, 141.0}, {15.9, 331.2}, {11.8, 360.0}}}, {{{8.4, 188.0}, {19.7, 441.6}, {18.6, 480.0}}},
+       {{{10.2, 94.0}, {25.4, 220.8}, {28.8, 240.0}}}, {25.0, 114.8}, {25.0, 160.0}, "ring"},
+      {6, {{{7.2, 141.0}, {15.9, 331.2}, {11.8, 360.0}}}, {{{9.6, 169.2}, {23.5, 397.4}, {25.4, 432.0}}},
+       {{{12.6, 84.6}, {33.0, 198.7}, {42.4, 216.0}}}, {25.0, 177.1}, {25.0, 216.0}, "nvls"},
+  };
+  const NcclProtocol protocols[] = {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
+  for (const Printed& t : printed) {
+    CAPTURE(t.gpus);
+    TunerFacts f;
+    f.ranks = f.gpus_per_node = t.gpus;
+    f.nodes = 1;
+    f.nvlink_GBps = 18 * 20.6;
+    f.nvls_GBps = 480;
+    f.compute_capability = 90;
+    f.nccl_version = "2.29.2";
+    const NcclCostModel m(*nccl_rules(f.nccl_version), nccl_system(f));
+    const auto check = [&](CollectiveOp op, NcclAlgo a, NcclProtocol p, std::pair<double, double> want) {
+      CAPTURE(static_cast<int>(op));
+      CAPTURE(static_cast<int>(p));
+      const NcclCost c = m.cost(op, a, p);
+      CHECK(c.latency_us == within(want.first, 0.05));  // printed to 0.1
+      CHECK(c.algbw_GBps == within(want.second, 0.05));
+    };
+    for (int i = 0; i < 3; ++i) {
+      check(CollectiveOp::kBroadcast, NcclAlgo::kRing, protocols[i], t.broadcast[static_cast<std::size_t>(i)]);
+      check(CollectiveOp::kReduce, NcclAlgo::kRing, protocols[i], t.broadcast[static_cast<std::size_t>(i)]);
+      check(CollectiveOp::kAllGather, NcclAlgo::kRing, protocols[i], t.all_gather[static_cast<std::size_t>(i)]);
+      check(CollectiveOp::kReduceScatter, NcclAlgo::kRing, protocols[i], t.all_gather[static_cast<std::size_t>(i)]);
+      check(CollectiveOp::kAllReduce, NcclAlgo::kRing, protocols[i], t.all_reduce[static_cast<std::size_t>(i)]);
+    }
+    check(CollectiveOp::kAllGather, NcclAlgo::kNvls, NcclProtocol::kSimple, t.nvls_all_gather);
+    check(CollectiveOp::kAllReduce, NcclAlgo::kNvls, NcclProtocol::kSimple, t.nvls_all_reduce);
+    const TunerChoice choice = choose_algorithm(CollectiveOp::kAllReduce, INT64_C(1) << 30, f, "auto", "auto");
+    CHECK(choice.algorithm == t.choice_at_1gib);
+    CHECK(choice.protocol == NcclProtocol::kSimple);
+    // NVLS's kernels run NCCL_NVLS_NCHANNELS (16, the log's "16 nvls channels"), not its
+    // graph's one per GPU.
+    if (choice.algorithm == "nvls") CHECK(choice.nccl_channels == 16);
+  }
+  // How the NVLS entries come about (search.cc, tuning.cc): a channel per GPU, each at the
+  // fastest Hopper speed s with (gpus + 1) x s <= 370.8: 60, 60, 50; the inter speed raised
+  // to 60; 6 GPUs: 6 x min(50 x 0.85 x 5/6 x 2, 60) x 6/10 = 216, AllGather 6 x 50 x 0.85
+  // x (5/6)^2 = 177.1. 2.18's list has no 50 and no raise: 6 GPUs at 40.
+  const NcclGraph six = nccl_nvls_graph(90, 370.8, 0, 0, 1, 6, false);
+  CHECK(six.channels == 6);
+  CHECK(six.bw_intra == 50.0);
+  CHECK(six.bw_inter == 60.0);
+  CHECK(six.run_channels == 16);
+  CHECK(nccl_nvls_graph(90, 370.8, 0, 0, 1, 6, true).bw_intra == 40.0);
+  CHECK(nccl_nvls_graph(90, 370.8, 0, 0, 1, 8, false).bw_intra == 40.0);
+}
 
 TEST_CASE("a collective row carries NCCL's own prediction, and unset channels are NCCL's graph's") {
   // 2 x DGX H100, the ring forced, 1 MiB: NCCL 2.28 picks LL128 (75.2 us + 1 MiB at

@@ -274,10 +274,14 @@ NcclCost NcclCostModel::cost(CollectiveOp op, NcclAlgo algo, NcclProtocol proto)
     case kRing: {
       const int hw = n_nodes == 1 ? intra_hw : kNetHw;
       if (op == CollectiveOp::kReduce || op == CollectiveOp::kBroadcast) {
-        // NCCL's graphs on these fabrics use different channels each way: per step.
+        // One hop where every channel is the same ring; else per step (the tree's for Simple).
         double lat = r.hw[static_cast<std::size_t>(hw)][kRing][static_cast<std::size_t>(p)];
-        if (p == kSimple) lat = r.hw[static_cast<std::size_t>(hw)][kTree][static_cast<std::size_t>(p)];
-        c.latency_us += nsteps * lat;
+        if (g.same_channels) {
+          c.latency_us += lat;
+        } else {
+          if (p == kSimple) lat = r.hw[static_cast<std::size_t>(hw)][kTree][static_cast<std::size_t>(p)];
+          c.latency_us += nsteps * lat;
+        }
       } else {
         int inter_steps = 0;
         if (n_nodes > 1) {
@@ -352,6 +356,7 @@ NcclGraph nccl_ring_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_
     const double limit = std::min(nic_GBps, intra_cap / g.channels);
     g.bw_intra = g.bw_inter = fastest_speed_within(speeds(sm90, true), limit);
   } else {
+    g.same_channels = true;
     // One node: the channel count and speed that carry the most, the faster on a tie.
     double best = 0;
     for (double s : speeds(sm90, false)) {
@@ -379,13 +384,27 @@ NcclGraph nccl_tree_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_
   return g;
 }
 
-NcclGraph nccl_nvls_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes) {
-  // NVLS runs NCCL_NVLS_NCHANNELS channels (16 by default through 2.28), each at the
-  // fastest listed speed the GPU's NVLinks, and across nodes its NICs, carry.
+NcclGraph nccl_nvls_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes, int gpus,
+                          bool search_2_18) {
   NcclGraph g;
   if (nvlink_GBps <= 0) return g;
   const bool sm90 = cc >= 90;
-  g.channels = 16;
+  constexpr int kRunChannels = 16;  // NCCL_NVLS_NCHANNELS' default on Hopper
+  if (nodes == 1 && gpus >= 1) {
+    constexpr int kMaxArity = 32;  // NCCL_MAX_NVLS_ARITY
+    std::vector<double> list = speeds(sm90, false);
+    if (search_2_18) list.erase(std::remove(list.begin(), list.end(), 50.0), list.end());
+    g.channels = std::min(kMaxArity, gpus);
+    g.bw_intra = fastest_speed_within(list, nvlink_GBps / (gpus + 1));
+    g.bw_inter = g.bw_intra;
+    if (!search_2_18) {
+      auto at = std::find(list.begin(), list.end(), g.bw_intra);
+      while (at != list.begin() && g.bw_inter < 2 * g.bw_intra) g.bw_inter = *--at;
+    }
+    g.run_channels = kRunChannels;
+    return g;
+  }
+  g.channels = kRunChannels;
   g.bw_intra = fastest_speed_within(speeds(sm90, false), nvlink_GBps / g.channels);
   g.bw_inter = g.bw_intra;
   if (nodes > 1 && nic_GBps > 0) {

@@ -62,6 +62,12 @@ struct NcclGraph {
   double bw_intra = 0;
   double bw_inter = 0;
   double latency_inter = 0;  // us; NCCL sets it for some networks, 0 for InfiniBand and RoCE
+  // The channels its kernels run on where that is not the search's count (0: `channels`):
+  // NVLS's search makes a channel per head GPU, its kernels run NCCL_NVLS_NCHANNELS.
+  int run_channels = 0;
+  // Every channel the same ring (one node: the NVSwitch gives each the same order). NCCL
+  // then costs Broadcast and Reduce one hop, not one per step.
+  bool same_channels = false;
 };
 
 // What NCCL's tuner knows of the communicator.
@@ -125,7 +131,17 @@ NcclGraph nccl_ring_graph(int compute_capability, double nvlink_GBps, double nic
 // the intra-node speed raised while the GPU's NVLinks carry it, up to twice the
 // inter-node speed: a 2-node tree sends half as much over the network as inside a node.
 NcclGraph nccl_tree_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes);
-NcclGraph nccl_nvls_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes);
+// NCCL's NVLS graph. On one node (NCCL 2.18.3 on: "pull evenly from all GPUs") its
+// search makes a channel per GPU of the communicator (`gpus`), each GPU the head of one;
+// a channel reads from every GPU's NVLinks once and from its head's twice, so its speed
+// is the fastest listed s with (gpus + 1) x s within a GPU's NVLinks. Its second pass
+// then raises the inter speed up the list while it is below twice that, and NCCL's model
+// caps each channel by it; 2.18's search (`search_2_18`) has neither that pass for NVLS
+// nor 50 GB/s in its Hopper list. Its kernels run 16 channels (NCCL_NVLS_NCHANNELS on
+// Hopper). Across nodes: 16 channels at the fastest intra speed within the NVLinks, the
+// inter one within the node's NICs.
+NcclGraph nccl_nvls_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes,
+                          int gpus, bool search_2_18);
 
 // floor(log2(n)) for n >= 1 (NCCL's log2i): a tree's depth over n nodes.
 int floor_log2(int n);

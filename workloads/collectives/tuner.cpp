@@ -15,6 +15,8 @@ NcclSystem nccl_system(const TunerFacts& f) {
   s.net_overhead_us = f.cpu_amd ? 2.0 : 1.0;
   s.nvlink = f.nvlink_GBps > 0;
   const int cc = f.compute_capability;
+  const std::optional<NcclRules> rules = nccl_rules(f.nccl_version);
+  const bool search_2_18 = rules && rules->rules_2_18;
   const NcclGraph ring = nccl_ring_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes);
   const auto at = [&](NcclAlgo a) -> NcclGraph& { return s.graphs[static_cast<std::size_t>(a)]; };
   at(NcclAlgo::kRing) = ring;
@@ -27,9 +29,9 @@ NcclSystem nccl_system(const TunerFacts& f) {
     g.bw_intra = g.bw_inter = std::min(f.nic_GBps, f.nvlink_GBps / f.nics_per_node);
     at(NcclAlgo::kCollNetDirect) = g;
   }
-  if (f.nvls_GBps > 0 && f.nodes == 1) at(NcclAlgo::kNvls) = nccl_nvls_graph(cc, f.nvlink_GBps, 0, 0, 1);
+  if (f.nvls_GBps > 0 && f.nodes == 1) at(NcclAlgo::kNvls) = nccl_nvls_graph(cc, f.nvlink_GBps, 0, 0, 1, f.ranks, search_2_18);
   if (f.nvls_GBps > 0 && whole_nodes && f.gpus_per_node >= 2 && f.node_nic_GBps > 0) {
-    at(NcclAlgo::kNvlsTree) = nccl_nvls_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes);
+    at(NcclAlgo::kNvlsTree) = nccl_nvls_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes, f.gpus_per_node, search_2_18);
   }
   s.comm_channels = ring.channels;
   return s;
@@ -88,7 +90,8 @@ void choose_by_nccl_model(TunerChoice& choice, CollectiveOp op, std::int64_t byt
         choice.protocol = p;
         choice.nccl_time_us = t;
         choice.nccl_latency_us = model.latency_us(op, a, p, bytes);
-        choice.nccl_channels = system.graphs[static_cast<std::size_t>(a)].channels;
+        const NcclGraph& graph = system.graphs[static_cast<std::size_t>(a)];
+        choice.nccl_channels = graph.run_channels > 0 ? graph.run_channels : graph.channels;
         choice.nccl_steps = model.step_latency(a, p);
         choice.nccl_channel_GBps = model.cost(op, a, p).channel_GBps;
         const double simple = model.cost(op, a, NcclProtocol::kSimple).algbw_GBps;
