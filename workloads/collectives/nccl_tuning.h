@@ -137,9 +137,9 @@ NcclGraph nccl_tree_graph(int compute_capability, double nvlink_GBps, double nic
 // is the fastest listed s with (gpus + 1) x s within a GPU's NVLinks. Its second pass
 // then raises the inter speed up the list while it is below twice that, and NCCL's model
 // caps each channel by it; 2.18's search (`search_2_18`) has neither that pass for NVLS
-// nor 50 GB/s in its Hopper list. Its kernels run 16 channels (NCCL_NVLS_NCHANNELS on
-// Hopper). Across nodes: 16 channels at the fastest intra speed within the NVLinks, the
-// inter one within the node's NICs.
+// nor 50 GB/s in its Hopper list (the pass came in 2.20; 2.19, on the 2.21 line, gets it).
+// Its kernels run 16 channels (NCCL_NVLS_NCHANNELS on Hopper). Across nodes: 16 channels
+// at the fastest intra speed within the NVLinks, the inter one within the node's NICs.
 NcclGraph nccl_nvls_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes,
                           int gpus, bool search_2_18);
 
