@@ -374,3 +374,45 @@ TEST_CASE("a protocol's network bytes: its flags, or NCCL's share of Simple's ba
   CHECK(ll.wire_factor == within(360.0 / 39.0, 1e-9));
   CHECK(choose_algorithm(CollectiveOp::kAllReduce, 16 << 20, f, "ring", "simple").wire_factor == 1.0);
 }
+
+TEST_CASE("dual-port NICs: NCCL sees each port as a NIC, so 2 x DGX A100 over 16 x 100G run the tree at 1 GiB") {
+  // OCI's BM.GPU4.8: 8 A100s (12 NVLinks of 20.0 GB/s of data each: 240 GB/s) and 16
+  // RDMA ports of 100 Gb/s (12.5 GB/s), two per GPU. Written as 8 NICs of 200 Gb/s with
+  // nic_ports: 2, NCCL's graph has a ring channel per port: 16 at the fastest pre-Hopper
+  // inter speed within min(12.5, 240 / 16 = 15): 12; below 25, not duplicated. The tree's
+  // intra speed is raised within min(2 x 12, 15): 15.
+  const std::string yaml =
+      "topology:\n"
+      "  kind: cluster\n  nodes: 2\n  node: {preset: dgx_a100}\n  nics_per_node: 8\n  nic_ports: PORTS\n"
+      "  pcie: {bandwidth: 32GBps, latency: 500ns}\n"
+      "  nic: {bandwidth: 200Gbps, latency: 500ns, kind: ethernet}\n"
+      "  fabric: {kind: rail_optimized, spines: 2, fabric_link: {bandwidth: 200Gbps, latency: 500ns}}\n"
+      "network: {mtu: 4KiB}\n"
+      "workload: {kind: collective, op: all_reduce, algorithm: auto, bytes: 1GiB}\n";
+  auto facts = [&](const char* ports) {
+    std::string text = yaml;
+    text.replace(text.find("PORTS"), 5, ports);
+    return tuner_facts(load_config_text(text, "<test>").topology, 16);
+  };
+  const TunerFacts dual = facts("2");
+  CHECK(dual.nics_per_node == 16);
+  CHECK(dual.nic_GBps == within(12.5, 1e-12));
+  CHECK(dual.node_nic_GBps == within(200.0, 1e-12));  // the node's NICs are what they were
+  NcclGraph g = nccl_ring_graph(80, 240, 12.5, 16, 2);
+  CHECK(g.channels == 16);
+  CHECK(g.bw_intra == 12.0);
+  CHECK(nccl_tree_graph(80, 240, 12.5, 16, 2).bw_intra == 15.0);
+  // NCCL 2.28's Simple bandwidths (AllReduce): the ring 16 x 12 = 192, algorithm 192 x
+  // 16 / 30 = 102.4 GB/s; the tree min(16 x 15 x 0.92, 16 x 23.6 (Ampere's per-channel
+  // cap, 2 nodes)) = 220.8, half of it per byte: 110.4 GB/s. So the tree wins at 1 GiB.
+  const TunerChoice c = choose_algorithm(CollectiveOp::kAllReduce, std::int64_t{1} << 30, dual, "auto", "auto");
+  CHECK(c.algorithm == "tree");
+  CHECK(c.protocol == NcclProtocol::kSimple);
+  // One port per NIC (8 x 25 GB/s): 8 ring channels of 24 and tree channels of 30 (within
+  // min(48, 240 / 8)), whose bus bandwidth the cap holds to 8 x 23.6 = 188.8, 94.4 GB/s
+  // per byte against the ring's 8 x 24 x 16 / 30 = 102.4: the ring.
+  const TunerFacts single = facts("1");
+  CHECK(single.nics_per_node == 8);
+  CHECK(nccl_tree_graph(80, 240, 25, 8, 2).bw_intra == 30.0);
+  CHECK(choose_algorithm(CollectiveOp::kAllReduce, std::int64_t{1} << 30, single, "auto", "auto").algorithm == "ring");
+}

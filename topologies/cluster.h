@@ -23,6 +23,9 @@ struct ClusterSpec {
   int nodes = 2;
   NvSwitchSpec node;
   int nics_per_node = 8;
+  // RDMA ports per NIC. Each port is a device of its own to NCCL (its own channels and
+  // queue pairs) at the NIC's bandwidth over the ports; the NIC's link carries them all.
+  int nic_ports = 1;
   LinkSpec pcie{Bandwidth::gBps(64), ns(500)};  // PCIe Gen5 x16, about 64 GB/s per direction
   LinkSpec nic_link{Bandwidth::gbps(400), ns(500)};
   ScaleOutSpec fabric = RailOptimizedSpec{};

@@ -29,15 +29,16 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
     f.nvlink_GBps = GBps(c.node.gpu_bandwidth());
     f.nvls_GBps = GBps(c.node.nvls_bandwidth);
     f.nvls_latency_us = us_of(c.node.nvls_latency);
-    f.nic_GBps = GBps(c.nic_link.bandwidth);
-    f.node_nic_GBps = f.nic_GBps * c.nics_per_node;
+    // NCCL sees each RDMA port as a NIC of its own.
+    f.nic_GBps = GBps(c.nic_link.bandwidth) / c.nic_ports;
+    f.node_nic_GBps = GBps(c.nic_link.bandwidth) * c.nics_per_node;
     f.compute_capability = c.node.compute_capability;
     f.hop_latency_us = us_of(c.nic_link.latency);
     f.intra_step_us = 2 * us_of(c.node.latency);
     // A step between nodes crosses PCIe twice through relaying NICs; through RDMA NICs
     // four times (the work request, the NIC's read and its answer, the DMA write).
     f.inter_step_us = (c.rdma_nics ? 4 : 2) * us_of(c.pcie.latency) + 2 * us_of(c.nic_link.latency);
-    f.nics_per_node = c.nics_per_node;
+    f.nics_per_node = c.nics_per_node * c.nic_ports;
     if (const auto* rail = std::get_if<RailOptimizedSpec>(&c.fabric)) f.sharp = rail->sharp_bandwidth.bits_per_second > 0;
   } else {
     // Host fabrics: one endpoint per "node"; the ring is the only candidate.
@@ -61,7 +62,7 @@ TunerFacts tuner_facts_for_group(const TopologyConfig& topology, const std::vect
   f.gpus_per_node = even ? first : 0;
   // The member GPUs' NICs (one per GPU up to the node's count).
   f.node_nic_GBps = GBps(c.nic_link.bandwidth) * std::min(first, c.nics_per_node);
-  f.nics_per_node = std::min(first, c.nics_per_node);
+  f.nics_per_node = std::min(first, c.nics_per_node) * c.nic_ports;
   return f;
 }
 
