@@ -82,6 +82,12 @@ TEST_CASE("leave one out checks each table's rows of 1 MiB and up against the ot
   CHECK(checks[2].rows == 1);
   CHECK(checks[2].banded == 1);
   CHECK(checks[2].covered == 1);
+  // All tables together: 3 + 2 + 1 rows, all with a band, the one of c inside.
+  const LeaveOneOut all = leave_one_out_total(checks);
+  CHECK(all.table == "all tables");
+  CHECK(all.rows == 6);
+  CHECK(all.banded == 6);
+  CHECK(all.covered == 1);
 }
 
 TEST_CASE("a band counts only rows of the same family of collectives, a ninth column names it, all_reduce where absent") {

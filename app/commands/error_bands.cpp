@@ -77,6 +77,12 @@ int error_bands_command(const po::variables_map& vm) {
       j.end_object();
     }
     j.end_array();
+    const LeaveOneOut all = leave_one_out_total(checks);
+    j.key("leave_one_out_total").begin_object();
+    j.key("rows").value(static_cast<std::int64_t>(all.rows));
+    j.key("banded").value(static_cast<std::int64_t>(all.banded));
+    j.key("covered").value(static_cast<std::int64_t>(all.covered));
+    j.end_object();
     j.end_object();
     std::cout << j.str() << "\n";
   } else if (vm.count("markdown")) {
@@ -93,6 +99,10 @@ int error_bands_command(const po::variables_map& vm) {
                     l.banded > 0 ? 100.0 * l.covered / l.banded : 0.0);
       std::cout << line;
     }
+    const LeaveOneOut all = leave_one_out_total(checks);
+    std::snprintf(line, sizeof line, "| all tables | %d | %d | %d (%.0f%%) |\n", all.rows, all.banded, all.covered,
+                  all.banded > 0 ? 100.0 * all.covered / all.banded : 0.0);
+    std::cout << line;
   } else {
     std::cout << "# fabricsim error-bands: " << corpus.size() << " predicted rows\n";
     for (const ErrorBand& b : bands) {
@@ -106,6 +116,9 @@ int error_bands_command(const po::variables_map& vm) {
                     l.covered);
       std::cout << line;
     }
+    const LeaveOneOut all = leave_one_out_total(checks);
+    std::snprintf(line, sizeof line, "  %-24s %3d rows, %3d with a band, %3d inside\n", "all tables", all.rows, all.banded, all.covered);
+    std::cout << line;
   }
   return 0;
 }

@@ -126,4 +126,15 @@ std::vector<LeaveOneOut> leave_one_out(const std::vector<CorpusError>& corpus) {
   return out;
 }
 
+LeaveOneOut leave_one_out_total(const std::vector<LeaveOneOut>& checks) {
+  LeaveOneOut all;
+  all.table = "all tables";
+  for (const LeaveOneOut& l : checks) {
+    all.rows += l.rows;
+    all.banded += l.banded;
+    all.covered += l.covered;
+  }
+  return all;
+}
+
 }  // namespace fabricsim

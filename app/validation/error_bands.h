@@ -59,5 +59,7 @@ struct LeaveOneOut {
   int covered = 0;  // of those, rows whose error lay inside that band
 };
 std::vector<LeaveOneOut> leave_one_out(const std::vector<CorpusError>& corpus);
+// Every table's rows together (table "all tables").
+LeaveOneOut leave_one_out_total(const std::vector<LeaveOneOut>& checks);
 
 }  // namespace fabricsim
