@@ -52,6 +52,7 @@ int error_bands_command(const po::variables_map& vm) {
   }
   const std::vector<ErrorBand> bands = regimes(corpus);
   const std::vector<LeaveOneOut> checks = leave_one_out(corpus);
+  const LeaveOneOut all = leave_one_out_total(checks);
   char line[256];
   if (vm.count("json")) {
     JsonWriter j;
@@ -77,7 +78,6 @@ int error_bands_command(const po::variables_map& vm) {
       j.end_object();
     }
     j.end_array();
-    const LeaveOneOut all = leave_one_out_total(checks);
     j.key("leave_one_out_total").begin_object();
     j.key("rows").value(static_cast<std::int64_t>(all.rows));
     j.key("banded").value(static_cast<std::int64_t>(all.banded));
@@ -99,7 +99,6 @@ int error_bands_command(const po::variables_map& vm) {
                     l.banded > 0 ? 100.0 * l.covered / l.banded : 0.0);
       std::cout << line;
     }
-    const LeaveOneOut all = leave_one_out_total(checks);
     std::snprintf(line, sizeof line, "| all tables | %d | %d | %d (%.0f%%) |\n", all.rows, all.banded, all.covered,
                   all.banded > 0 ? 100.0 * all.covered / all.banded : 0.0);
     std::cout << line;
@@ -116,7 +115,6 @@ int error_bands_command(const po::variables_map& vm) {
                     l.covered);
       std::cout << line;
     }
-    const LeaveOneOut all = leave_one_out_total(checks);
     std::snprintf(line, sizeof line, "  %-24s %3d rows, %3d with a band, %3d inside\n", "all tables", all.rows, all.banded, all.covered);
     std::cout << line;
   }

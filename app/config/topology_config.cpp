@@ -282,7 +282,7 @@ void read_cluster(MapReader& m, ClusterSpec& c) {
   if (profile && profile->nvls && !node.has("profile") && !node.has("nvls")) apply_nvls_profile(c.node, *profile->nvls);
   node.finish();
   c.nics_per_node = static_cast<int>(m.integer("nics_per_node", 1, c.node.gpus, c.node.gpus));
-  c.nic_ports = static_cast<int>(m.integer("nic_ports", 1, 8, 1));
+  c.nic_ports = static_cast<int>(m.integer("nic_ports", 1, 8, c.nic_ports));
   c.rdma_nics = m.choice<bool>("nic_model", {{"relay", false}, {"rdma", true}}, true);
   if (profile && profile->pcie) {
     const Time latency = c.pcie.latency;
