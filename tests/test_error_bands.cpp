@@ -2,6 +2,8 @@
 // and leave-one-out counts are counted by hand.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "app/validation/error_bands.h"
 
 using namespace fabricsim;
@@ -33,61 +35,114 @@ TEST_CASE("the corpus's predicted rows are read, fitted rows and rows with nothi
   CHECK_THROWS(parse_corpus_errors("a\tprediction\t2\n"));
 }
 
-TEST_CASE("a band is the range of the errors of its regime, widened only where the regime has no row") {
+TEST_CASE("a band is a 90% interval about its regime's errors, widened only where the regime has no row") {
   const auto corpus = parse_corpus_errors(kCorpus);
-  // Ring/Simple >= 64 MiB across nodes: 0.10, -0.05 (a) and 0.20 (b).
+  // Ring/Simple >= 64 MiB across nodes: 0.10, -0.05 (a) and 0.20 (b). In ln(1 + error): a's
+  // mean (0.095310 - 0.051293) / 2 = 0.022008, b's 0.182322; the centre their mean, 0.102165.
+  // Two tables: the between-table variance is pooled, and the only regime of two tables is
+  // this one: 2 x 0.080157^2 / 1 = 0.012850. a's rows give one degree of freedom beyond its
+  // mean (fewer than two), so the scatter is pooled over the >= 64 MiB regimes: 2 x
+  // 0.073302^2 / 1 = 0.010746. sd = sqrt(0.012850 x (1 + 1/2) + 0.010746) = 0.173267;
+  // the band exp(0.102165 -/+ 1.644854 x 0.173267) - 1.
   ErrorBand b = error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 2);
   REQUIRE(b.found);
-  CHECK(b.low == doctest::Approx(-0.05));
-  CHECK(b.high == doctest::Approx(0.20));
+  CHECK(b.low == doctest::Approx(-0.167094).epsilon(1e-4));
+  CHECK(b.high == doctest::Approx(0.472798).epsilon(1e-4));
+  CHECK(b.seen_low == doctest::Approx(-0.05));
+  CHECK(b.seen_high == doctest::Approx(0.20));
   CHECK(b.rows == 3);
   CHECK(b.tables == 2);
   CHECK(b.regime == "Ring/Simple, >= 64 MiB, across nodes");
-  // Ring/LL at 2 MiB: no Ring/LL row; the ring's 1-64 MiB rows are b's LL128 one.
+  // Ring/LL at 2 MiB: no Ring/LL row; the ring's 1-64 MiB rows are b's LL128 one. No
+  // scatter among the 1-64 MiB rows (one each) and no other regime of two tables but the
+  // one above: sd = sqrt(0.012850 x 2) = 0.160313 about ln(1.02).
   b = error_band(corpus, "Ring", "LL", std::int64_t{2} << 20, 16);
   REQUIRE(b.found);
-  CHECK(b.low == doctest::Approx(0.02));
-  CHECK(b.high == doctest::Approx(0.02));
+  CHECK(b.seen_low == doctest::Approx(0.02));
+  CHECK(b.seen_high == doctest::Approx(0.02));
+  CHECK(b.low == doctest::Approx(std::expm1(std::log(1.02) - kErrorBandZ * 0.160313)).epsilon(1e-4));
+  CHECK(b.high == doctest::Approx(std::expm1(std::log(1.02) + kErrorBandZ * 0.160313)).epsilon(1e-4));
   CHECK(b.regime == "Ring (any protocol), 1-64 MiB, across nodes");
   // NVLS at 8 MiB: no NVLS row in the band; any algorithm there: 0.30 and 0.02.
   b = error_band(corpus, "NVLS", "Simple", std::int64_t{8} << 20, 2);
   REQUIRE(b.found);
-  CHECK(b.low == doctest::Approx(0.02));
-  CHECK(b.high == doctest::Approx(0.30));
+  CHECK(b.seen_low == doctest::Approx(0.02));
+  CHECK(b.seen_high == doctest::Approx(0.30));
   CHECK(b.regime == "any algorithm, 1-64 MiB, across nodes");
   // One node: the corpus has no predicted single-node row.
   CHECK_FALSE(error_band(corpus, "NVLS", "Simple", std::int64_t{1} << 30, 1).found);
-  // Leaving a table out: Ring/Simple from b alone.
+  // Leaving a table out: Ring/Simple from b alone, and with a gone nothing is left to say how
+  // rows scatter or machines differ: the band is b's one error.
   b = error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 2, "a");
   CHECK(b.low == doctest::Approx(0.20));
   CHECK(b.high == doctest::Approx(0.20));
+  // Leaving b out: a's two rows about their mean 0.022008, the scatter pooled from them
+  // (0.010746), no regime of two tables left: sd = 0.103664.
+  b = error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 2, "b");
+  CHECK(b.low == doctest::Approx(-0.138004).epsilon(1e-4));
+  CHECK(b.high == doctest::Approx(0.212302).epsilon(1e-4));
+}
+
+TEST_CASE("a regime of three tables gives its own spreads, and lends its between-table spread to a regime of one") {
+  const char* corpus_text =
+      "t1\tprediction\t1\tRing/Simple\t134217728\t100\t110\t0.10\n"
+      "t1\tprediction\t1\tRing/Simple\t268435456\t100\t112\t0.12\n"
+      "t1\tprediction\t1\tRing/Simple\t536870912\t100\t114\t0.14\n"
+      "t2\tprediction\t1\tRing/Simple\t134217728\t100\t100\t0\n"
+      "t3\tprediction\t1\tRing/Simple\t134217728\t100\t95\t-0.05\n"
+      "t4\tprediction\t1\tNVLS/Simple\t134217728\t100\t105\t0.05\n";
+  const auto corpus = parse_corpus_errors(corpus_text);
+  // Ring/Simple: t1's ln(1.10), ln(1.12), ln(1.14), mean 0.113324, two degrees of freedom
+  // beyond it: scatter 0.000638 / 2 = 0.000319. Tables' means 0.113324, 0, ln(0.95) =
+  // -0.051293, centre 0.020643; between (0.008591 + 0.000426 + 0.005155) / 2 = 0.007086.
+  // sd = sqrt(0.007086 x (1 + 1/3) + 0.000319) = 0.098828.
+  ErrorBand b = error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 1);
+  REQUIRE(b.found);
+  CHECK(b.tables == 3);
+  CHECK(b.low == doctest::Approx(-0.132304).epsilon(1e-4));
+  CHECK(b.high == doctest::Approx(0.201055).epsilon(1e-4));
+  // NVLS/Simple: t4's one row; the between-table spread is the ring's 0.007086 (the only
+  // regime of two tables or more), the scatter the >= 64 MiB regimes' pooled 0.000319:
+  // sd = sqrt(0.007086 x 2 + 0.000319) = 0.120378 about ln(1.05).
+  b = error_band(corpus, "NVLS", "Simple", std::int64_t{1} << 30, 1);
+  REQUIRE(b.found);
+  CHECK(b.tables == 1);
+  CHECK(b.low == doctest::Approx(-0.138615).epsilon(1e-4));
+  CHECK(b.high == doctest::Approx(0.279916).epsilon(1e-4));
+  CHECK(b.seen_low == doctest::Approx(0.05));
+  CHECK(b.seen_high == doctest::Approx(0.05));
 }
 
 TEST_CASE("leave one out checks each table's rows of 1 MiB and up against the other tables' bands") {
   const auto checks = leave_one_out(parse_corpus_errors(kCorpus));
   REQUIRE(checks.size() == 3);
-  // a: Ring/Simple 0.10 and -0.05 against b's [0.20, 0.20]: outside; Tree/LL128 0.30 at
-  // 2 MiB against any algorithm 1-64 MiB from b: [0.02, 0.02]: outside.
+  // a: Ring/Simple 0.10 and -0.05 against b's [0.20, 0.20] (no spread left to pool): outside;
+  // Tree/LL128 0.30 at 2 MiB against any algorithm 1-64 MiB from b: [0.02, 0.02]: outside.
   CHECK(checks[0].table == "a");
   CHECK(checks[0].rows == 3);
   CHECK(checks[0].banded == 3);
   CHECK(checks[0].covered == 0);
-  // b: 0.20 against a's [-0.05, 0.10]: outside; Ring/LL128 0.02 at 4 MiB against the
-  // ring's 1-64 MiB rows of a: none, so any algorithm there: a's Tree 0.30: outside.
+  // b: 0.20 against a's band [-0.138, +0.212] (above): inside; Ring/LL128 0.02 at 4 MiB
+  // against the ring's 1-64 MiB rows of a: none, so any algorithm there: a's Tree 0.30
+  // alone, no spread: outside.
   CHECK(checks[1].rows == 2);
   CHECK(checks[1].banded == 2);
-  CHECK(checks[1].covered == 0);
+  CHECK(checks[1].covered == 1);
   // c: NVLSTree at 1 GiB on 4 nodes against any algorithm >= 64 MiB across nodes: a and
-  // b's ring rows, [-0.05, 0.20]: 0.08 inside.
+  // b's ring rows, [-0.167, +0.473] as above: 0.08 inside.
   CHECK(checks[2].rows == 1);
   CHECK(checks[2].banded == 1);
   CHECK(checks[2].covered == 1);
-  // All tables together: 3 + 2 + 1 rows, all with a band, the one of c inside.
+  // All tables together: 3 + 2 + 1 rows, all with a band, one of b's and c's inside.
   const LeaveOneOut all = leave_one_out_total(checks);
   CHECK(all.table == "all tables");
   CHECK(all.rows == 6);
   CHECK(all.banded == 6);
-  CHECK(all.covered == 1);
+  CHECK(all.covered == 2);
+  // Widths: a's three bands are points; b's [-0.138, +0.212] and a point; c's [-0.167, +0.473].
+  CHECK(checks[0].width_sum == doctest::Approx(0.0));
+  CHECK(checks[1].width_sum == doctest::Approx(0.350306).epsilon(1e-4));
+  CHECK(all.width_sum == doctest::Approx(0.350306 + 0.639892).epsilon(1e-4));
 }
 
 TEST_CASE("a band counts only rows of the same family of collectives, a ninth column names it, all_reduce where absent") {
@@ -101,11 +156,11 @@ TEST_CASE("a band counts only rows of the same family of collectives, a ninth co
   CHECK(corpus[1].op == "all_gather");
   ErrorBand b = error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 1);
   CHECK(b.rows == 1);
-  CHECK(b.low == doctest::Approx(0.10));
+  CHECK(b.seen_low == doctest::Approx(0.10));
   b = error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 1, {}, "all_gather");
   CHECK(b.rows == 2);
-  CHECK(b.low == doctest::Approx(-0.05));
-  CHECK(b.high == doctest::Approx(-0.02));
+  CHECK(b.seen_low == doctest::Approx(-0.05));
+  CHECK(b.seen_high == doctest::Approx(-0.02));
   CHECK(b.regime == "all_gather/reduce_scatter Ring/Simple, >= 64 MiB, one node");
   // ReduceScatter shares AllGather's rows (NCCL prices both as n - 1 ring steps); broadcast none.
   b = error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 1, {}, "reduce_scatter");

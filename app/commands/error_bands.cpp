@@ -33,6 +33,9 @@ std::vector<ErrorBand> regimes(const std::vector<CorpusError>& corpus) {
   return out;
 }
 
+// The mean width of the bands a table's rows were checked against (0 where none was).
+double mean_width(const LeaveOneOut& l) { return l.banded > 0 ? l.width_sum / l.banded : 0.0; }
+
 int error_bands_command(const po::variables_map& vm) {
   std::vector<CorpusError> corpus;
   try {
@@ -63,6 +66,8 @@ int error_bands_command(const po::variables_map& vm) {
       j.key("regime").value(b.regime);
       j.key("low").value(b.low);
       j.key("high").value(b.high);
+      j.key("seen_low").value(b.seen_low);
+      j.key("seen_high").value(b.seen_high);
       j.key("rows").value(static_cast<std::int64_t>(b.rows));
       j.key("tables").value(static_cast<std::int64_t>(b.tables));
       j.end_object();
@@ -75,6 +80,7 @@ int error_bands_command(const po::variables_map& vm) {
       j.key("rows").value(static_cast<std::int64_t>(l.rows));
       j.key("banded").value(static_cast<std::int64_t>(l.banded));
       j.key("covered").value(static_cast<std::int64_t>(l.covered));
+      j.key("mean_width").value(mean_width(l));
       j.end_object();
     }
     j.end_array();
@@ -82,40 +88,42 @@ int error_bands_command(const po::variables_map& vm) {
     j.key("rows").value(static_cast<std::int64_t>(all.rows));
     j.key("banded").value(static_cast<std::int64_t>(all.banded));
     j.key("covered").value(static_cast<std::int64_t>(all.covered));
+    j.key("mean_width").value(mean_width(all));
     j.end_object();
     j.end_object();
     std::cout << j.str() << "\n";
   } else if (vm.count("markdown")) {
-    std::cout << "| regime | error band | rows | tables |\n| --- | ---: | ---: | ---: |\n";
+    std::cout << "| regime | error band (90%) | errors seen | rows | tables |\n| --- | ---: | ---: | ---: | ---: |\n";
     for (const ErrorBand& b : bands) {
-      std::snprintf(line, sizeof line, "| %s | %+.1f%% to %+.1f%% | %d | %d |\n", b.regime.c_str(), b.low * 100, b.high * 100,
-                    b.rows, b.tables);
+      std::snprintf(line, sizeof line, "| %s | %+.1f%% to %+.1f%% | %+.1f%% to %+.1f%% | %d | %d |\n", b.regime.c_str(), b.low * 100,
+                    b.high * 100, b.seen_low * 100, b.seen_high * 100, b.rows, b.tables);
       std::cout << line;
     }
     std::cout << "\nLeave one out: each predicted table's rows of 1 MiB and up against the bands the other tables give.\n\n"
-              << "| table | rows | with a band | inside it |\n| --- | ---: | ---: | ---: |\n";
+              << "| table | rows | with a band | inside it | mean band width |\n| --- | ---: | ---: | ---: | ---: |\n";
     for (const LeaveOneOut& l : checks) {
-      std::snprintf(line, sizeof line, "| %s | %d | %d | %d (%.0f%%) |\n", l.table.c_str(), l.rows, l.banded, l.covered,
-                    l.banded > 0 ? 100.0 * l.covered / l.banded : 0.0);
+      std::snprintf(line, sizeof line, "| %s | %d | %d | %d (%.0f%%) | %.1f points |\n", l.table.c_str(), l.rows, l.banded, l.covered,
+                    l.banded > 0 ? 100.0 * l.covered / l.banded : 0.0, 100 * mean_width(l));
       std::cout << line;
     }
-    std::snprintf(line, sizeof line, "| all tables | %d | %d | %d (%.0f%%) |\n", all.rows, all.banded, all.covered,
-                  all.banded > 0 ? 100.0 * all.covered / all.banded : 0.0);
+    std::snprintf(line, sizeof line, "| all tables | %d | %d | %d (%.0f%%) | %.1f points |\n", all.rows, all.banded, all.covered,
+                  all.banded > 0 ? 100.0 * all.covered / all.banded : 0.0, 100 * mean_width(all));
     std::cout << line;
   } else {
     std::cout << "# fabricsim error-bands: " << corpus.size() << " predicted rows\n";
     for (const ErrorBand& b : bands) {
-      std::snprintf(line, sizeof line, "  %-48s %+7.1f%% .. %+7.1f%%  %3d rows from %d table(s)\n", b.regime.c_str(), b.low * 100,
-                    b.high * 100, b.rows, b.tables);
+      std::snprintf(line, sizeof line, "  %-60s %+7.1f%% .. %+7.1f%% (seen %+.1f%% .. %+.1f%%)  %3d rows from %d table(s)\n",
+                    b.regime.c_str(), b.low * 100, b.high * 100, b.seen_low * 100, b.seen_high * 100, b.rows, b.tables);
       std::cout << line;
     }
     std::cout << "  leave one out (rows of 1 MiB and up; inside the other tables' band):\n";
     for (const LeaveOneOut& l : checks) {
-      std::snprintf(line, sizeof line, "  %-24s %3d rows, %3d with a band, %3d inside\n", l.table.c_str(), l.rows, l.banded,
-                    l.covered);
+      std::snprintf(line, sizeof line, "  %-24s %3d rows, %3d with a band, %3d inside, bands %.1f points wide on average\n",
+                    l.table.c_str(), l.rows, l.banded, l.covered, 100 * mean_width(l));
       std::cout << line;
     }
-    std::snprintf(line, sizeof line, "  %-24s %3d rows, %3d with a band, %3d inside\n", "all tables", all.rows, all.banded, all.covered);
+    std::snprintf(line, sizeof line, "  %-24s %3d rows, %3d with a band, %3d inside, bands %.1f points wide on average\n",
+                  "all tables", all.rows, all.banded, all.covered, 100 * mean_width(all));
     std::cout << line;
   }
   return 0;
@@ -126,7 +134,7 @@ int error_bands_command(const po::variables_map& vm) {
 const Command kErrorBandsCommand{
     "error-bands",
     "fabricsim error-bands [CORPUS_ERRORS_TSV] [--json | --markdown]\n",
-    "the accuracy corpus's error bands per regime, and how often each table falls inside the others' (leave one out)",
+    "the accuracy corpus's error bands (90% prediction intervals) per regime, and how often each table falls inside the others' (leave one out)",
     add_options,
     [](const po::variables_map& vm, int, char**) { return error_bands_command(vm); },
 };

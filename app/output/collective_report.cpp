@@ -39,12 +39,14 @@ void write_row_fields(JsonWriter& j, const CollectiveRow& row) {
   } else {
     j.key("nccl_model_us").null();
   }
-  // The corpus's errors for rows like this, and the measured busbw they imply.
+  // The corpus's 90% band for rows like this, the errors it saw, and the measured busbw the band implies.
   const ErrorBand& band = row.error_band;
   if (band.found) {
     j.key("error_band").begin_object();
     j.key("low").value(band.low);
     j.key("high").value(band.high);
+    j.key("seen_low").value(band.seen_low);
+    j.key("seen_high").value(band.seen_high);
     j.key("regime").value(band.regime);
     j.key(result_key::kRows).value(static_cast<std::int64_t>(band.rows));
     j.key("tables").value(static_cast<std::int64_t>(band.tables));

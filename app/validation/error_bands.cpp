@@ -1,9 +1,12 @@
 #include "app/validation/error_bands.h"
 
 #include <algorithm>
-#include <set>
+#include <cmath>
+#include <map>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 namespace fabricsim {
 
@@ -71,21 +74,99 @@ std::string band_family(const std::string& op) {
 
 namespace {
 
-ErrorBand band_of(const std::vector<const CorpusError*>& rows, std::string regime) {
+double log_error(const CorpusError& e) { return std::log1p(e.error); }
+
+// A regime exactly (collective family, size band, side, algorithm, protocol).
+using RegimeKey = std::tuple<std::string, SizeBand, bool, std::string, std::string>;
+RegimeKey regime_key(const CorpusError& e) {
+  return {band_family(e.op), size_band(e.bytes), e.nodes > 1, e.algorithm, e.protocol};
+}
+
+// Rows grouped by table, in log error.
+using ByTable = std::map<std::string, std::vector<double>>;
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+// Sum of squares about each table's mean, and its degrees of freedom.
+std::pair<double, int> within_sum(const ByTable& tables) {
+  double sum = 0;
+  int df = 0;
+  for (const auto& [table, xs] : tables) {
+    const double m = mean(xs);
+    for (double x : xs) sum += (x - m) * (x - m);
+    df += static_cast<int>(xs.size()) - 1;
+  }
+  return {sum, df};
+}
+
+// Sum of squares of the tables' means about their mean, and its degrees of freedom.
+std::pair<double, int> between_sum(const ByTable& tables) {
+  std::vector<double> means;
+  for (const auto& [table, xs] : tables) means.push_back(mean(xs));
+  const double c = mean(means);
+  double sum = 0;
+  for (double m : means) sum += (m - c) * (m - c);
+  return {sum, static_cast<int>(means.size()) - 1};
+}
+
+struct Pooled {
+  double within = 0;   // variance of a row about its table's mean, pooled over the regimes of one size band
+  double between = 0;  // variance of a table's mean about its regime's, pooled over regimes of two tables or more
+};
+
+Pooled pooled_variances(const std::vector<CorpusError>& corpus, const std::string& left_out, SizeBand band) {
+  std::map<RegimeKey, ByTable> regimes;
+  for (const CorpusError& e : corpus) {
+    if (e.table != left_out) regimes[regime_key(e)][e.table].push_back(log_error(e));
+  }
+  double within = 0, between = 0;
+  int within_df = 0, between_df = 0;
+  for (const auto& [key, tables] : regimes) {
+    if (std::get<1>(key) == band) {
+      const auto [sum, df] = within_sum(tables);
+      within += sum;
+      within_df += df;
+    }
+    if (tables.size() >= 2) {
+      const auto [sum, df] = between_sum(tables);
+      between += sum;
+      between_df += df;
+    }
+  }
+  return {within_df > 0 ? within / within_df : 0.0, between_df > 0 ? between / between_df : 0.0};
+}
+
+ErrorBand band_of(const std::vector<const CorpusError*>& rows, std::string regime, const Pooled& pooled) {
   ErrorBand b;
   if (rows.empty()) return b;
   b.found = true;
   b.regime = std::move(regime);
-  b.low = rows.front()->error;
-  b.high = rows.front()->error;
-  std::set<std::string> tables;
+  b.seen_low = rows.front()->error;
+  b.seen_high = rows.front()->error;
+  ByTable tables;
   for (const CorpusError* r : rows) {
-    b.low = std::min(b.low, r->error);
-    b.high = std::max(b.high, r->error);
-    tables.insert(r->table);
+    b.seen_low = std::min(b.seen_low, r->error);
+    b.seen_high = std::max(b.seen_high, r->error);
+    tables[r->table].push_back(log_error(*r));
   }
   b.rows = static_cast<int>(rows.size());
   b.tables = static_cast<int>(tables.size());
+  std::vector<double> means;
+  for (const auto& [table, xs] : tables) means.push_back(mean(xs));
+  const double center = mean(means);
+  const auto [within_ss, within_df] = within_sum(tables);
+  const double within = within_df >= 2 ? within_ss / within_df : pooled.within;
+  const auto [between_ss, between_df] = between_sum(tables);
+  const double between = b.tables >= 3 ? between_ss / between_df : pooled.between;
+  // A new machine's row: its table's offset (known to within the regime mean's own
+  // uncertainty, between / tables) plus its row's scatter.
+  const double sd = std::sqrt(between * (1.0 + 1.0 / b.tables) + within);
+  b.low = std::expm1(center - kErrorBandZ * sd);
+  b.high = std::expm1(center + kErrorBandZ * sd);
   return b;
 }
 
@@ -106,9 +187,11 @@ ErrorBand error_band(const std::vector<CorpusError>& corpus, const std::string& 
   }
   const std::string where = std::string(size_band_name(band)) + (across ? ", across nodes" : ", one node");
   const std::string what = family == "all_reduce" ? "" : family + " ";
-  if (!same_pair.empty()) return band_of(same_pair, what + algorithm + "/" + protocol + ", " + where);
-  if (!same_algorithm.empty()) return band_of(same_algorithm, what + algorithm + " (any protocol), " + where);
-  return band_of(same_size, what + "any algorithm, " + where);
+  if (same_size.empty()) return {};
+  const Pooled pooled = pooled_variances(corpus, left_out, band);
+  if (!same_pair.empty()) return band_of(same_pair, what + algorithm + "/" + protocol + ", " + where, pooled);
+  if (!same_algorithm.empty()) return band_of(same_algorithm, what + algorithm + " (any protocol), " + where, pooled);
+  return band_of(same_size, what + "any algorithm, " + where, pooled);
 }
 
 std::vector<LeaveOneOut> leave_one_out(const std::vector<CorpusError>& corpus) {
@@ -121,6 +204,7 @@ std::vector<LeaveOneOut> leave_one_out(const std::vector<CorpusError>& corpus) {
     const ErrorBand b = error_band(corpus, e.algorithm, e.protocol, e.bytes, e.nodes, e.table, e.op);
     if (!b.found) continue;
     ++it->banded;
+    it->width_sum += b.high - b.low;
     if (e.error >= b.low && e.error <= b.high) ++it->covered;
   }
   return out;
@@ -133,6 +217,7 @@ LeaveOneOut leave_one_out_total(const std::vector<LeaveOneOut>& checks) {
     all.rows += l.rows;
     all.banded += l.banded;
     all.covered += l.covered;
+    all.width_sum += l.width_sum;
   }
   return all;
 }

@@ -1,12 +1,19 @@
 #pragma once
 // Expected error of a predicted collective, from the accuracy corpus: every row of every
 // predicted table (configs/validation/corpus_errors.tsv, written by scripts/accuracy
-// --write) is one measured error, simulated busbw / measured busbw - 1. A row's band is
-// the range of the errors the corpus saw in its regime: the same algorithm and protocol,
-// the same size band and one node or several. Where the corpus has no row of that regime
-// the band widens to the algorithm, then to the size band alone, and says so.
-// A band is an observation, not a bound: docs/accuracy.md says how often each table's
-// rows fell inside the band the other tables gave (leave one out).
+// --write) is one measured error, simulated busbw / measured busbw - 1. A row's regime is
+// the same algorithm and protocol, the same size band and one node or several; where the
+// corpus has no row of that regime it widens to the algorithm, then to the size band alone,
+// and says so.
+// A band is a 90% prediction interval for a row of a machine the corpus has not seen, on
+// ln(1 + error): the rows of one table share a machine, so the spread has two parts, how far
+// tables' means lie apart (between) and how far a table's rows lie from its mean (within).
+// A regime with three tables or more gives its own between-table spread, one with two rows
+// or more beyond its tables' means its own within; otherwise the corpus's pooled figure
+// stands in (between: over every regime with two tables or more; within: over the regimes
+// of the same size band), so a regime seen once still gets a band as wide as machines are
+// seen to differ. docs/accuracy.md says how often each table's rows fell inside the band
+// the other tables gave (leave one out).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,8 +36,10 @@ const char* size_band_name(SizeBand band);
 
 struct ErrorBand {
   bool found = false;  // false: the corpus has no predicted row of this size band
-  double low = 0;      // the most negative error seen (simulated below measured)
-  double high = 0;     // the most positive error seen
+  double low = 0;      // the 90% prediction interval's lower end (simulated below measured)
+  double high = 0;     // and its upper end
+  double seen_low = 0;   // the most negative error the regime's rows saw
+  double seen_high = 0;  // the most positive
   int rows = 0;
   int tables = 0;
   std::string regime;  // what matched, e.g. "Ring/Simple, >= 64 MiB, across nodes"
@@ -51,12 +60,16 @@ std::string band_family(const std::string& op);
 ErrorBand error_band(const std::vector<CorpusError>& corpus, const std::string& algorithm, const std::string& protocol,
                      std::int64_t bytes, int nodes, const std::string& left_out = {}, const std::string& op = "all_reduce");
 
+// z of a two-sided 90% interval of the normal distribution.
+inline constexpr double kErrorBandZ = 1.6448536269514722;
+
 // Leave one out: each table's rows checked against the bands of the other tables.
 struct LeaveOneOut {
   std::string table;
   int rows = 0;     // rows at 1 MiB and up
   int banded = 0;   // of those, rows the other tables gave a band for
   int covered = 0;  // of those, rows whose error lay inside that band
+  double width_sum = 0;  // the banded rows' band widths (high - low), summed: a band is only as useful as it is narrow
 };
 std::vector<LeaveOneOut> leave_one_out(const std::vector<CorpusError>& corpus);
 // Every table's rows together (table "all tables").
