@@ -133,7 +133,7 @@ void print_collective_table(std::ostream& out, const CollectiveSweep& c) {
   const auto& rows = c.rows();
   out << "# fabricsim: per size, NCCL's algorithm and protocol, NCCL's own model's time, and the error band\n";
   if (std::any_of(rows.begin(), rows.end(), [](const CollectiveRow& r) { return r.error_band.found; })) {
-    out << "# (error band: simulated / measured busbw - 1 as the corpus saw it for rows like this one, docs/accuracy.md)\n";
+    out << "# (error band: a 90% interval of simulated / measured busbw - 1 for rows like this one on a machine the corpus has not seen, docs/accuracy.md)\n";
   }
   std::snprintf(line, sizeof line, "# %10s  %-9s %-6s %12s %15s  %s\n", "size", "algo", "proto", "nccl(us)", "error band", "data");
   out << line;

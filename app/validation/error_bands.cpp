@@ -103,10 +103,14 @@ std::pair<double, int> within_sum(const ByTable& tables) {
   return {sum, df};
 }
 
-// Sum of squares of the tables' means about their mean, and its degrees of freedom.
-std::pair<double, int> between_sum(const ByTable& tables) {
+std::vector<double> table_means(const ByTable& tables) {
   std::vector<double> means;
   for (const auto& [table, xs] : tables) means.push_back(mean(xs));
+  return means;
+}
+
+// Sum of squares of the tables' means about their mean, and its degrees of freedom.
+std::pair<double, int> between_sum(const std::vector<double>& means) {
   const double c = mean(means);
   double sum = 0;
   for (double m : means) sum += (m - c) * (m - c);
@@ -132,7 +136,7 @@ Pooled pooled_variances(const std::vector<CorpusError>& corpus, const std::strin
       within_df += df;
     }
     if (tables.size() >= 2) {
-      const auto [sum, df] = between_sum(tables);
+      const auto [sum, df] = between_sum(table_means(tables));
       between += sum;
       between_df += df;
     }
@@ -155,12 +159,11 @@ ErrorBand band_of(const std::vector<const CorpusError*>& rows, std::string regim
   }
   b.rows = static_cast<int>(rows.size());
   b.tables = static_cast<int>(tables.size());
-  std::vector<double> means;
-  for (const auto& [table, xs] : tables) means.push_back(mean(xs));
+  const std::vector<double> means = table_means(tables);
   const double center = mean(means);
   const auto [within_ss, within_df] = within_sum(tables);
   const double within = within_df >= 2 ? within_ss / within_df : pooled.within;
-  const auto [between_ss, between_df] = between_sum(tables);
+  const auto [between_ss, between_df] = between_sum(means);
   const double between = b.tables >= 3 ? between_ss / between_df : pooled.between;
   // A new machine's row: its table's offset (known to within the regime mean's own
   // uncertainty, between / tables) plus its row's scatter.
