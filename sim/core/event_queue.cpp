@@ -15,12 +15,15 @@ void EventQueue::forget(EventHandler& h) {
     // Nothing live: drop the forgotten entries at once.
     for (int w = 0; w < kWords; ++w) {
       for (std::uint64_t bits = occupied_[static_cast<std::size_t>(w)]; bits != 0; bits &= bits - 1) {
-        buckets_[static_cast<std::size_t>(w * 64 + std::countr_zero(bits))].clear();
+        const auto b = static_cast<std::size_t>(w * 64 + std::countr_zero(bits));
+        buckets_[b].clear();
+        bucket_min_[b] = kTimeMax;
       }
     }
     occupied_ = {};
     for (DelayFifo& q : fifos_) q.entries.clear();
     fifo_mask_ = 0;
+    fifo_head_.fill(kTimeMax);  // (the winners stay right: every head is kTimeMax)
     batch_.clear();
     batch_head_ = 0;
     batch_dirty_ = false;
@@ -41,12 +44,53 @@ void EventQueue::insertion_sort(Entry* a, std::size_t n) {
   }
 }
 
+// Rounds of two to four entries (most of a small fabric's) come in no order a branch
+// predictor learns: a sorting network of compare-exchanges that select rather than branch.
+void EventQueue::sort_few(Entry* a, std::size_t n) {
+  const auto exchange = [a](std::size_t i, std::size_t j) {
+    const Entry x = a[i];
+    const Entry y = a[j];
+    const bool swap = Before::key(y) < Before::key(x);
+    a[i].time = swap ? y.time : x.time;
+    a[i].handler = swap ? y.handler : x.handler;
+    a[i].order = swap ? y.order : x.order;
+    a[i].seq = swap ? y.seq : x.seq;
+    a[j].time = swap ? x.time : y.time;
+    a[j].handler = swap ? x.handler : y.handler;
+    a[j].order = swap ? x.order : y.order;
+    a[j].seq = swap ? x.seq : y.seq;
+  };
+  switch (n) {
+    case 2:
+      exchange(0, 1);
+      break;
+    case 3:
+      exchange(0, 2);
+      exchange(0, 1);
+      exchange(1, 2);
+      break;
+    case 4:
+      exchange(0, 1);
+      exchange(2, 3);
+      exchange(0, 2);
+      exchange(1, 3);
+      exchange(1, 2);
+      break;
+    default:
+      break;
+  }
+}
+
 void EventQueue::sort_round() {
   Entry* const a = batch_.data();
   const std::size_t n = batch_.size();
   // From here radix passes beat insertion sort's moves and std::sort's mispredicted
   // comparisons (docs/performance.md).
   constexpr std::size_t kRadixFrom = 32;
+  if (n <= 4) {
+    sort_few(a, n);
+    return;
+  }
   if (n < kRadixFrom) {
     insertion_sort(a, n);
     return;
@@ -136,42 +180,50 @@ bool EventQueue::settle(Time limit) {
       continue;
     }
     const int i = first_occupied();
-    assert(i >= 0);
-    std::vector<Entry>& b = buckets_[static_cast<std::size_t>(i)];
-    const Time earliest = bucket_min_[static_cast<std::size_t>(i)];
+    const Time heap_min = i >= 0 ? bucket_min_[static_cast<std::size_t>(i)] : kTimeMax;
+    const Time earliest = std::min(heap_min, earliest_fifo_head());
+    assert(earliest != kTimeMax);
     // Later than the limit: stop here, before now_ moves (the bound may be a forgotten
     // entry's; the live ones are no earlier).
     if (earliest > limit) return false;
     now_ = earliest;
     running_now_ = false;
-    // Every other entry of bucket i lands in a lower bucket: it agrees with the new now_
-    // on more leading digits than it did with the old one. A FIFO's stand-in due now
-    // brings in the FIFO's entries due now, and goes back in for its next head.
-    std::vector<Entry> moving;
-    moving.swap(b);
-    occupied_[static_cast<std::size_t>(i >> 6)] &= ~(1ull << (i & 63));
-    for (const Entry& e : moving) {
-      if (e.time != now_) {
-        put(e);
-      } else if (e.handler != nullptr) {
-        batch_.push_back(e);
-      } else {
-        const auto f = static_cast<int>(e.order);
-        RingBuffer<Entry, 1>& q = fifos_[static_cast<std::size_t>(f)].entries;
-        // (Read as long after they were written: asked for ahead too.)
-        for (; !q.empty() && q.front().time == now_; q.pop_front()) {
-          __builtin_prefetch(&q.slot_after_front(kFifoPrefetchAhead));
-          batch_.push_back(q.front());
-        }
-        if (q.empty()) {
-          fifo_mask_ &= ~(1u << f);
+    if (heap_min == earliest) {
+      // Every other entry of bucket i lands in a lower bucket: it agrees with the new
+      // base on more leading digits than it did with the old one.
+      heap_base_ = earliest;
+      std::vector<Entry>& b = buckets_[static_cast<std::size_t>(i)];
+      std::vector<Entry> moving;
+      moving.swap(b);
+      occupied_[static_cast<std::size_t>(i >> 6)] &= ~(1ull << (i & 63));
+      bucket_min_[static_cast<std::size_t>(i)] = kTimeMax;
+      for (const Entry& e : moving) {
+        if (e.time != now_) {
+          put(e);
         } else {
-          put(stand_in(q.front().time, f));
+          batch_.push_back(e);
         }
       }
+      moving.clear();
+      if (b.capacity() < moving.capacity()) b.swap(moving);  // keep the larger allocation
     }
-    moving.clear();
-    if (b.capacity() < moving.capacity()) b.swap(moving);  // keep the larger allocation
+    // The FIFOs with heads due now give up their entries due now.
+    while (earliest_fifo_head() == now_) {
+      const int f = fifo_winner_[1];
+      RingBuffer<Entry, 1>& q = fifos_[static_cast<std::size_t>(f)].entries;
+      // (Read as long after they were written: asked for ahead too.)
+      do {
+        __builtin_prefetch(&q.slot_after_front(kFifoPrefetchAhead));
+        batch_.push_back(q.front());
+        q.pop_front();
+      } while (!q.empty() && q.front().time == now_);
+      if (q.empty()) {
+        fifo_mask_ &= ~(1u << f);
+        set_fifo_head(f, kTimeMax);
+      } else {
+        set_fifo_head(f, q.front().time);
+      }
+    }
     sort_round();
   }
 }
@@ -180,7 +232,7 @@ Time EventQueue::lower_bound_time() {
   if (size_ == 0) return kTimeMax;
   if (batch_dirty_ || batch_head_ < batch_.size() || !next_round_.empty()) return now_;
   const int i = first_occupied();
-  return i < 0 ? kTimeMax : bucket_min_[static_cast<std::size_t>(i)];
+  return std::min(i < 0 ? kTimeMax : bucket_min_[static_cast<std::size_t>(i)], earliest_fifo_head());
 }
 
 Time EventQueue::next_time() {
@@ -204,19 +256,20 @@ void EventQueue::rebase(Time new_now) {
   all.insert(all.end(), next_round_.begin(), next_round_.end());
   next_round_.clear();
   for (auto& b : buckets_) {
-    for (const Entry& e : b) {
-      if (e.handler != nullptr) all.push_back(e);  // (FIFOs' stand-ins: their entries follow)
-    }
+    all.insert(all.end(), b.begin(), b.end());
     b.clear();
   }
   for (DelayFifo& q : fifos_) {
     for (; !q.entries.empty(); q.entries.pop_front()) all.push_back(q.entries.front());
   }
   fifo_mask_ = 0;
+  fifo_head_.fill(kTimeMax);
   occupied_ = {};
+  bucket_min_.fill(kTimeMax);
   batch_.clear();
   batch_head_ = 0;
   now_ = new_now;
+  heap_base_ = new_now;
   running_now_ = false;
   batch_dirty_ = false;
   for (const Entry& e : all) {

@@ -18,7 +18,9 @@
 // time reads no bucket. Digits are 4 bits: wider ones keep more buckets' allocations
 // alive (docs/performance.md).
 // Entries a common delay ahead (a port's serialization time, a link's latency) wait in a
-// FIFO per delay instead, which stands in the heap as one entry at its head's time.
+// FIFO per delay instead; the next time is the earlier of the heap's least bucket and the
+// FIFOs' earliest head. The heap's digits are taken against the time of the last entry it
+// gave up, which the FIFOs may have moved past: that keeps its buckets in order.
 // Events at the current time form a batch (a settled
 // bucket's equal-time entries, sorted once by order key; those scheduled at the current
 // time while it runs gather for the next round and are sorted when it starts), so equal
@@ -153,18 +155,20 @@ class EventQueue {
   // Sorts a new round, batch_, by (order, seq). Rounds of 32 or more (a fabric's links
   // in lock-step: at k=32, 80% of events are in rounds of 32 to 16,000) go by radix on
   // the order key, whose span is the component count: std::sort's comparisons there
-  // mispredict about half the time. Smaller rounds (k=8's average two) by insertion.
+  // mispredict about half the time. Rounds of two to four (most of k=8's) by a sorting
+  // network that selects rather than branches; the rest by insertion.
   // Equal keys (the entries a handler left behind, and handlers without one) then go by
   // sequence.
   void sort_round();
   static void insertion_sort(Entry* a, std::size_t n);  // by (order, seq)
+  static void sort_few(Entry* a, std::size_t n);        // the same for n <= 4, without branches
   // Makes batch_ hold the next round of events, if their time is at or before `limit`;
   // false (and nothing moved) when the earliest pending event is later.
   bool settle(Time limit = kTimeMax);
 
   int bucket_of(Time t) const {
-    // The highest hex digit in which t differs from now_, and t's own value of it.
-    const auto diff = static_cast<std::uint64_t>(t ^ now_);
+    // The highest hex digit in which t differs from heap_base_, and t's own value of it.
+    const auto diff = static_cast<std::uint64_t>(t ^ heap_base_);
     const int digit = (63 - std::countl_zero(diff)) / kDigitBits;
     const int value = static_cast<int>((static_cast<std::uint64_t>(t) >> (digit * kDigitBits)) & (kValues - 1));
     return digit * kValues + value;
@@ -172,7 +176,7 @@ class EventQueue {
   void put(const Entry& e) {
     const auto b = static_cast<std::size_t>(bucket_of(e.time));
     std::vector<Entry>& bucket = buckets_[b];
-    bucket_min_[b] = bucket.empty() ? e.time : std::min(bucket_min_[b], e.time);
+    bucket_min_[b] = std::min(bucket_min_[b], e.time);  // (kTimeMax while empty: no branch)
     bucket.push_back(e);
     occupied_[b >> 6] |= 1ull << (b & 63);
   }
@@ -196,7 +200,7 @@ class EventQueue {
         q.delay = delay;
         q.entries.push_back(e);
         fifo_mask_ |= 1u << f;
-        put(stand_in(e.time, f));
+        set_fifo_head(f, e.time);
       } else if (q.delay == delay) {
         q.entries.push_back(e);
         // A busy FIFO holds a latency's worth of entries (MBs at k=32), so the slots it
@@ -208,8 +212,6 @@ class EventQueue {
     }
     ++size_;
   }
-  // A FIFO's place in the heap: one entry at its head's time, with no handler.
-  static Entry stand_in(Time t, int fifo) { return {t, nullptr, static_cast<std::uint32_t>(fifo), 0}; }
   static int fifo_of(Time delay) {
     return static_cast<int>((static_cast<std::uint64_t>(delay) * 0x9E3779B97F4A7C15ull) >> (64 - kFifoBits));
   }
@@ -225,10 +227,8 @@ class EventQueue {
   // Entries scheduled a given delay after the time running arrive in time order, since
   // that time never goes back: a FIFO per delay keeps them sorted for free. Most events
   // are a port's serialization time or a link's latency after the one that schedules
-  // them, so few delays cover most entries. A FIFO stands in the heap as one entry at its
-  // head's time, put in when an entry becomes the head: for a busy FIFO, shortly before
-  // it is due, so its entries skip most of the radix heap's moves (down one digit at a
-  // time from where a far time lands). The FIFOs are
+  // them, so few delays cover most entries, and those skip the radix heap's moves (down
+  // a digit at a time, each move a branch no predictor learns). The FIFOs are
   // found by the delay's hash; an entry whose FIFO holds another delay goes to the heap.
   struct DelayFifo {
     Time delay = 0;
@@ -238,8 +238,41 @@ class EventQueue {
   static constexpr std::size_t kFifoPrefetchAhead = 16;  // entries: six lines
   std::array<DelayFifo, 1u << kFifoBits> fifos_;
   std::uint32_t fifo_mask_ = 0;  // bit f set: fifos_[f] non-empty
+  // The FIFOs' heads' times (kTimeMax: empty) under a winner tree: node n (1 to 15) holds
+  // the one of its two children's FIFOs with the earlier head, leaf 16 + f holds f. The
+  // earliest head is read at the root; a head that moves costs four selects.
+  static constexpr std::size_t kFifos = std::size_t{1} << kFifoBits;
+  std::array<Time, kFifos> fifo_head_ = [] {
+    std::array<Time, kFifos> a{};
+    a.fill(kTimeMax);
+    return a;
+  }();
+  std::array<std::uint8_t, 2 * kFifos> fifo_winner_ = [] {
+    std::array<std::uint8_t, 2 * kFifos> w{};
+    for (std::size_t f = 0; f < kFifos; ++f) w[kFifos + f] = static_cast<std::uint8_t>(f);
+    // Every head is kTimeMax: each node's leftmost FIFO wins. (A node's winner must be
+    // one of its own FIFOs, or an update below it would compare with a stranger.)
+    for (std::size_t n = kFifos - 1; n >= 1; --n) w[n] = w[2 * n];
+    return w;
+  }();
+  void set_fifo_head(int f, Time t) {
+    fifo_head_[static_cast<std::size_t>(f)] = t;
+    for (std::size_t n = (kFifos + static_cast<std::size_t>(f)) >> 1; n >= 1; n >>= 1) {
+      const std::uint8_t a = fifo_winner_[2 * n];
+      const std::uint8_t b = fifo_winner_[2 * n + 1];
+      // (Arithmetic, not a conditional, which compilers turn into a branch here.)
+      const auto take_b = static_cast<std::uint8_t>(-static_cast<int>(fifo_head_[b] < fifo_head_[a]));
+      fifo_winner_[n] = static_cast<std::uint8_t>(a ^ ((a ^ b) & take_b));
+    }
+  }
+  Time earliest_fifo_head() const { return fifo_head_[fifo_winner_[1]]; }
   std::array<std::vector<Entry>, kBuckets> buckets_;
-  std::array<Time, kBuckets> bucket_min_{};  // the earliest time in each non-empty bucket
+  // The earliest time in each bucket; kTimeMax in an empty one.
+  std::array<Time, kBuckets> bucket_min_ = [] {
+    std::array<Time, kBuckets> a{};
+    a.fill(kTimeMax);
+    return a;
+  }();
   std::array<std::uint64_t, kWords> occupied_{};  // bit b set: buckets_[b] non-empty
   int first_occupied() const {  // the lowest non-empty bucket; -1 if none (4 words to look at)
     for (int w = 0; w < kWords; ++w) {
@@ -257,6 +290,7 @@ class EventQueue {
   bool running_now_ = false;                      // an event at now_ has been popped
   bool batch_dirty_ = false;                      // batch_ gained entries since it was sorted
   Time now_ = 0;                                  // no pending entry is earlier
+  Time heap_base_ = 0;                            // the heap's last minimum given up (<= now_)
   std::uint32_t next_seq_ = 1;
   std::size_t size_ = 0;
   std::size_t forgotten_ = 0;  // entries still held whose handler moved on
