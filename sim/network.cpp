@@ -350,14 +350,13 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
     // A ring's route is worked out once per members, order and chunk and then kept: its
     // edges take the paths of the first collective over them, as NCCL keeps a
     // communicator's connections (and the ECMP paths of their queue pairs) for its life.
-    auto key = std::make_tuple(*r.edges, r.chunk, shares);
-    auto cached = ring_routes_.find(key);
+    auto cached = ring_routes_.find(std::forward_as_tuple(*r.edges, r.chunk, shares));
     if (cached == ring_routes_.end()) {
       RingRoute ring;
       ring.route = flow_router_->ring_route(m, *r.edges, r.chunk, &edge_hops[routes.size()]);
       ring.route.shares = std::max<std::uint16_t>(1, shares);
       ring.routed_as = m;
-      cached = ring_routes_.emplace(std::move(key), std::move(ring)).first;
+      cached = ring_routes_.emplace(std::make_tuple(*r.edges, r.chunk, shares), std::move(ring)).first;
     }
     routes.push_back(&cached->second);
   }

@@ -364,7 +364,8 @@ class Network {
     FlowModel::Route route;
     Message routed_as;  // the message whose edges' hashes chose its paths
   };
-  std::map<std::tuple<std::vector<std::pair<HostId, HostId>>, std::int64_t, std::uint16_t>, RingRoute> ring_routes_;
+  // (std::less<>: looked up by a tuple of references, without copying a ring's edges.)
+  std::map<std::tuple<std::vector<std::pair<HostId, HostId>>, std::int64_t, std::uint16_t>, RingRoute, std::less<>> ring_routes_;
   // A collective's rings' transfer shares (RingFlowTiming::mean_transfer_share), by its
   // rings' routes and the channel's rate.
   std::map<std::pair<std::vector<const RingRoute*>, double>, std::vector<double>> ring_transfer_shares_;

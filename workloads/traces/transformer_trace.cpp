@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -44,26 +45,26 @@ struct RankBuilder {
   int rank;
   int next_id = 0;
   int last_compute = -1;  // keeps the compute chain explicit
-  int add(TraceOp op, const std::vector<int>& deps) {
+  int add(TraceOp op, std::span<const int> deps) {
     op.id = next_id++;
     t.add(rank, op, deps);
     return op.id;
   }
-  int compute(double flops, const std::vector<int>& deps, std::uint16_t label) {
+  int compute(double flops, std::span<const int> deps, std::uint16_t label) {
     TraceOp op;
     op.kind = TraceOpKind::kCompute;
     op.flops = flops;
     op.label = label;
     return last_compute = add(op, deps);
   }
-  int compute_for(double seconds, const std::vector<int>& deps, std::uint16_t label) {
+  int compute_for(double seconds, std::span<const int> deps, std::uint16_t label) {
     TraceOp op;
     op.kind = TraceOpKind::kCompute;
     op.duration = static_cast<Time>(std::llround(seconds * 1e12));
     op.label = label;
     return last_compute = add(op, deps);
   }
-  int collective(CollectiveOp o, std::int64_t bytes, std::uint32_t group, std::uint32_t key, const std::vector<int>& deps,
+  int collective(CollectiveOp o, std::int64_t bytes, std::uint32_t group, std::uint32_t key, std::span<const int> deps,
                  std::uint16_t label) {
     TraceOp op;
     op.kind = TraceOpKind::kCollective;
@@ -74,7 +75,7 @@ struct RankBuilder {
     op.label = label;
     return add(op, deps);
   }
-  int p2p(TraceOpKind kind, int peer, std::int64_t bytes, int tag, const std::vector<int>& deps, std::uint16_t label) {
+  int p2p(TraceOpKind kind, int peer, std::int64_t bytes, int tag, std::span<const int> deps, std::uint16_t label) {
     TraceOp op;
     op.kind = kind;
     op.peer = peer;
@@ -85,10 +86,17 @@ struct RankBuilder {
   }
 };
 
-std::vector<int> deps(int a, int b = -1) {
-  std::vector<int> d;
-  if (a >= 0) d.push_back(a);
-  if (b >= 0) d.push_back(b);
+// One or two dependencies (-1: none), without a heap allocation per operation (tens of
+// millions of them at cluster scale). Lives to the end of the call it is passed to.
+struct Deps {
+  int ids[2] = {-1, -1};
+  std::size_t n = 0;
+  operator std::span<const int>() const { return {ids, n}; }
+};
+Deps deps(int a, int b = -1) {
+  Deps d;
+  if (a >= 0) d.ids[d.n++] = a;
+  if (b >= 0) d.ids[d.n++] = b;
   return d;
 }
 
@@ -126,6 +134,7 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
   // them at cluster scale are neither formatted nor looked up eight times.
   std::vector<std::uint32_t> tp_keys;
   std::size_t last_ops = 0, last_deps = 0;
+  std::vector<std::uint32_t> dp_ids(static_cast<std::size_t>(s.pp * s.tp), 0);
 
   for (int d = 0; d < s.dp; ++d) {
     for (int p = 0; p < s.pp; ++p) {
@@ -139,12 +148,20 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
         t.dep_at[static_cast<std::size_t>(rank)].reserve(last_ops + 1);
         if (tp == 0) tp_keys.clear();
         std::size_t tp_next = 0;
-        std::vector<int> tp_group, dp_group, ep_group;
+        std::vector<int> tp_group, ep_group;
         for (int i = 0; i < s.tp; ++i) tp_group.push_back(trace_rank(s, d, p, i));
-        for (int i = 0; i < s.dp; ++i) dp_group.push_back(trace_rank(s, i, p, tp));
         const int ep_block = d / s.ep;
         for (int i = 0; i < s.ep; ++i) ep_group.push_back(trace_rank(s, ep_block * s.ep + i, p, tp));
-        const std::uint32_t tp_id = t.group_id(tp_group), dp_id = t.group_id(dp_group), ep_id = t.group_id(ep_group);
+        const std::uint32_t tp_id = t.group_id(tp_group);
+        // A DP group is the same for every data index: listed and looked up once per
+        // (stage, tensor rank), not once per rank (1,562 members each at 100,000 GPUs).
+        std::uint32_t& dp_id = dp_ids[static_cast<std::size_t>(p * s.tp + tp)];
+        if (d == 0) {
+          std::vector<int> dp_group;
+          for (int i = 0; i < s.dp; ++i) dp_group.push_back(trace_rank(s, i, p, tp));
+          dp_id = t.group_id(dp_group);
+        }
+        const std::uint32_t ep_id = t.group_id(ep_group);
         const std::string where = "d" + std::to_string(d) + "p" + std::to_string(p);
         // Tensor-parallel AllReduce keys name the data index and stage but not the tensor
         // index: the whole TP group shares them.
