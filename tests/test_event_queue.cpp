@@ -141,6 +141,26 @@ TEST_CASE("FIFOs taken in any order, emptied and refilled agree with a sorted re
   }
 }
 
+TEST_CASE("an event at the end of time runs last, after events a FIFO holds") {
+  // kTimeMax is also what an empty FIFO's head reads: an event there must not be taken
+  // for one, nor one taken for it.
+  EventQueue q;
+  auto h = recorders(4);
+  q.schedule(h[0], 1'000);
+  q.schedule(h[1], kTimeMax);
+  CHECK(id_of(q.pop()) == 0);
+  q.schedule(h[2], 2'000);  // 1,000 after the time running: a FIFO's
+  q.schedule(h[3], 3'000);
+  CHECK(q.lower_bound_time() == 2'000);
+  CHECK(id_of(q.pop()) == 2);
+  CHECK(id_of(q.pop()) == 3);
+  EventHandler* last = q.pop();
+  CHECK(id_of(last) == 1);
+  CHECK(last->event_time() == kTimeMax);
+  CHECK(q.empty());
+  CHECK(q.lower_bound_time() == kTimeMax);
+}
+
 TEST_CASE("peeking the next time, then scheduling earlier, keeps the order") {
   // What a run stopped at a time limit does: look at the next event, stop, and then
   // take an event earlier than the one it looked at.

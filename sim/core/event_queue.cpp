@@ -22,7 +22,6 @@ void EventQueue::forget(EventHandler& h) {
     }
     occupied_ = {};
     for (DelayFifo& q : fifos_) q.entries.clear();
-    fifo_mask_ = 0;
     fifo_head_.fill(kTimeMax);  // (the winners stay right: every head is kTimeMax)
     batch_.clear();
     batch_head_ = 0;
@@ -182,13 +181,12 @@ bool EventQueue::settle(Time limit) {
     const int i = first_occupied();
     const Time heap_min = i >= 0 ? bucket_min_[static_cast<std::size_t>(i)] : kTimeMax;
     const Time earliest = std::min(heap_min, earliest_fifo_head());
-    assert(earliest != kTimeMax);
     // Later than the limit: stop here, before now_ moves (the bound may be a forgotten
     // entry's; the live ones are no earlier).
     if (earliest > limit) return false;
     now_ = earliest;
     running_now_ = false;
-    if (heap_min == earliest) {
+    if (i >= 0 && heap_min == earliest) {
       // Every other entry of bucket i lands in a lower bucket: it agrees with the new
       // base on more leading digits than it did with the old one.
       heap_base_ = earliest;
@@ -207,8 +205,9 @@ bool EventQueue::settle(Time limit) {
       moving.clear();
       if (b.capacity() < moving.capacity()) b.swap(moving);  // keep the larger allocation
     }
-    // The FIFOs with heads due now give up their entries due now.
-    while (earliest_fifo_head() == now_) {
+    // The FIFOs with heads due now give up their entries due now. (None holds kTimeMax,
+    // which empty ones read.)
+    while (now_ != kTimeMax && earliest_fifo_head() == now_) {
       const int f = fifo_winner_[1];
       RingBuffer<Entry, 1>& q = fifos_[static_cast<std::size_t>(f)].entries;
       // (Read as long after they were written: asked for ahead too.)
@@ -217,12 +216,7 @@ bool EventQueue::settle(Time limit) {
         batch_.push_back(q.front());
         q.pop_front();
       } while (!q.empty() && q.front().time == now_);
-      if (q.empty()) {
-        fifo_mask_ &= ~(1u << f);
-        set_fifo_head(f, kTimeMax);
-      } else {
-        set_fifo_head(f, q.front().time);
-      }
+      set_fifo_head(f, q.empty() ? kTimeMax : q.front().time);
     }
     sort_round();
   }
@@ -262,7 +256,6 @@ void EventQueue::rebase(Time new_now) {
   for (DelayFifo& q : fifos_) {
     for (; !q.entries.empty(); q.entries.pop_front()) all.push_back(q.entries.front());
   }
-  fifo_mask_ = 0;
   fifo_head_.fill(kTimeMax);
   occupied_ = {};
   bucket_min_.fill(kTimeMax);

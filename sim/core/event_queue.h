@@ -191,15 +191,16 @@ class EventQueue {
         batch_.push_back(e);  // round 0 of a time not yet begun: sorted before the first pop
         batch_dirty_ = true;
       }
+    } else if (e.time == kTimeMax) [[unlikely]] {
+      put(e);  // (an empty FIFO's head reads kTimeMax: the end of time waits in the heap)
     } else {
       // The FIFO for this delay, if it is free or holds the same delay; else the heap.
       const Time delay = e.time - now_;
       const int f = fifo_of(delay);
       DelayFifo& q = fifos_[static_cast<std::size_t>(f)];
-      if (((fifo_mask_ >> f) & 1u) == 0) {
+      if (fifo_head_[static_cast<std::size_t>(f)] == kTimeMax) {  // free
         q.delay = delay;
         q.entries.push_back(e);
-        fifo_mask_ |= 1u << f;
         set_fifo_head(f, e.time);
       } else if (q.delay == delay) {
         q.entries.push_back(e);
@@ -237,7 +238,6 @@ class EventQueue {
   static constexpr int kFifoBits = 4;
   static constexpr std::size_t kFifoPrefetchAhead = 16;  // entries: six lines
   std::array<DelayFifo, 1u << kFifoBits> fifos_;
-  std::uint32_t fifo_mask_ = 0;  // bit f set: fifos_[f] non-empty
   // The FIFOs' heads' times (kTimeMax: empty) under a winner tree: node n (1 to 15) holds
   // the one of its two children's FIFOs with the earlier head, leaf 16 + f holds f. The
   // earliest head is read at the root; a head that moves costs four selects.
