@@ -341,6 +341,7 @@ void Network::post_flow(MessageId id, const Message& m) {
 std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<RingFlow>& rings, std::uint16_t shares) {
   if (flow_model_ == nullptr || rings.empty()) throw std::logic_error("ring flows need flow fidelity and rings");
   std::vector<const RingRoute*> routes;
+  std::vector<RingRoute*> posting;  // the same, to prepare as they are posted
   // Each edge's own links, kept while the collective's transfer shares are worked out.
   std::vector<std::vector<std::vector<FlowModel::Hop>>> edge_hops(rings.size());
   for (const RingFlow& r : rings) {
@@ -359,6 +360,7 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
       cached = ring_routes_.emplace(std::make_tuple(*r.edges, r.chunk, shares), std::move(ring)).first;
     }
     routes.push_back(&cached->second);
+    posting.push_back(&cached->second);
   }
   // A channel's own rate (a GPU's copy inside a node) holds every edge to it.
   const Message& first = messages_[rings.front().id];
@@ -373,14 +375,19 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
   }
   std::vector<RingFlowTiming> timings;
   for (std::size_t i = 0; i < rings.size(); ++i) {
-    const FlowModel::Route& route = routes[i]->route;
+    RingRoute& ring = *posting[i];
+    const FlowModel::Route& route = ring.route;
+    if (ring.prepared.raw_hops == nullptr || ring.prepared.prepared_at != flow_model_->bundles_dissolved()) {
+      ring.prepared = route;
+      if (!flow_model_->prepare(ring.prepared, route.hops)) ring.prepared = {};
+    }
     RingFlowTiming timing;
     timing.deliver_delay = route.deliver_delay;
     timing.mean_edge_delay = route.mean_edge_delay;
     timing.mean_transfer_share = shares_it->second[i];
     timings.push_back(timing);
     const Message& m = messages_[rings[i].id];
-    FlowModel::Route posted = route;
+    FlowModel::Route posted = ring.prepared.raw_hops != nullptr ? ring.prepared : route;
     posted.cap = cap;
     posted.tells_start = true;
     if (FlowModel::queue_pair_turn(route.in_turn)) {
@@ -391,7 +398,7 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
       first_edge.dst = rings[i].edges->front().second;
       posted.in_turn = FlowRouter::queue_pair_turn(first_edge);
     }
-    flow_model_->start(rings[i].id, rings[i].wire_bytes, m.bytes, posted);
+    flow_model_->start(rings[i].id, rings[i].wire_bytes, m.bytes, std::move(posted));
   }
   return timings;
 }

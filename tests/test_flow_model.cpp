@@ -291,6 +291,55 @@ TEST_CASE("a bundle of links split in proportion is one constraint: the per-link
   CHECK(b.model.link_flows(1) == 2);
 }
 
+TEST_CASE("a prepared route starts as its own hops would, and from them again once a bundle has dissolved") {
+  // The bundle case above, A and B started on one prepared route: L0 and L1 stand as the
+  // bundle's link (3) at weight 0.4 + 0.6, so the same times by hand (370, 370, 470 us).
+  // D starts at 500 us on the route prepared before C dissolved the bundle, with E on L0
+  // alone: D must take L0, L1 and L2 again, so L0 binds both (0.4 d + e = 0.004: 1/350
+  // B/ps each, 350 us). On the bundle's link D would not meet E (625 and 750 us).
+  Bench b({0.004, 0.006, 0.008});
+  b.model.set_link_bundles({{0, 1}});
+  FlowModel::Route split;
+  split.hops = {{0, 0.4}, {1, 0.6}, {2, 1.0}};
+  FlowModel::Route prepared = split;
+  REQUIRE(b.model.prepare(prepared, split.hops));
+  REQUIRE(prepared.hops.size() == 2);
+  CHECK(prepared.hops[0].link == 3);
+  CHECK(prepared.hops[0].weight == doctest::Approx(1.0));
+  CHECK(prepared.hops[1].link == 2);
+  // A route that would dissolve the bundle is left as it is: that happens as it starts.
+  FlowModel::Route alone = over({0});
+  CHECK_FALSE(b.model.prepare(alone, over({0}).hops));
+  CHECK(alone.raw_hops == nullptr);
+  CHECK(alone.hops.size() == 1);
+  CHECK(b.model.link_bundles_dissolved() == 0);
+  struct Later final : EventHandler {
+    std::function<void()> go;
+    void on_event() override { go(); }
+  } c_starts, d_starts;
+  c_starts.go = [&] { b.model.start(2, 1'000'000, 1'000'000, over({0})); };
+  d_starts.go = [&] {
+    b.model.start(3, 1'000'000, 1'000'000, prepared);
+    b.model.start(4, 1'000'000, 1'000'000, over({0}));
+  };
+  b.run([&](FlowModel& model) {
+    model.start(0, 1'000'000, 1'000'000, prepared);
+    model.start(1, 1'000'000, 1'000'000, prepared);
+    b.sim.schedule_at(c_starts, us(100));
+    b.sim.schedule_at(d_starts, us(500));
+  });
+  CHECK(b.model.link_bundles_dissolved() == 1);
+  CHECK(b.times.sent[0] == us(370));
+  CHECK(b.times.sent[1] == us(370));
+  CHECK(b.times.sent[2] == us(470));
+  CHECK(b.times.sent[3] == us(850));
+  CHECK(b.times.sent[4] == us(850));
+  const Time end = b.sim.now();
+  CHECK(b.model.link_bytes(0, end) == doctest::Approx(3'200'000.0));
+  CHECK(b.model.link_bytes(1, end) == doctest::Approx(1'800'000.0));
+  CHECK(b.model.link_flows(0) == 5);
+}
+
 namespace {
 // A 64 MiB ring AllReduce on one DGX H100 at flow fidelity, the network alone, with `extra`
 // top-level keys (faults).

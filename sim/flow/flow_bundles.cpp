@@ -34,30 +34,37 @@ void FlowModel::set_link_bundles(const std::vector<std::vector<std::uint32_t>>& 
     LinkState& own = links_.emplace_back();
     own.capacity = total;
   }
+  bundle_use_of_.assign(bundles_.size(), kNoUse);
 }
 
 std::size_t FlowModel::link_bundles_dissolved() const {
-  return static_cast<std::size_t>(std::count_if(bundles_.begin(), bundles_.end(), [](const Bundle& b) { return b.dissolved; }));
+  return static_cast<std::size_t>(dissolutions_);
 }
 
-void FlowModel::bundle_hops(std::vector<Hop>& hops) {
+bool FlowModel::bundle_hops(std::vector<Hop>& hops, bool may_dissolve) {
   bundle_uses_.clear();
   for (const Hop& h : hops) {
     const std::uint32_t b = live_bundle(h.link);
     if (b == kNoBundle) continue;
     const double ratio = h.weight / bundle_share_[h.link];
-    auto use = std::find_if(bundle_uses_.begin(), bundle_uses_.end(), [&](const BundleUse& u) { return u.bundle == b; });
-    if (use == bundle_uses_.end()) {
+    if (bundle_use_of_[b] == kNoUse) {
+      bundle_use_of_[b] = static_cast<std::uint32_t>(bundle_uses_.size());
       bundle_uses_.push_back({b, 1, h.weight, ratio, true});
       continue;
     }
+    BundleUse* use = &bundle_uses_[bundle_use_of_[b]];
     ++use->hops;
     use->weight += h.weight;
     if (std::abs(ratio - use->ratio) > 1e-9 * use->ratio) use->proportional = false;
   }
-  if (bundle_uses_.empty()) return;
+  if (bundle_uses_.empty()) return true;
   for (const BundleUse& u : bundle_uses_) {
-    if (!u.proportional || u.hops != bundles_[u.bundle].members.size()) dissolve(u.bundle);
+    if (u.proportional && u.hops == bundles_[u.bundle].members.size()) continue;
+    if (!may_dissolve) {
+      for (const BundleUse& v : bundle_uses_) bundle_use_of_[v.bundle] = kNoUse;
+      return false;
+    }
+    dissolve(u.bundle);
   }
   bundled_hops_.clear();
   for (const Hop& h : hops) {
@@ -67,12 +74,35 @@ void FlowModel::bundle_hops(std::vector<Hop>& hops) {
       continue;
     }
     // The bundle's hop, once, where its first link was.
-    auto use = std::find_if(bundle_uses_.begin(), bundle_uses_.end(), [&](const BundleUse& u) { return u.bundle == b; });
+    BundleUse* use = &bundle_uses_[bundle_use_of_[b]];
     if (use->hops == 0) continue;
     bundled_hops_.push_back({bundles_[b].link, use->weight});
     use->hops = 0;
   }
+  for (const BundleUse& u : bundle_uses_) bundle_use_of_[u.bundle] = kNoUse;
   hops.swap(bundled_hops_);
+  return true;
+}
+
+void FlowModel::weigh_and_bundle(std::vector<Hop>& hops, std::uint32_t shares) {
+  if (shares > 1) {
+    const double s = static_cast<double>(shares);
+    for (Hop& h : hops) h.weight *= s;  // its load on each link: every share's
+  }
+  if (!bundles_.empty()) bundle_hops(hops, true);
+}
+
+bool FlowModel::prepare(Route& route, const std::vector<Hop>& raw) {
+  std::vector<Hop> hops = raw;
+  if (route.shares > 1) {
+    const double s = static_cast<double>(route.shares);
+    for (Hop& h : hops) h.weight *= s;
+  }
+  if (!bundles_.empty() && !bundle_hops(hops, false)) return false;
+  route.hops = std::move(hops);
+  route.raw_hops = &raw;
+  route.prepared_at = dissolutions_;
+  return true;
 }
 
 void FlowModel::dissolve(std::uint32_t b) {
@@ -82,6 +112,7 @@ void FlowModel::dissolve(std::uint32_t b) {
   own.bytes += own.load * static_cast<double>(now - own.load_since);
   own.load_since = now;
   bundle.dissolved = true;  // from here its flows' windows are on their own links again
+  ++dissolutions_;
   const std::vector<Member> moving = std::move(own.members);
   own.members.clear();
   own.load = 0;

@@ -36,24 +36,32 @@ FlowModel::FlowModel(Simulator& sim, std::vector<double> capacity, MessageObserv
 }
 
 void FlowModel::start(MessageId id, std::int64_t wire_bytes, std::int64_t payload, const Route& route) {
-  if (route.hops.empty()) throw std::logic_error("a flow with no links");
-  if (route.posted) note(sim_->now(), id, 0, 0);
   if (route.in_turn != kNoTurn) {
-    if (wire_bytes > route.turn_bytes) {
-      body_routes_[id] = route;
-      start_now(id, wire_bytes - route.turn_bytes, payload, route, true);
-    } else {
-      take_turn({id, wire_bytes, payload, route});
-    }
+    start(id, wire_bytes, payload, Route(route));  // kept until its turn
     return;
   }
+  if (route.hops.empty()) throw std::logic_error("a flow with no links");
+  if (route.posted) note(sim_->now(), id, 0, 0);
   start_now(id, wire_bytes, payload, route, false);
 }
 
-void FlowModel::take_turn(const Waiting& w) {
+void FlowModel::start(MessageId id, std::int64_t wire_bytes, std::int64_t payload, Route&& route) {
+  if (route.hops.empty()) throw std::logic_error("a flow with no links");
+  if (route.posted) note(sim_->now(), id, 0, 0);
+  if (route.in_turn == kNoTurn) {
+    start_now(id, wire_bytes, payload, route, false);
+  } else if (wire_bytes > route.turn_bytes) {
+    const Route& kept = body_routes_[id] = std::move(route);
+    start_now(id, wire_bytes - kept.turn_bytes, payload, kept, true);
+  } else {
+    take_turn({id, wire_bytes, payload, std::move(route)});
+  }
+}
+
+void FlowModel::take_turn(Waiting&& w) {
   Turns& t = turns_[w.route.in_turn];
   if (t.busy) {
-    t.waiting.push_back(w);
+    t.waiting.push_back(std::move(w));
     return;
   }
   t.busy = true;
@@ -65,12 +73,12 @@ void FlowModel::pass_turns() {
     Turns& t = turns_[turn_over_[i]];
     t.busy = false;
     if (t.waiting.empty()) continue;
-    const Waiting next = std::move(t.waiting.front());
+    Waiting next = std::move(t.waiting.front());
     t.waiting.pop_front();
-    take_turn(next);
+    take_turn(std::move(next));
   }
   turn_over_.clear();
-  for (std::size_t i = 0; i < tails_due_.size(); ++i) take_turn(tails_due_[i]);
+  for (std::size_t i = 0; i < tails_due_.size(); ++i) take_turn(std::move(tails_due_[i]));
   tails_due_.clear();
 }
 
@@ -108,13 +116,15 @@ void FlowModel::start_now(MessageId id, std::int64_t wire_bytes, std::int64_t pa
   s.tail_wire = route.turn_bytes;
   s.tail_payload = payload;
   s.deliver.assign(route.deliver.begin(), route.deliver.end());
-  s.hops.assign(route.hops.begin(), route.hops.end());
   s.shares = static_cast<double>(std::max<std::uint32_t>(1, route.shares));
   s.cap = route.cap;
-  if (route.shares > 1) {
-    for (Hop& h : s.hops) h.weight *= s.shares;  // its load on each link: every share's
+  if (route.raw_hops != nullptr && route.prepared_at == dissolutions_) {
+    s.hops.assign(route.hops.begin(), route.hops.end());
+  } else {
+    const std::vector<Hop>& raw = route.raw_hops != nullptr ? *route.raw_hops : route.hops;
+    s.hops.assign(raw.begin(), raw.end());
+    weigh_and_bundle(s.hops, route.shares);
   }
-  if (!bundles_.empty()) bundle_hops(s.hops);
   s.member_pos.resize(s.hops.size());
   for (std::size_t h = 0; h < s.hops.size(); ++h) {
     LinkState& l = links_[s.hops[h].link];
@@ -179,7 +189,7 @@ void FlowModel::complete_due(Time now) {
       // Its last byte has left the sender, ahead of the flow's rate: it drains on.
       sending.sent = true;
       if (sending.body) {
-        tails_due_.push_back({sending.id, sending.tail_wire, sending.tail_payload, body_routes_.at(sending.id)});
+        tails_due_.push_back({sending.id, sending.tail_wire, sending.tail_payload, std::move(body_routes_.at(sending.id))});
         body_routes_.erase(sending.id);
       } else {
         if (!sending.posted) note(now, sending.id, 0, 0);
@@ -194,7 +204,7 @@ void FlowModel::complete_due(Time now) {
     const FlowState& s = flows_[f];
     if (s.body) {
       if (s.window <= 0) {  // sent as it drains: its last quantum's turn now
-        tails_due_.push_back({s.id, s.tail_wire, s.tail_payload, body_routes_.at(s.id)});
+        tails_due_.push_back({s.id, s.tail_wire, s.tail_payload, std::move(body_routes_.at(s.id))});
         body_routes_.erase(s.id);
       }
       free_flows_.push_back(f);

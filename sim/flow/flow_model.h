@@ -77,6 +77,11 @@ class FlowModel final : public EventHandler {
     // Its sender's own limit, per share, in bytes per picosecond (0: none;
     // Message::rate_cap_bps): a private link only this flow crosses.
     double cap = 0;
+    // Set by prepare(): `hops` are weighted by the shares and bundled already, as of
+    // `prepared_at` bundles dissolved; `raw_hops` (which must outlive the route) are what
+    // they were made from, taken again once a bundle has dissolved since.
+    const std::vector<Hop>* raw_hops = nullptr;
+    std::uint64_t prepared_at = 0;
   };
   // `capacity`: each link's rate in bytes per picosecond. `observer` hears of every
   // flow's sending, delivery and completion (the network's dispatcher).
@@ -89,8 +94,15 @@ class FlowModel final : public EventHandler {
   void set_rate_interval(Time interval) { interval_ = interval; }
   Time rate_interval() const { return interval_; }
 
+  // For a route started again and again (a coupled ring's): sets `route.hops` to `raw`
+  // weighted by its shares and bundled, as every start would make them, so its starts
+  // skip that while no bundle dissolves. False (the route unchanged) where `raw` would
+  // dissolve a bundle: that happens as the flow starts.
+  bool prepare(Route& route, const std::vector<Hop>& raw);
   // Starts message `id` now: `wire_bytes` (payload and headers) over `route`.
   void start(MessageId id, std::int64_t wire_bytes, std::int64_t payload, const Route& route);
+  // The same, keeping `route` without a copy where the flow waits for its turn.
+  void start(MessageId id, std::int64_t wire_bytes, std::int64_t payload, Route&& route);
 
   void on_event() override;
 
@@ -105,6 +117,7 @@ class FlowModel final : public EventHandler {
   void set_link_bundles(const std::vector<std::vector<std::uint32_t>>& groups);
   std::size_t link_bundles() const { return bundles_.size(); }
   std::size_t link_bundles_dissolved() const;
+  std::uint64_t bundles_dissolved() const { return dissolutions_; }
 
   std::size_t link_count() const { return real_links_; }
   // Bytes carried by `link` up to `now` (the rates settled last are integrated up to it).
@@ -211,8 +224,11 @@ class FlowModel final : public EventHandler {
     return b != kNoBundle && !bundles_[b].dissolved ? b : kNoBundle;
   }
   // Replaces each live bundle's links in `hops` by its own link where the hops cross all
-  // of them in proportion, and dissolves a bundle they cross otherwise.
-  void bundle_hops(std::vector<Hop>& hops);
+  // of them in proportion, and dissolves a bundle they cross otherwise (or, where it may
+  // not, returns false and leaves `hops` as they were).
+  bool bundle_hops(std::vector<Hop>& hops, bool may_dissolve);
+  // A starting flow's hops: each weight times its shares, then bundled.
+  void weigh_and_bundle(std::vector<Hop>& hops, std::uint32_t shares);
   void dissolve(std::uint32_t b);
   // The link whose load paces a flow's credit window: its window link's bundle while live.
   std::uint32_t window_constraint(const FlowState& s) const {
@@ -256,6 +272,7 @@ class FlowModel final : public EventHandler {
   std::vector<LinkState> links_;  // the real ones (link_count()), then the bundles'
   std::size_t real_links_ = 0;
   std::vector<Bundle> bundles_;
+  std::uint64_t dissolutions_ = 0;  // bundles dissolved so far
   std::vector<std::uint32_t> bundle_of_;  // per real link: its bundle (kNoBundle: none)
   std::vector<double> bundle_share_;      // per real link: its capacity over its bundle's
   struct BundleUse {  // bundle_hops' scratch: one bundle's hops in a route
@@ -266,6 +283,10 @@ class FlowModel final : public EventHandler {
     bool proportional;
   };
   std::vector<BundleUse> bundle_uses_;
+  // Per bundle: its place in bundle_uses_ while bundle_hops runs (kNoUse otherwise), so a
+  // route over many bundles (a ring's) is bundled in time linear in its hops.
+  static constexpr std::uint32_t kNoUse = UINT32_MAX;
+  std::vector<std::uint32_t> bundle_use_of_;
   std::vector<Hop> bundled_hops_;
   std::vector<FlowState> flows_;
   std::vector<std::uint32_t> free_flows_;
@@ -286,7 +307,7 @@ class FlowModel final : public EventHandler {
   std::vector<Waiting> tails_due_;                  // last quanta whose bodies were just sent
   std::unordered_map<MessageId, Route> body_routes_;  // bodies' routes, for their tails
   void start_now(MessageId id, std::int64_t wire_bytes, std::int64_t payload, const Route& route, bool body);
-  void take_turn(const Waiting& w);
+  void take_turn(Waiting&& w);
   void pass_turns();
   std::vector<std::uint32_t> dirty_links_;
   std::vector<std::uint32_t> new_flows_;  // started since the last solve

@@ -562,18 +562,20 @@ void TraceReplay::finish(int rank, int i) {
 
 namespace {
 using Intervals = std::vector<std::pair<Time, Time>>;
-Intervals merged(Intervals v) {
-  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());  // compute comes in order
-  Intervals out;
-  for (const auto& iv : v) {
+// Sorts `v` (compute comes in order already) and merges its overlapping intervals in place.
+void merge(Intervals& v) {
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const auto iv = v[i];
     if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, iv.second);
+    if (out > 0 && iv.first <= v[out - 1].second) {
+      v[out - 1].second = std::max(v[out - 1].second, iv.second);
     } else {
-      out.push_back(iv);
+      v[out++] = iv;
     }
   }
-  return out;
+  v.resize(out);
 }
 Time length(const Intervals& v) {
   Time t = 0;
@@ -606,9 +608,18 @@ const std::vector<RankBreakdown>& TraceReplay::breakdown() const {
 
 std::vector<RankBreakdown> TraceReplay::work_out_breakdown() const {
   std::vector<RankBreakdown> out(static_cast<std::size_t>(trace_.ranks));
+  // Communication is grouped by label number, not by name (a string per operation at
+  // 100,000 ranks); an unlabelled one counts as "other", with any operation so named.
+  const auto named_other = std::find(trace_.names.begin(), trace_.names.end(), "other");
+  const std::size_t other = named_other == trace_.names.end() ? 0 : static_cast<std::size_t>(named_other - trace_.names.begin());
+  std::vector<Intervals> by_label(trace_.names.size());
+  std::vector<std::size_t> labels;  // those with intervals for this rank
+  Intervals compute, comm;
   for (int r = 0; r < trace_.ranks; ++r) {
-    Intervals compute, comm;
-    std::map<std::string, Intervals> by_label;
+    compute.clear();
+    comm.clear();
+    for (std::size_t l : labels) by_label[l].clear();
+    labels.clear();
     RankBreakdown& b = out[static_cast<std::size_t>(r)];
     const auto& ops = trace_.ops[static_cast<std::size_t>(r)];
     for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -619,18 +630,22 @@ std::vector<RankBreakdown> TraceReplay::work_out_breakdown() const {
         compute.emplace_back(st.start, st.end);
       } else {
         comm.emplace_back(st.start, st.end);
-        by_label[ops[i].label == 0 ? "other" : trace_.label(ops[i])].emplace_back(st.start, st.end);
+        const std::size_t l = ops[i].label == 0 ? other : ops[i].label;
+        if (by_label[l].empty()) labels.push_back(l);
+        by_label[l].emplace_back(st.start, st.end);
       }
     }
-    compute = merged(compute);
-    comm = merged(comm);
+    merge(compute);
+    merge(comm);
     b.compute = length(compute);
     b.communication = length(comm);
     b.exposed = uncovered(comm, compute);
-    for (auto& [label, iv] : by_label) {
-      const Intervals m = merged(iv);
-      b.communication_by_label[label] = length(m);
-      b.exposed_by_label[label] = uncovered(m, compute);
+    for (std::size_t l : labels) {
+      Intervals& m = by_label[l];
+      merge(m);
+      const std::string& name = l == 0 ? std::string("other") : trace_.names[l];
+      b.communication_by_label[name] = length(m);
+      b.exposed_by_label[name] = uncovered(m, compute);
     }
   }
   return out;
