@@ -342,8 +342,9 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
   if (flow_model_ == nullptr || rings.empty()) throw std::logic_error("ring flows need flow fidelity and rings");
   std::vector<const RingRoute*> routes;
   std::vector<RingRoute*> posting;  // the same, to prepare as they are posted
-  // Each edge's own links, kept while the collective's transfer shares are worked out.
-  std::vector<std::vector<std::vector<FlowModel::Hop>>> edge_hops(rings.size());
+  // Each edge's own links, kept while the collective's transfer shares are worked out
+  // (only where a route or those shares are new).
+  std::vector<std::vector<std::vector<FlowModel::Hop>>> edge_hops;
   for (const RingFlow& r : rings) {
     if (r.edges == nullptr || r.edges->empty()) throw std::logic_error("a ring flow needs edges");
     Message& m = messages_[r.id];
@@ -353,6 +354,7 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
     // communicator's connections (and the ECMP paths of their queue pairs) for its life.
     auto cached = ring_routes_.find(std::forward_as_tuple(*r.edges, r.chunk, shares));
     if (cached == ring_routes_.end()) {
+      edge_hops.resize(rings.size());
       RingRoute ring;
       ring.route = flow_router_->ring_route(m, *r.edges, r.chunk, &edge_hops[routes.size()]);
       ring.route.shares = std::max<std::uint16_t>(1, shares);
@@ -367,6 +369,7 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
   const double cap = first.rate_cap_bps > 0 ? first.rate_cap_bps / 8e12 : 0;
   auto shares_it = ring_transfer_shares_.find({routes, cap});
   if (shares_it == ring_transfer_shares_.end()) {
+    edge_hops.resize(rings.size());
     for (std::size_t i = 0; i < rings.size(); ++i) {
       // Routed before, for another collective: again, as it was (the same message's hashes).
       if (edge_hops[i].empty()) flow_router_->ring_route(routes[i]->routed_as, *rings[i].edges, rings[i].chunk, &edge_hops[i]);
