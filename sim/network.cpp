@@ -380,7 +380,7 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
   for (std::size_t i = 0; i < rings.size(); ++i) {
     RingRoute& ring = *posting[i];
     const FlowModel::Route& route = ring.route;
-    if (ring.prepared.raw_hops == nullptr || ring.prepared.prepared_at != flow_model_->bundles_dissolved()) {
+    if (ring.prepared.raw_hops == nullptr || ring.prepared.prepared_at != flow_model_->link_bundles_dissolved()) {
       ring.prepared = route;
       if (!flow_model_->prepare(ring.prepared, route.hops)) ring.prepared = {};
     }

@@ -37,10 +37,6 @@ void FlowModel::set_link_bundles(const std::vector<std::vector<std::uint32_t>>& 
   bundle_use_of_.assign(bundles_.size(), kNoUse);
 }
 
-std::size_t FlowModel::link_bundles_dissolved() const {
-  return static_cast<std::size_t>(dissolutions_);
-}
-
 bool FlowModel::bundle_hops(std::vector<Hop>& hops, bool may_dissolve) {
   bundle_uses_.clear();
   for (const Hop& h : hops) {
@@ -84,21 +80,17 @@ bool FlowModel::bundle_hops(std::vector<Hop>& hops, bool may_dissolve) {
   return true;
 }
 
-void FlowModel::weigh_and_bundle(std::vector<Hop>& hops, std::uint32_t shares) {
+bool FlowModel::weigh_and_bundle(std::vector<Hop>& hops, std::uint32_t shares, bool may_dissolve) {
   if (shares > 1) {
     const double s = static_cast<double>(shares);
     for (Hop& h : hops) h.weight *= s;  // its load on each link: every share's
   }
-  if (!bundles_.empty()) bundle_hops(hops, true);
+  return bundles_.empty() || bundle_hops(hops, may_dissolve);
 }
 
 bool FlowModel::prepare(Route& route, const std::vector<Hop>& raw) {
   std::vector<Hop> hops = raw;
-  if (route.shares > 1) {
-    const double s = static_cast<double>(route.shares);
-    for (Hop& h : hops) h.weight *= s;
-  }
-  if (!bundles_.empty() && !bundle_hops(hops, false)) return false;
+  if (!weigh_and_bundle(hops, route.shares, false)) return false;
   route.hops = std::move(hops);
   route.raw_hops = &raw;
   route.prepared_at = dissolutions_;

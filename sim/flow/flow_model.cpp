@@ -123,7 +123,7 @@ void FlowModel::start_now(MessageId id, std::int64_t wire_bytes, std::int64_t pa
   } else {
     const std::vector<Hop>& raw = route.raw_hops != nullptr ? *route.raw_hops : route.hops;
     s.hops.assign(raw.begin(), raw.end());
-    weigh_and_bundle(s.hops, route.shares);
+    weigh_and_bundle(s.hops, route.shares, true);
   }
   s.member_pos.resize(s.hops.size());
   for (std::size_t h = 0; h < s.hops.size(); ++h) {

@@ -78,10 +78,10 @@ class FlowModel final : public EventHandler {
     // Message::rate_cap_bps): a private link only this flow crosses.
     double cap = 0;
     // Set by prepare(): `hops` are weighted by the shares and bundled already, as of
-    // `prepared_at` bundles dissolved; `raw_hops` (which must outlive the route) are what
-    // they were made from, taken again once a bundle has dissolved since.
+    // `prepared_at` bundles dissolved (link_bundles_dissolved()); `raw_hops` (which must
+    // outlive the route) are what they were made from, taken again once another has.
     const std::vector<Hop>* raw_hops = nullptr;
-    std::uint64_t prepared_at = 0;
+    std::size_t prepared_at = 0;
   };
   // `capacity`: each link's rate in bytes per picosecond. `observer` hears of every
   // flow's sending, delivery and completion (the network's dispatcher).
@@ -116,8 +116,7 @@ class FlowModel final : public EventHandler {
   // back to the links. Counters stay per link. Before any flow starts.
   void set_link_bundles(const std::vector<std::vector<std::uint32_t>>& groups);
   std::size_t link_bundles() const { return bundles_.size(); }
-  std::size_t link_bundles_dissolved() const;
-  std::uint64_t bundles_dissolved() const { return dissolutions_; }
+  std::size_t link_bundles_dissolved() const { return dissolutions_; }
 
   std::size_t link_count() const { return real_links_; }
   // Bytes carried by `link` up to `now` (the rates settled last are integrated up to it).
@@ -227,8 +226,9 @@ class FlowModel final : public EventHandler {
   // of them in proportion, and dissolves a bundle they cross otherwise (or, where it may
   // not, returns false and leaves `hops` as they were).
   bool bundle_hops(std::vector<Hop>& hops, bool may_dissolve);
-  // A starting flow's hops: each weight times its shares, then bundled.
-  void weigh_and_bundle(std::vector<Hop>& hops, std::uint32_t shares);
+  // A starting flow's hops: each weight times its shares, then bundled (false, as
+  // bundle_hops, where a bundle would dissolve and may not).
+  bool weigh_and_bundle(std::vector<Hop>& hops, std::uint32_t shares, bool may_dissolve);
   void dissolve(std::uint32_t b);
   // The link whose load paces a flow's credit window: its window link's bundle while live.
   std::uint32_t window_constraint(const FlowState& s) const {
@@ -272,7 +272,7 @@ class FlowModel final : public EventHandler {
   std::vector<LinkState> links_;  // the real ones (link_count()), then the bundles'
   std::size_t real_links_ = 0;
   std::vector<Bundle> bundles_;
-  std::uint64_t dissolutions_ = 0;  // bundles dissolved so far
+  std::size_t dissolutions_ = 0;  // bundles dissolved so far
   std::vector<std::uint32_t> bundle_of_;  // per real link: its bundle (kNoBundle: none)
   std::vector<double> bundle_share_;      // per real link: its capacity over its bundle's
   struct BundleUse {  // bundle_hops' scratch: one bundle's hops in a route
