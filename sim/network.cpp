@@ -341,7 +341,6 @@ void Network::post_flow(MessageId id, const Message& m) {
 std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<RingFlow>& rings, std::uint16_t shares) {
   if (flow_model_ == nullptr || rings.empty()) throw std::logic_error("ring flows need flow fidelity and rings");
   std::vector<const RingRoute*> routes;
-  std::vector<RingRoute*> posting;  // the same, to prepare as they are posted
   // Each edge's own links, kept while the collective's transfer shares are worked out
   // (only where a route or those shares are new).
   std::vector<std::vector<std::vector<FlowModel::Hop>>> edge_hops;
@@ -362,7 +361,6 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
       cached = ring_routes_.emplace(std::make_tuple(*r.edges, r.chunk, shares), std::move(ring)).first;
     }
     routes.push_back(&cached->second);
-    posting.push_back(&cached->second);
   }
   // A channel's own rate (a GPU's copy inside a node) holds every edge to it.
   const Message& first = messages_[rings.front().id];
@@ -378,7 +376,7 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
   }
   std::vector<RingFlowTiming> timings;
   for (std::size_t i = 0; i < rings.size(); ++i) {
-    RingRoute& ring = *posting[i];
+    const RingRoute& ring = *routes[i];
     const FlowModel::Route& route = ring.route;
     if (ring.prepared.raw_hops == nullptr || ring.prepared.prepared_at != flow_model_->link_bundles_dissolved()) {
       ring.prepared = route;

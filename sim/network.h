@@ -363,8 +363,9 @@ class Network {
   struct RingRoute {
     FlowModel::Route route;
     Message routed_as;  // the message whose edges' hashes chose its paths
-    // `route` as its flows start (FlowModel::prepare), once its first flow is posted.
-    FlowModel::Route prepared;
+    // `route` as its flows start (FlowModel::prepare), once its first flow is posted: a
+    // cache of the route's, so refreshed through a const ring.
+    mutable FlowModel::Route prepared;
   };
   // (std::less<>: looked up by a tuple of references, without copying a ring's edges.)
   std::map<std::tuple<std::vector<std::pair<HostId, HostId>>, std::int64_t, std::uint16_t>, RingRoute, std::less<>> ring_routes_;

@@ -612,6 +612,7 @@ std::vector<RankBreakdown> TraceReplay::work_out_breakdown() const {
   // 100,000 ranks); an unlabelled one counts as "other", with any operation so named.
   const auto named_other = std::find(trace_.names.begin(), trace_.names.end(), "other");
   const std::size_t other = named_other == trace_.names.end() ? 0 : static_cast<std::size_t>(named_other - trace_.names.begin());
+  const std::string other_name = "other";
   std::vector<Intervals> by_label(trace_.names.size());
   std::vector<std::size_t> labels;  // those with intervals for this rank
   Intervals compute, comm;
@@ -643,7 +644,7 @@ std::vector<RankBreakdown> TraceReplay::work_out_breakdown() const {
     for (std::size_t l : labels) {
       Intervals& m = by_label[l];
       merge(m);
-      const std::string& name = l == 0 ? std::string("other") : trace_.names[l];
+      const std::string& name = l == 0 ? other_name : trace_.names[l];
       b.communication_by_label[name] = length(m);
       b.exposed_by_label[name] = uncovered(m, compute);
     }
