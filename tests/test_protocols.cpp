@@ -270,6 +270,52 @@ TEST_CASE("NCCL's rules by release: the same system under 2.18, 2.21 and 2.27") 
 }
 
 
+TEST_CASE("NCCL's rules by release: 2.19's ring LL at a quarter, and LL128 with one GPU per node through 2.22") {
+  // One DGX A100 node (NVLink 300 GB/s a GPU): NCCL's ring graph carries all of it.
+  NcclSystem one;
+  one.ranks = 8;
+  one.nodes = 1;
+  one.compute_capability = 80;
+  one.nvlink = true;
+  one.graphs[static_cast<std::size_t>(NcclAlgo::kRing)] = nccl_ring_graph(80, 300, 0, 0, 1);
+  const NcclGraph& g = one.graphs[static_cast<std::size_t>(NcclAlgo::kRing)];
+  CHECK(g.channels * g.bw_intra == within(300.0, 1e-9));
+  const auto ar = CollectiveOp::kAllReduce;
+  const auto ag = CollectiveOp::kAllGather;
+  // tuning.cc at v2.19.3-1: LL = min(llMaxBw, busBw x 1/4), a third for one-node gathers;
+  // Ampere's one-node cap 87.7. AllReduce: min(87.7, 75) = 75, algbw 75 x 8 / 14;
+  // AllGather: min(87.7, 100) = 87.7, algbw x 8 / 7. At v2.21.5-1, half: 87.7 both.
+  const NcclCostModel m19(*nccl_rules("2.19.3-1"), one);
+  CHECK(m19.rules().version == "2.19");
+  CHECK(m19.cost(ar, NcclAlgo::kRing, NcclProtocol::kLL).algbw_GBps == within(75.0 * 8 / 14, 1e-9));
+  CHECK(m19.cost(ag, NcclAlgo::kRing, NcclProtocol::kLL).algbw_GBps == within(87.7 * 8 / 7, 1e-9));
+  CHECK(nccl_rules("2.20.5")->version == "2.19");
+  const NcclCostModel m21(*nccl_rules("2.21.5"), one);
+  CHECK(m21.cost(ar, NcclAlgo::kRing, NcclProtocol::kLL).algbw_GBps == within(87.7 * 8 / 14, 1e-9));
+  // 2.19's NVLS step inside a node is 23 us (2.21: 25); Hopper's LL caps are Ampere's.
+  CHECK(nccl_rules("2.19")->hw[0][static_cast<int>(NcclAlgo::kNvls)][2] == 23.0);
+  CHECK(nccl_rules("2.19")->ll_max_bw[2][0] == 87.7);
+  CHECK(nccl_rules("2.21")->ll_max_bw[2][0] == 141.0);
+
+  // Two nodes of one H100 each (one 50 GB/s NIC): the ring's LL128 at min(busBw x 0.7,
+  // channels x 36.7) through 2.22 (ppn < 2), x 0.92 from 2.23.
+  NcclSystem pair;
+  pair.ranks = 2;
+  pair.nodes = 2;
+  pair.compute_capability = 90;
+  pair.nvlink = true;
+  pair.graphs[static_cast<std::size_t>(NcclAlgo::kRing)] = nccl_ring_graph(90, 450, 50, 1, 2);
+  const NcclGraph& r = pair.graphs[static_cast<std::size_t>(NcclAlgo::kRing)];
+  const double bus = r.channels * r.bw_intra;
+  const double cap = r.channels * 36.7;
+  // 2 ranks: nsteps = 2, algbw = bus x 2 / 2.
+  CHECK(NcclCostModel(*nccl_rules("2.22.3"), pair).cost(ar, NcclAlgo::kRing, NcclProtocol::kLL128).algbw_GBps ==
+        within(std::min(bus * 0.7, cap), 1e-9));
+  CHECK(NcclCostModel(*nccl_rules("2.23.4"), pair).cost(ar, NcclAlgo::kRing, NcclProtocol::kLL128).algbw_GBps ==
+        within(std::min(bus * 0.92, cap), 1e-9));
+  CHECK(bus * 0.7 < cap);  // the share, not the cap, decides here
+}
+
 TEST_CASE("NCCL 2.29.2's printed tables for 2, 4 and 6 H100s of one node: the ring's and NVLS's entries, and its choice") {
   // NCCL_DEBUG=INFO of all_reduce_perf -g 2/4/6 on one HGX H100 (NCCL 2.29.2, whose rules
   // are 2.28's line), as published with its output (GitHub waynehacking8/nccl-collectives-bench,

@@ -16,7 +16,7 @@ std::vector<CorpusTable> validation_corpus() {
     std::vector<std::string> f;
     std::istringstream cells(line);
     for (std::string cell; std::getline(cells, cell, '\t');) f.push_back(cell);
-    // name, table, config, ranks, use, algorithm, op, compute capability, nic, nodes, fabric, source
+    // name, table, config, ranks, use, algorithm, op, compute capability, nic, nodes, fabric, nccl, source
     if (f.size() < 11) continue;
     CorpusTable t;
     t.name = f[0];

@@ -19,7 +19,7 @@ int generation(int compute_capability) {
 int node_class(int nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; }  // NCCL's N1 / N2 / N4
 
 // The tables of NVIDIA/nccl src/graph/tuning.cc at each line's release tag (v2.18.5-1,
-// v2.21.5-1, v2.27.7-1, v2.28.9-1). Blackwell rows before 2.27 repeat Hopper's, as those
+// v2.19.3-1, v2.21.5-1, v2.27.7-1, v2.28.9-1). Blackwell rows before 2.27 repeat Hopper's, as those
 // releases index Blackwell parts as Hopper.
 NcclRules rules_2_21() {
   NcclRules r;
@@ -44,11 +44,25 @@ NcclRules rules_2_21() {
   r.tree_ll128_per_channel = {{{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {36.7, 36.7, 29.0}}};
   r.tree_per_channel = {{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {38.7, 41.4, 36.0}}};
   r.ring_inter_steps_per_node_pair = false;
+  r.ring_ll128_one_gpu_share = 0.7;
+  return r;
+}
+
+// 2.19 and 2.20: 2.21's tables but NVLS's 23 us per NVLink hop, Hopper's LL caps still
+// Ampere's, and the ring's LL at a quarter of its bus bandwidth.
+NcclRules rules_2_19() {
+  NcclRules r = rules_2_21();
+  r.version = "2.19";
+  r.hw[kNvlinkHw][kNvls] = {0, 0, 23};
+  r.hw[kNvlinkHw][kNvlsTree] = {0, 0, 23};
+  r.ll_max_bw[2] = r.ll_max_bw[1];
+  r.ll_max_bw[3] = r.ll_max_bw[1];
+  r.ring_ll_quarter = true;
   return r;
 }
 
 NcclRules rules_2_18() {
-  NcclRules r = rules_2_21();
+  NcclRules r = rules_2_19();
   r.version = "2.18";
   r.base[kCollNet] = {6.8, 14.0, 0};
   r.base[kNvls] = {0, 0, 23.0};
@@ -62,8 +76,6 @@ NcclRules rules_2_18() {
   r.hw[kNetHw][kTree] = {5.0, 8.5, 14};
   r.hw[kNetHw][kCollNet] = {0, 0, 10.7};
   r.hw[kNetHw][kNvlsTree] = {0, 0, 19};
-  r.ll_max_bw[2] = r.ll_max_bw[1];
-  r.ll_max_bw[3] = r.ll_max_bw[1];
   r.rules_2_18 = true;
   r.collnet_arity_us = 0.5;
   return r;
@@ -82,6 +94,7 @@ NcclRules rules_2_27() {
   r.tree_per_channel[3] = {2 * 38.7, 2 * 41.4, 2 * 36.0};
   r.ring_inter_steps_per_node_pair = true;
   r.tree_net_latency_at_one_gpu_per_node = true;
+  r.ring_ll128_one_gpu_share = 0.92;
   return r;
 }
 
@@ -140,13 +153,14 @@ std::optional<NcclRules> nccl_rules(std::string_view version) {
   if (m.ptr != end && *m.ptr != '.' && *m.ptr != '-') return std::nullopt;
   if (major != 2 || minor < 18) return std::nullopt;
   if (minor == 18) return rules_2_18();
+  if (minor <= 20) return rules_2_19();
   if (minor <= 22) return rules_2_21();
   if (minor <= 27) return rules_2_27();
   return rules_2_28();
 }
 
 const std::vector<std::string>& nccl_rule_versions() {
-  static const std::vector<std::string> v{"2.18", "2.21", "2.27", "2.28"};
+  static const std::vector<std::string> v{"2.18", "2.19", "2.21", "2.27", "2.28"};
   return v;
 }
 
@@ -228,11 +242,11 @@ NcclCost NcclCostModel::cost(CollectiveOp op, NcclAlgo algo, NcclProtocol proto)
   }
   double bus = g.channels * bw;
   if (a == kRing && p == kLL) {
-    const double share = r.rules_2_18 ? ((n_nodes > 1 || all_reduce || op == CollectiveOp::kReduce) ? 0.25 : 1.0 / 3.0) : 0.5;
+    const double share = r.ring_ll_quarter ? ((n_nodes > 1 || all_reduce || op == CollectiveOp::kReduce) ? 0.25 : 1.0 / 3.0) : 0.5;
     bus = std::min(ll_max, bus * share);
   }
   if (a == kRing && p == kLL128) {
-    const double share = r.rules_2_18 && ppn < 2 ? 0.7 : 0.92;
+    const double share = ppn < 2 ? r.ring_ll128_one_gpu_share : 0.92;
     bus = std::min(bus * share, g.channels * r.ring_ll128_per_channel[static_cast<std::size_t>(gen)][static_cast<std::size_t>(nc)]);
   }
   if (a == kTree) bus = std::min(bus * .92, g.channels * r.tree_per_channel[static_cast<std::size_t>(gen)][static_cast<std::size_t>(nc)]);

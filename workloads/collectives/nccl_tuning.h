@@ -5,7 +5,7 @@
 // (GB/s) computed from its topology graphs, and predicts time = latency + bytes / bw;
 // with NCCL_ALGO / NCCL_PROTO unset it runs the pair of least predicted time.
 // The figures changed between releases: `NcclRules` holds one release line's tables,
-// chosen by version ("2.18", "2.21", "2.27", "2.28"; docs/model.md lists what each covers).
+// chosen by version ("2.18", "2.19", "2.21", "2.27", "2.28"; docs/model.md lists what each covers).
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -42,16 +42,20 @@ struct NcclRules {
   std::array<double, 4> nvls_efficiency{};                       // 0: the older NVLS formula
   bool ring_inter_steps_per_node_pair = true;  // 2(nodes-1) network steps (2.23+), else 2 x nodes
   bool tree_net_latency_at_one_gpu_per_node = false;  // ppn = 1 takes the tree's network latency (2.23+)
-  // 2.18: LL at a quarter of the ring's bus bandwidth (a third for one-node gathers),
-  // LL128 at 0.7 with one GPU per node, NVLS's older latency and bandwidth rules, and
-  // gathers and scatters on the ring only.
+  // Through 2.20: the ring's LL at a quarter of its bus bandwidth (a third for one-node
+  // gathers); from 2.21, half.
+  bool ring_ll_quarter = false;
+  // The ring's LL128 with one GPU per node (the same GPU sends and receives through the
+  // NIC): 0.7 of the bus bandwidth through 2.22, then 0.92 as with more GPUs.
+  double ring_ll128_one_gpu_share = 0.92;
+  // 2.18: NVLS's older latency and bandwidth rules, and gathers and scatters on the ring only.
   bool rules_2_18 = false;
   double collnet_arity_us = 0.4;  // CollNet Direct's per-GPU serialization (0.5 in 2.18)
 };
 
-// A release ("2.21", "2.21.5", "2.25.1-1") to its line's rules: 2.18; 2.19 to 2.22 take
-// 2.21's; 2.23 to 2.27 take 2.27's; 2.28 and later take 2.28's. nullopt before 2.18 or
-// for what is not a version.
+// A release ("2.21", "2.21.5", "2.25.1-1") to its line's rules: 2.18; 2.19 and 2.20
+// take 2.19's; 2.21 and 2.22 take 2.21's; 2.23 to 2.27 take 2.27's; 2.28 and later take
+// 2.28's. nullopt before 2.18 or for what is not a version.
 std::optional<NcclRules> nccl_rules(std::string_view version);
 const std::vector<std::string>& nccl_rule_versions();
 inline constexpr const char* kDefaultNcclVersion = "2.28";  // the newest line's rules
@@ -137,7 +141,7 @@ NcclGraph nccl_tree_graph(int compute_capability, double nvlink_GBps, double nic
 // is the fastest listed s with (gpus + 1) x s within a GPU's NVLinks. Its second pass
 // then raises the inter speed up the list while it is below twice that, and NCCL's model
 // caps each channel by it; 2.18's search (`search_2_18`) has neither that pass for NVLS
-// nor 50 GB/s in its Hopper list (the pass came in 2.20; 2.19, on the 2.21 line, gets it).
+// nor 50 GB/s in its Hopper list (the pass came in 2.20; the 2.19 line, which covers 2.20, gets it).
 // Its kernels run 16 channels (NCCL_NVLS_NCHANNELS on Hopper). Across nodes: 16 channels
 // at the fastest intra speed within the NVLinks, the inter one within the node's NICs.
 NcclGraph nccl_nvls_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes,
