@@ -270,14 +270,22 @@ TEST_CASE("NCCL's rules by release: the same system under 2.18, 2.21 and 2.27") 
 }
 
 
+namespace {
+// A system over NVLink whose only graph is the ring.
+NcclSystem ring_only_system(int ranks, int nodes, int compute_capability, const NcclGraph& ring) {
+  NcclSystem s;
+  s.ranks = ranks;
+  s.nodes = nodes;
+  s.compute_capability = compute_capability;
+  s.nvlink = true;
+  s.graphs[static_cast<std::size_t>(NcclAlgo::kRing)] = ring;
+  return s;
+}
+}  // namespace
+
 TEST_CASE("NCCL's rules by release: 2.19's ring LL at a quarter, and LL128 with one GPU per node through 2.22") {
   // One DGX A100 node (NVLink 300 GB/s a GPU): NCCL's ring graph carries all of it.
-  NcclSystem one;
-  one.ranks = 8;
-  one.nodes = 1;
-  one.compute_capability = 80;
-  one.nvlink = true;
-  one.graphs[static_cast<std::size_t>(NcclAlgo::kRing)] = nccl_ring_graph(80, 300, 0, 0, 1);
+  const NcclSystem one = ring_only_system(8, 1, 80, nccl_ring_graph(80, 300, 0, 0, 1));
   const NcclGraph& g = one.graphs[static_cast<std::size_t>(NcclAlgo::kRing)];
   CHECK(g.channels * g.bw_intra == within(300.0, 1e-9));
   const auto ar = CollectiveOp::kAllReduce;
@@ -299,12 +307,7 @@ TEST_CASE("NCCL's rules by release: 2.19's ring LL at a quarter, and LL128 with 
 
   // Two nodes of one H100 each (one 50 GB/s NIC): the ring's LL128 at min(busBw x 0.7,
   // channels x 36.7) through 2.22 (ppn < 2), x 0.92 from 2.23.
-  NcclSystem pair;
-  pair.ranks = 2;
-  pair.nodes = 2;
-  pair.compute_capability = 90;
-  pair.nvlink = true;
-  pair.graphs[static_cast<std::size_t>(NcclAlgo::kRing)] = nccl_ring_graph(90, 450, 50, 1, 2);
+  const NcclSystem pair = ring_only_system(2, 2, 90, nccl_ring_graph(90, 450, 50, 1, 2));
   const NcclGraph& r = pair.graphs[static_cast<std::size_t>(NcclAlgo::kRing)];
   const double bus = r.channels * r.bw_intra;
   const double cap = r.channels * 36.7;
