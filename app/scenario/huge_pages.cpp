@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -29,29 +30,49 @@ std::size_t back_heap_with_huge_pages(std::size_t at_least, double min_resident)
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
   constexpr int kCollapse = 25;  // MADV_COLLAPSE (Linux 6.1), which older headers lack
-  std::FILE* maps = std::fopen("/proc/self/maps", "r");
+  // smaps, not maps: each mapping's resident size comes with it.
+  std::FILE* maps = std::fopen("/proc/self/smaps", "r");
   if (maps == nullptr) return 0;
   // Private, writable, anonymous mappings: the malloc heap and its mmapped blocks, each
-  // trimmed to whole huge pages.
+  // trimmed to whole huge pages. With `min_resident`, a mapping with under 1/64 of its
+  // pages resident is passed over: scanning it a huge page at a time would cost more than
+  // its few dense ranges could save (a sanitizer's shadow reserves terabytes, an
+  // allocator's arenas run ahead of use).
+  struct Region {
+    std::uintptr_t from = 0, to = 0;
+    std::size_t bytes = 0;  // the whole mapping
+  };
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> regions;
-  std::size_t total = 0;
+  std::optional<Region> pending;
+  const auto keep = [&](const Region& r, std::size_t resident) {
+    if (min_resident > 0.0 && resident * 64 < r.bytes) return;
+    regions.emplace_back(r.from, r.to);
+  };
   char line[512];
   while (std::fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long resident_kb = 0;
+    if (std::sscanf(line, "Rss: %lu kB", &resident_kb) == 1) {
+      if (pending) keep(*pending, std::size_t{resident_kb} << 10);
+      pending.reset();
+      continue;
+    }
     unsigned long start = 0, end = 0, offset = 0, inode = 0;
     char perms[8] = {};
     char device[16] = {};
     int path_at = 0;
     if (std::sscanf(line, "%lx-%lx %7s %lx %15s %lu %n", &start, &end, perms, &offset, device, &inode, &path_at) < 6) continue;
+    pending.reset();
     if (perms[0] != 'r' || perms[1] != 'w' || perms[3] != 'p' || inode != 0) continue;
     const std::string_view path(line + path_at);
     if (!path.empty() && path != "\n" && !path.starts_with("[heap]")) continue;  // stacks and the like
     const std::uintptr_t from = (start + kHuge - 1) & ~(kHuge - 1);
     const std::uintptr_t to = end & ~(kHuge - 1);
     if (to <= from) continue;
-    regions.emplace_back(from, to);
-    total += to - from;
+    pending = Region{from, to, static_cast<std::size_t>(end - start)};
   }
   std::fclose(maps);
+  std::size_t total = 0;
+  for (const auto& [from, to] : regions) total += to - from;
   if (total < at_least) return 0;
   // Collapsing copies what a huge page's range holds onto a huge page, and fills the
   // rest: only ranges at least `min_resident` full, so the heap's sparse corners (freed
