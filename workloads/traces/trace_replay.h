@@ -146,21 +146,25 @@ class TraceReplay final : public WorkloadDriver {
   };
   static constexpr std::int32_t kReady = -1;
   std::span<const int> children(int rank, int op) const;
-  struct ComputeStream final : EventHandler {
+  // A rank's compute stream, and what else of the rank each of its operations' ends
+  // touches: its clock (its endpoint's partition), what is left of its operations and
+  // when its last one ended. One cache line, which the event queue has just touched when
+  // a compute op ends (at 100,000 ranks a line elsewhere per rank is a miss per op).
+  struct alignas(64) ComputeStream final : EventHandler {
     TraceReplay* owner = nullptr;
+    Simulator* sim = nullptr;
+    Time finished = -1;
     int rank = 0;
-    std::size_t next = 0;  // where its next compute op is, or an op before it (trace order)
+    std::uint32_t next = 0;  // where its next compute op is, or an op before it (trace order)
     int running = -1;
+    std::int32_t left = 0;
     void on_event() override;
   };
-  // What is each rank's alone: its clock (its endpoint's partition), its start, what is
-  // left of its operations and when its last one ended.
+  static_assert(sizeof(ComputeStream) == 64);
+  // Each rank's start: makes ready the operations that wait for nothing.
   struct RankStart final : EventHandler {
     TraceReplay* owner = nullptr;
     int rank = 0;
-    Simulator* sim = nullptr;
-    std::int64_t left = 0;
-    Time finished = -1;
     void on_event() override;
   };
   struct PendingCollective {
@@ -250,10 +254,26 @@ class TraceReplay final : public WorkloadDriver {
     CollectiveTuning tuning;
     std::optional<CoupledRing::Costs> ring_costs;
   };
-  std::map<std::tuple<std::uint32_t, int, std::int64_t, std::uint16_t>, Tuned> tuned_;
+  // Hashed: a 100,000-GPU step has a tensor-parallel group per node, so a tree of them is
+  // a dozen cache misses per collective launched.
+  struct TunedKey {
+    std::uint32_t group;
+    int op;
+    std::int64_t bytes;
+    std::uint16_t algorithm;
+    bool operator==(const TunedKey&) const = default;
+  };
+  struct TunedKeyHash {
+    std::size_t operator()(const TunedKey& k) const {
+      std::uint64_t h = (std::uint64_t{k.group} << 32) ^ (static_cast<std::uint64_t>(k.op) << 16) ^ k.algorithm;
+      h ^= static_cast<std::uint64_t>(k.bytes) * 0x9E3779B97F4A7C15ull;
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
+  std::unordered_map<TunedKey, Tuned, TunedKeyHash> tuned_;
   std::atomic<std::size_t> finished_collectives_{0};
   std::deque<RankAgent> agents_;      // observers never move
-  std::map<HostId, int> rank_of_host_;
+  std::vector<int> rank_of_host_;  // by host id; -1: no rank there
   ActivityListener* activity_ = nullptr;
   Time started_ = -1;
 };
