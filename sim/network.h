@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <bit>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -367,11 +368,32 @@ class Network {
     // cache of the route's, so refreshed through a const ring.
     mutable FlowModel::Route prepared;
   };
-  // (std::less<>: looked up by a tuple of references, without copying a ring's edges.)
-  std::map<std::tuple<std::vector<std::pair<HostId, HostId>>, std::int64_t, std::uint16_t>, RingRoute, std::less<>> ring_routes_;
+  // Hashed, not ordered: a 100,000-GPU step has a ring per node's tensor-parallel group
+  // and launches millions of collectives over them, and a tree of them is a dozen misses
+  // (node and edges) per launch. Looked up by a tuple of references (is_transparent),
+  // without copying a ring's edges.
+  struct RingKeyHash {
+    using is_transparent = void;
+    template <class Key>
+    std::size_t operator()(const Key& k) const {
+      std::uint64_t h = static_cast<std::uint64_t>(std::get<1>(k)) * 0x9E3779B97F4A7C15ull ^ std::get<2>(k);
+      for (const auto& [from, to] : std::get<0>(k)) h = (h ^ ((std::uint64_t{from} << 32) | to)) * 0xFF51AFD7ED558CCDull;
+      return static_cast<std::size_t>(h ^ (h >> 31));
+    }
+  };
+  std::unordered_map<std::tuple<std::vector<std::pair<HostId, HostId>>, std::int64_t, std::uint16_t>, RingRoute, RingKeyHash,
+                     std::equal_to<>>
+      ring_routes_;
   // A collective's rings' transfer shares (RingFlowTiming::mean_transfer_share), by its
   // rings' routes and the channel's rate.
-  std::map<std::pair<std::vector<const RingRoute*>, double>, std::vector<double>> ring_transfer_shares_;
+  struct RouteSetHash {
+    std::size_t operator()(const std::pair<std::vector<const RingRoute*>, double>& k) const {
+      std::uint64_t h = std::bit_cast<std::uint64_t>(k.second);
+      for (const RingRoute* r : k.first) h = (h ^ reinterpret_cast<std::uintptr_t>(r)) * 0xFF51AFD7ED558CCDull;
+      return static_cast<std::size_t>(h ^ (h >> 31));
+    }
+  };
+  std::unordered_map<std::pair<std::vector<const RingRoute*>, double>, std::vector<double>, RouteSetHash> ring_transfer_shares_;
   // Per ring: its edges' (`edge_hops`: per ring, per edge, its links) transfer share.
   std::vector<double> ring_transfer_shares(const std::vector<std::vector<std::vector<FlowModel::Hop>>>& edge_hops,
                                            double cap) const;
