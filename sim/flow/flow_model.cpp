@@ -178,6 +178,7 @@ void FlowModel::remove_from_links(std::uint32_t f) {
   }
   s.hops.clear();
   s.member_pos.clear();
+  set_bottleneck(s, UINT32_MAX);
 }
 
 void FlowModel::complete_due(Time now) {
@@ -271,6 +272,7 @@ void FlowModel::take_in_held(bool every_link) {
   for (; scanned_ < comp_links_.size(); ++scanned_) {
     const std::uint32_t link = comp_links_[scanned_];
     const LinkState& l = links_[link];
+    if (!every_link && l.held == 0) continue;  // (most links of a long ring flow)
     for (std::size_t i = 0; i < l.members.size(); ++i) {
       const std::uint32_t f = l.members[i].flow;
       if (every_link || flows_[f].bottleneck == link) take_in(f);
@@ -289,7 +291,7 @@ void FlowModel::fill() {
     FlowState& s = flows_[f];
     s.frozen = false;
     s.next_rate = s.rate;
-    s.bottleneck = UINT32_MAX;
+    set_bottleneck(s, UINT32_MAX);
     for (const Hop& h : s.hops) {
       LinkState& l = links_[h.link];
       l.residual += contribution(s, h);
@@ -346,10 +348,16 @@ void FlowModel::fill() {
   }
 }
 
+void FlowModel::set_bottleneck(FlowState& s, std::uint32_t link) {
+  if (s.bottleneck < links_.size()) --links_[s.bottleneck].held;
+  s.bottleneck = link;
+  if (link < links_.size()) ++links_[link].held;
+}
+
 void FlowModel::freeze(FlowState& s, double share, std::uint32_t bottleneck) {
   s.frozen = true;
   s.next_rate = share * s.shares;  // each share's fair share, together
-  s.bottleneck = bottleneck;
+  set_bottleneck(s, bottleneck);
   for (const Hop& h : s.hops) {
     LinkState& l = links_[h.link];
     l.residual -= h.weight * share;

@@ -189,6 +189,9 @@ class FlowModel final : public EventHandler {
     std::uint32_t visit = 0;
     bool dirty = false;
     std::uint32_t window_users = 0;  // active flows whose credit window is on this link
+    // Flows whose bottleneck is this link (perhaps some that left it since): where none
+    // is, take_in_held() has nothing to take in, and does not read the members.
+    std::uint32_t held = 0;
   };
   struct Note {  // something to tell the observer at `time`
     Time time;
@@ -251,6 +254,8 @@ class FlowModel final : public EventHandler {
   void fill();
   // Fixes a flow's rate at `share` per share, held by `bottleneck` (a link, or kCapped).
   void freeze(FlowState& s, double share, std::uint32_t bottleneck);
+  // Sets s.bottleneck, keeping the links' `held` counts.
+  void set_bottleneck(FlowState& s, std::uint32_t link);
   bool take_in_faster();
   // Folds the rates a flow had up to `now` into its remaining bytes and lead.
   void advance(FlowState& s, Time now);
