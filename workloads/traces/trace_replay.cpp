@@ -97,11 +97,14 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
   // Each collective's handlers get their order keys now, from its lowest member's op:
   // the same whenever, and on whichever thread, it is launched.
   first_key_.assign(trace_.keys.size(), 0);
+  std::vector<int> lowest(trace_.groups.size(), -1);  // each group's lowest member, found once
+  for (std::size_t g = 0; g < trace_.groups.size(); ++g) {
+    if (!trace_.groups[g].empty()) lowest[g] = *std::min_element(trace_.groups[g].begin(), trace_.groups[g].end());
+  }
   for (std::size_t r = 0; r < n; ++r) {
     for (const TraceOp& op : trace_.ops[r]) {
+      if (op.kind != TraceOpKind::kCollective || lowest[op.group] != static_cast<int>(r)) continue;
       const std::vector<int>& group = trace_.group(op);
-      if (op.kind != TraceOpKind::kCollective || group.empty()) continue;
-      if (*std::min_element(group.begin(), group.end()) != static_cast<int>(r)) continue;
       first_key_[op.key] = network_->next_order_key();
       for (std::size_t k = 1; k < 2 * group.size(); ++k) network_->next_order_key();
     }
