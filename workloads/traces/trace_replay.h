@@ -179,6 +179,7 @@ class TraceReplay final : public WorkloadDriver {
   void ready(int rank, int op);
   void try_compute(int rank);
   void finish(int rank, int op);
+  void finish_members(const std::vector<std::pair<int, int>>& members);  // finish() each, in order
   void report(int rank, int op) const;  // to activity_
   // Builds the collective whose members have all arrived (under mutex_, or between
   // windows); the caller starts it: at once inside one unit, one notice later across units.
