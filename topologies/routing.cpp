@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
 #include <limits>
 #include <map>
 #include <queue>
@@ -312,78 +311,35 @@ class RouteCompiler {
     return count;
   }
 
-  // Least costs to group g from every relaying node, into dist_. Link costs are small
-  // integers (1 a hop unless a builder says), so the frontier is a bucket per distance
-  // (Dial's algorithm): each node is settled in distance order without a heap's log
-  // factor, 3,128 times over 160,000 switches at 100,000 GPUs. The distances are the
-  // heap's (least costs are unique); a group whose costs run past kMaxBucket takes the heap.
   void dijkstra(std::uint32_t g) {
-    if (!dijkstra_buckets(g)) dijkstra_heap(g);
-  }
-
-  static constexpr std::uint64_t kMaxBucket = 1u << 16;
-
-  void start_group(std::uint32_t g, const std::function<void(std::uint64_t, std::uint32_t)>& push) {
     for (std::uint32_t u : touched_) dist_[u] = kUnreached;
     touched_.clear();
+    using Item = std::pair<std::uint64_t, std::uint32_t>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> frontier;
     for (const Entry& e : group_entries_[g]) {
       if (e.cost < dist_[e.sw]) {
         if (dist_[e.sw] == kUnreached) touched_.push_back(e.sw);
         dist_[e.sw] = e.cost;
-        push(e.cost, e.sw);
+        frontier.push({e.cost, e.sw});
       }
     }
-  }
-
-  // Relaxes u's relaying neighbours from its settled distance d.
-  template <class Push>
-  void relax(std::uint32_t u, std::uint64_t d, Push&& push) {
-    // Hosts never relay; their own distance is read off their links.
-    for (std::uint32_t i = relay_.begin(u); i < relay_.end(u); ++i) {
-      const std::uint32_t v = relay_.node[i];
-      const std::uint64_t nd = d + relay_.cost[i];
-      if (nd < dist_[v]) {
-        if (dist_[v] == kUnreached) touched_.push_back(v);
-        dist_[v] = nd;
-        // A stub reached from its one switch neighbour leads nowhere cheaper: its
-        // distance is final, and it need not wait in the queue (100,000 NICs per group
-        // at 100,000 GPUs).
-        if (!stub_[v]) push(nd, v);
-      }
-    }
-  }
-
-  bool dijkstra_buckets(std::uint32_t g) {
-    for (std::vector<std::uint32_t>& b : buckets_) b.clear();
-    bool fits = true;
-    const auto push = [&](std::uint64_t d, std::uint32_t v) {
-      if (d >= kMaxBucket) {
-        fits = false;
-        return;
-      }
-      if (d >= buckets_.size()) buckets_.resize(d + 1);
-      buckets_[d].push_back(v);
-    };
-    start_group(g, push);
-    // Costs are at least 1, so a node settled at d only fills later buckets.
-    for (std::uint64_t d = 0; d < buckets_.size() && fits; ++d) {
-      for (std::size_t i = 0; i < buckets_[d].size() && fits; ++i) {
-        const std::uint32_t u = buckets_[d][i];
-        if (d == dist_[u]) relax(u, d, push);
-      }
-    }
-    return fits;
-  }
-
-  void dijkstra_heap(std::uint32_t g) {
-    using Item = std::pair<std::uint64_t, std::uint32_t>;
-    std::priority_queue<Item, std::vector<Item>, std::greater<>> frontier;
-    const auto push = [&](std::uint64_t d, std::uint32_t v) { frontier.push({d, v}); };
-    start_group(g, push);
     while (!frontier.empty()) {
       const auto [d, u] = frontier.top();
       frontier.pop();
-      if (d == dist_[u]) relax(u, d, push);
+      if (d != dist_[u]) continue;
+      // Hosts never relay; their own distance is read off their links.
+      for (std::uint32_t i = relay_.begin(u); i < relay_.end(u); ++i) {
+        const std::uint32_t v = relay_.node[i];
+        const std::uint64_t nd = d + relay_.cost[i];
+        if (nd < dist_[v]) {
+          if (dist_[v] == kUnreached) touched_.push_back(v);
+          dist_[v] = nd;
+          // A stub reached from its one switch neighbour leads nowhere cheaper: its
+          // distance is final, and it need not wait in the queue (100,000 NICs per group
+          // at 100,000 GPUs).
+          if (!stub_[v]) frontier.push({nd, v});
+        }
+      }
     }
   }
 
@@ -645,7 +601,6 @@ class RouteCompiler {
   std::vector<LastSet> last_;  // by node, beside builders_
   std::vector<std::vector<PortIndex>> wide_;  // by node: its last set where more than LastSet::kPorts
   std::vector<std::uint64_t> dist_;
-  std::vector<std::vector<std::uint32_t>> buckets_;  // dijkstra_buckets': nodes by tentative distance
   std::vector<std::uint32_t> touched_, near_, done_only_;
   std::vector<PortIndex> cand_;
   // The skip of nodes whose ports do not change from group to group (route_group).
