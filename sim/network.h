@@ -21,6 +21,7 @@
 #include "sim/message_dispatcher.h"
 #include "sim/endpoint/nic.h"
 #include "sim/net/port_block.h"
+#include "sim/core/hash_mix.h"
 #include "sim/core/simulator.h"
 #include "sim/net/switch.h"
 
@@ -376,9 +377,9 @@ class Network {
     using is_transparent = void;
     template <class Key>
     std::size_t operator()(const Key& k) const {
-      std::uint64_t h = static_cast<std::uint64_t>(std::get<1>(k)) * 0x9E3779B97F4A7C15ull ^ std::get<2>(k);
-      for (const auto& [from, to] : std::get<0>(k)) h = (h ^ ((std::uint64_t{from} << 32) | to)) * 0xFF51AFD7ED558CCDull;
-      return static_cast<std::size_t>(h ^ (h >> 31));
+      std::uint64_t h = hash_mix(static_cast<std::uint64_t>(std::get<1>(k)), std::get<2>(k));
+      for (const auto& [from, to] : std::get<0>(k)) h = hash_mix(h, (std::uint64_t{from} << 32) | to);
+      return hash_finish(h);
     }
   };
   std::unordered_map<std::tuple<std::vector<std::pair<HostId, HostId>>, std::int64_t, std::uint16_t>, RingRoute, RingKeyHash,
@@ -389,8 +390,8 @@ class Network {
   struct RouteSetHash {
     std::size_t operator()(const std::pair<std::vector<const RingRoute*>, double>& k) const {
       std::uint64_t h = std::bit_cast<std::uint64_t>(k.second);
-      for (const RingRoute* r : k.first) h = (h ^ reinterpret_cast<std::uintptr_t>(r)) * 0xFF51AFD7ED558CCDull;
-      return static_cast<std::size_t>(h ^ (h >> 31));
+      for (const RingRoute* r : k.first) h = hash_mix(h, reinterpret_cast<std::uintptr_t>(r));
+      return hash_finish(h);
     }
   };
   std::unordered_map<std::pair<std::vector<const RingRoute*>, double>, std::vector<double>, RouteSetHash> ring_transfer_shares_;

@@ -560,13 +560,9 @@ void TraceReplay::finish_members(const std::vector<std::pair<int, int>>& members
   constexpr std::size_t kAhead = 4;
   const auto ask = [&](std::size_t k) {
     const auto [r, i] = members[k];
-    OpState* states = state_[static_cast<std::size_t>(r)].data();
     __builtin_prefetch(&streams_[static_cast<std::size_t>(r)], 1);
-    __builtin_prefetch(&states[i], 1);
-    for (int c : children(r, i)) {
-      __builtin_prefetch(&states[c].waiting, 1);
-      __builtin_prefetch(&trace_.ops[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)].kind);
-    }
+    __builtin_prefetch(&state_[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)], 1);
+    prefetch_children(r, i);
   };
   for (std::size_t k = 0; k < std::min(kAhead, members.size()); ++k) ask(k);
   for (std::size_t k = 0; k < members.size(); ++k) {
@@ -584,17 +580,21 @@ void TraceReplay::finish(int rank, int i) {
   mine.finished = std::max(mine.finished, now);
   --mine.left;
   if (activity_ != nullptr) report(rank, i);
-  // The children's states and operations are cold (a line each per operation at 100,000
-  // ranks): asked for together, so their misses overlap rather than follow each other.
-  const std::span<const int> kids = children(rank, i);
+  prefetch_children(rank, i);
   OpState* states = state_[static_cast<std::size_t>(rank)].data();
+  for (int c : children(rank, i)) {
+    if (--states[c].waiting == 0) ready(rank, c);
+  }
+}
+
+void TraceReplay::prefetch_children(int rank, int i) const {
+  // Cold (a line each per operation at 100,000 ranks): asked for together, so their
+  // misses overlap rather than follow each other.
+  const OpState* states = state_[static_cast<std::size_t>(rank)].data();
   const TraceOp* ops = trace_.ops[static_cast<std::size_t>(rank)].data();
-  for (int c : kids) {
+  for (int c : children(rank, i)) {
     __builtin_prefetch(&states[c].waiting, 1);
     __builtin_prefetch(&ops[c].kind);  // (ready() reads it first)
-  }
-  for (int c : kids) {
-    if (--states[c].waiting == 0) ready(rank, c);
   }
 }
 

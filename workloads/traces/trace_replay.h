@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "workloads/workload_driver.h"
+#include "sim/core/hash_mix.h"
 #include "sim/network.h"
 #include "sim/parallel/process_group.h"
 #include "workloads/collectives/collective_algorithms.h"
@@ -180,6 +181,7 @@ class TraceReplay final : public WorkloadDriver {
   void try_compute(int rank);
   void finish(int rank, int op);
   void finish_members(const std::vector<std::pair<int, int>>& members);  // finish() each, in order
+  void prefetch_children(int rank, int op) const;  // their states and operations, for finish()
   void report(int rank, int op) const;  // to activity_
   // Builds the collective whose members have all arrived (under mutex_, or between
   // windows); the caller starts it: at once inside one unit, one notice later across units.
@@ -266,9 +268,9 @@ class TraceReplay final : public WorkloadDriver {
   };
   struct TunedKeyHash {
     std::size_t operator()(const TunedKey& k) const {
-      std::uint64_t h = (std::uint64_t{k.group} << 32) ^ (static_cast<std::uint64_t>(k.op) << 16) ^ k.algorithm;
-      h ^= static_cast<std::uint64_t>(k.bytes) * 0x9E3779B97F4A7C15ull;
-      return static_cast<std::size_t>(h ^ (h >> 29));
+      const std::uint64_t h = hash_mix((std::uint64_t{k.group} << 32) | (static_cast<std::uint64_t>(k.op) << 16) | k.algorithm,
+                                       static_cast<std::uint64_t>(k.bytes));
+      return hash_finish(h);
     }
   };
   std::unordered_map<TunedKey, Tuned, TunedKeyHash> tuned_;
