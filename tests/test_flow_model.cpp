@@ -194,6 +194,40 @@ TEST_CASE("a parking lot gets the textbook max-min rates") {
   CHECK(b.model.link_bytes(1, b.sim.now()) == doctest::Approx(3e6));
 }
 
+TEST_CASE("flows alone on their links, solved beside flows that share, each take their own tightest link") {
+  // Started at one instant, so one solve covers them all. A crosses L1 (0.025 B/ps) and
+  // L3 (0.05) alone: L1 holds it, 1.25 MB in 50 us. C is alone on L4 (0.0125) but capped
+  // at 0.005: 250 us. F stands for 2 equal flows alone on L2 (0.0125): 0.00625 each, its
+  // 2.5 MB in 200 us. G crosses L5 (0.02) at weight 0.5 and L6 (0.0125) at 1: L5 allows
+  // 0.04, L6 0.0125, so 1.25 MB in 100 us. D and E share L0 (0.0125): 200 us each. When
+  // A ends at 50 us the others keep their rates (nothing of theirs changed).
+  Bench b({0.0125, 0.025, 0.0125, 0.05, 0.0125, 0.02, 0.0125});
+  b.run([&](FlowModel& model) {
+    model.start(0, 1'250'000, 1'250'000, over({1, 3}));  // A
+    FlowModel::Route capped = over({4});
+    capped.cap = 0.005;
+    model.start(1, 1'250'000, 1'250'000, capped);  // C
+    FlowModel::Route pair = over({2});
+    pair.shares = 2;
+    model.start(2, 2'500'000, 2'500'000, pair);  // F
+    FlowModel::Route split = over({5, 6});
+    split.hops[0].weight = 0.5;
+    model.start(3, 1'250'000, 1'250'000, split);           // G
+    model.start(4, 1'250'000, 1'250'000, over({0}));  // D
+    model.start(5, 1'250'000, 1'250'000, over({0}));  // E
+  });
+  CHECK(b.times.sent[0] == us(50));
+  CHECK(b.times.sent[1] == us(250));
+  CHECK(b.times.sent[2] == us(200));
+  CHECK(b.times.sent[3] == us(100));
+  CHECK(b.times.sent[4] == us(200));
+  CHECK(b.times.sent[5] == us(200));
+  // G's half weight on L5: 625 kB there, all of it on L6.
+  CHECK(b.model.link_bytes(5, b.sim.now()) == doctest::Approx(625'000.0));
+  CHECK(b.model.link_bytes(6, b.sim.now()) == doctest::Approx(1'250'000.0));
+  CHECK(b.model.rate_solves() >= 1);
+}
+
 TEST_CASE("a flow that loses its competitor speeds up to the rest of the link") {
   // Two flows on 0.01 B/ps: 1 MB and 3 MB. Shared, the small one ends at 1e6 / 0.005 =
   // 200 us, when the big one has 2 MB left; alone it takes 200 us more: 400 us.

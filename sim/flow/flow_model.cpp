@@ -287,11 +287,16 @@ void FlowModel::fill() {
     l.residual = l.capacity - l.load;
     l.weight_left = 0;
   }
+  std::size_t unfrozen = comp_flows_.size();
   for (std::uint32_t f : comp_flows_) {
     FlowState& s = flows_[f];
     s.frozen = false;
     s.next_rate = s.rate;
     set_bottleneck(s, UINT32_MAX);
+    if (fill_alone(s, f)) {
+      --unfrozen;
+      continue;
+    }
     for (const Hop& h : s.hops) {
       LinkState& l = links_[h.link];
       l.residual += contribution(s, h);
@@ -309,14 +314,13 @@ void FlowModel::fill() {
     if (l.weight_left > kNoWeight) shares_.push_back({std::max(0.0, l.residual) / l.weight_left, link});
   }
   for (std::uint32_t f : comp_flows_) {
-    if (flows_[f].cap > 0) shares_.push_back({flows_[f].cap, kCapped + f});
+    if (flows_[f].cap > 0 && !flows_[f].frozen) shares_.push_back({flows_[f].cap, kCapped + f});
   }
   std::make_heap(shares_.begin(), shares_.end(), later);
   // Freezing flows only raises other links' shares ((R - w s) / (W - w) >= R / W when
   // s <= R / W), so entries are not updated as flows freeze: a popped entry whose link's
   // share has since grown goes back in with its new value, and one that still holds is
   // the smallest there is.
-  std::size_t unfrozen = comp_flows_.size();
   while (!shares_.empty() && unfrozen > 0) {
     std::pop_heap(shares_.begin(), shares_.end(), later);
     const Share top = shares_.back();
@@ -346,6 +350,30 @@ void FlowModel::fill() {
       --unfrozen;
     }
   }
+}
+
+bool FlowModel::fill_alone(FlowState& s, std::uint32_t f) {
+  for (const Hop& h : s.hops) {
+    if (links_[h.link].members.size() != 1) return false;
+  }
+  // Alone on each of its links: progressive filling would freeze it at its first entry to
+  // leave the heap, the least (share, link) of its links' and its cap's, computed alike.
+  Share least{0, UINT32_MAX};
+  bool any = false;
+  const auto take = [&](Share c) {
+    if (!any || c.share < least.share || (c.share == least.share && c.link < least.link)) least = c;
+    any = true;
+  };
+  for (const Hop& h : s.hops) {
+    const LinkState& l = links_[h.link];
+    const double residual = l.residual + contribution(s, h);
+    const double weight = 0.0 + h.weight;
+    if (weight > kNoWeight) take({std::max(0.0, residual) / weight, h.link});
+  }
+  if (s.cap > 0) take({s.cap, kCapped + f});
+  if (!any) return false;
+  freeze(s, least.share, least.link >= kCapped ? kCapped : least.link);
+  return true;
 }
 
 void FlowModel::set_bottleneck(FlowState& s, std::uint32_t link) {

@@ -252,6 +252,9 @@ class FlowModel final : public EventHandler {
   void take_in(std::uint32_t f);
   void take_in_held(bool every_link);
   void fill();
+  // A flow alone on every one of its links (a TP ring inside a node): its rate worked out
+  // from its own links, frozen, without the shared heap. False where it is not alone.
+  bool fill_alone(FlowState& s, std::uint32_t f);
   // Fixes a flow's rate at `share` per share, held by `bottleneck` (a link, or kCapped).
   void freeze(FlowState& s, double share, std::uint32_t bottleneck);
   // Sets s.bottleneck, keeping the links' `held` counts.
