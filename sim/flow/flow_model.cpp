@@ -454,28 +454,27 @@ void FlowModel::solve(Time now) {
     FlowState& s = flows_[f];
     advance(s, now);
     const double old_rate = s.rate;
-    for (const Hop& h : s.hops) links_[h.link].load -= contribution(s, h);
-    s.rate = s.next_rate;
-    for (const Hop& h : s.hops) links_[h.link].load += contribution(s, h);
+    const double new_rate = s.next_rate;
+    // Each link once per flow: its old contribution out, its new one in, in the order
+    // two loops over the hops would take them.
+    for (const Hop& h : s.hops) {
+      double& load = links_[h.link].load;
+      load -= h.weight * old_rate / s.shares;
+      load += h.weight * new_rate / s.shares;
+    }
+    s.rate = new_rate;
     if (s.sent && (s.rate != old_rate || s.finish == kTimeMax)) {
       s.finish = now + drain_time(s.remaining, s.rate);
       heap_update(f);
     }
   }
+  // Senders still sending: their lead depends on their first link's load, which the
+  // flows solved may have changed, for them and for the other flows starting there.
+  // (Planning reads loads and writes only its flow; the completion heap orders by
+  // (finish, serial), which no two flows share, so the order of planning is free.)
   for (std::uint32_t link : comp_links_) {
     LinkState& l = links_[link];
     l.load = std::clamp(l.load, 0.0, l.capacity);
-  }
-  // Senders still sending: their lead depends on their first link's load, which the
-  // flows solved may have changed, for them and for the other flows starting there.
-  for (std::uint32_t f : comp_flows_) {
-    FlowState& s = flows_[f];
-    if (s.sent) continue;
-    s.finish = plan_sending(s, now);
-    heap_update(f);
-  }
-  for (std::uint32_t link : comp_links_) {
-    const LinkState& l = links_[link];
     if (l.window_users == 0) continue;
     for (const Member& m : l.members) {
       FlowState& s = flows_[m.flow];
@@ -484,6 +483,12 @@ void FlowModel::solve(Time now) {
       s.finish = plan_sending(s, now);
       heap_update(m.flow);
     }
+  }
+  for (std::uint32_t f : comp_flows_) {
+    FlowState& s = flows_[f];
+    if (s.sent) continue;
+    s.finish = plan_sending(s, now);
+    heap_update(f);
   }
 }
 

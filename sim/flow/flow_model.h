@@ -176,22 +176,23 @@ class FlowModel final : public EventHandler {
     std::uint32_t flow;
     std::uint32_t hop;
   };
+  // What a solve's passes over its links read first, in the first 64 bytes.
   struct LinkState {
     double capacity = 0;
     double load = 0;        // bytes per ps, the sum of weight x rate over its flows
-    Time load_since = 0;    // `bytes` holds what was carried up to here
-    double bytes = 0;
-    std::uint64_t flows = 0;
-    std::vector<Member> members;
     // Progressive filling's scratch.
     double residual = 0;
     double weight_left = 0;  // the weights of its flows not yet frozen
+    Time load_since = 0;    // `bytes` holds what was carried up to here
+    double bytes = 0;
     std::uint32_t visit = 0;
-    bool dirty = false;
-    std::uint32_t window_users = 0;  // active flows whose credit window is on this link
     // Flows whose bottleneck is this link (perhaps some that left it since): where none
     // is, take_in_held() has nothing to take in, and does not read the members.
     std::uint32_t held = 0;
+    std::uint32_t window_users = 0;  // active flows whose credit window is on this link
+    bool dirty = false;
+    std::vector<Member> members;
+    std::uint64_t flows = 0;
   };
   struct Note {  // something to tell the observer at `time`
     Time time;
