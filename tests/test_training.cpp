@@ -97,10 +97,12 @@ TEST_CASE("a step generated from the config (workload generate:) replays like th
   REQUIRE(run.replay()->done());
   CHECK(run.replay()->trace().ranks == 4);
   CHECK(std::abs(static_cast<double>(run.replay()->iteration_time()) - 1706494525.44) <=
-        static_cast<double>(run.replay()->trace().ops[0].size()));
-  // The replay turned the dependencies round into children and gave the trace's lists back.
+        static_cast<double>(run.replay()->operation_count(0)));
+  // The replay turned the dependencies round into children and took the operations beside
+  // their states, and gave the trace's lists back.
   for (int r = 0; r < 4; ++r) {
     CHECK(run.replay()->trace().dep_lists[static_cast<std::size_t>(r)].capacity() == 0);
+    CHECK(run.replay()->trace().ops[static_cast<std::size_t>(r)].capacity() == 0);
     CHECK(run.replay()->trace().deps(r, std::size_t{1}).empty());
   }
   // A model file that is not there is the config's error, at its key.

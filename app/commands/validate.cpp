@@ -36,9 +36,7 @@ void describe_workload(const ScenarioRun& run) {
               << " ranks, " << cc.sizes.size() << " sizes\n";
   }
   if (const TraceReplay* r = run.replay()) {
-    std::size_t ops = 0;
-    for (const auto& rank_ops : r->trace().ops) ops += rank_ops.size();
-    std::cout << "  workload    trace of " << r->trace().ranks << " ranks, " << ops << " operations\n";
+    std::cout << "  workload    trace of " << r->trace().ranks << " ranks, " << r->operation_count() << " operations\n";
   }
 }
 

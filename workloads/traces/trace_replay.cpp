@@ -20,7 +20,7 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
   trace_.drop_indexes();  // the lookups built it; running needs only the tables
   if (!options_.ideal_network) check_algorithms();
   const auto n = static_cast<std::size_t>(trace_.ranks);
-  state_.resize(n);
+  slots_.resize(n);
   streams_.resize(n);
   ranks_.resize(n);
   agents_.resize(n);
@@ -31,7 +31,8 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
   ChildLists mine;
   for (std::size_t r = 0; r < n; ++r) {
     const auto& ops = trace_.ops[r];
-    state_[r].resize(ops.size());
+    slots_[r].resize(ops.size());
+    for (std::size_t i = 0; i < ops.size(); ++i) slots_[r][i].op = ops[i];
     if (ops.size() > static_cast<std::size_t>(INT32_MAX)) throw std::invalid_argument("rank " + std::to_string(r) + ": more than 2^31 - 1 operations");
     ComputeStream& stream = streams_[r];
     stream.owner = this;
@@ -57,12 +58,12 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
     }
     // The rank's children in one array: counted, placed, then filled in dependency order
     // (each op's children in the order of their index, as they were listed before).
-    std::vector<OpState>& st = state_[r];
+    std::vector<OpSlot>& st = slots_[r];
     std::vector<std::uint32_t>& at = mine.at;
     at.assign(ops.size() + 1, 0);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const std::span<const int> deps = trace_.deps(static_cast<int>(r), i);
-      st[i].waiting = static_cast<std::int32_t>(deps.size());
+      st[i].st.waiting = static_cast<std::int32_t>(deps.size());
       for (int d : deps) ++at[static_cast<std::size_t>(in_order ? d : index_of.at(d)) + 1];
     }
     for (std::size_t i = 0; i < ops.size(); ++i) at[i + 1] += at[i];
@@ -88,6 +89,7 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
     rank_children_[r] = id;
     // Turned round into children: the trace's own lists go (see trace()).
     std::vector<int>().swap(trace_.dep_lists[r]);  // (`= {}` would keep the capacity)
+    std::vector<TraceOp>().swap(trace_.ops[r]);
     if (r < trace_.dep_at.size()) std::vector<std::uint32_t>().swap(trace_.dep_at[r]);
   }
   // Over MPI processes a remote sender names its message's receiver by key.
@@ -102,7 +104,8 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
     if (!trace_.groups[g].empty()) lowest[g] = *std::min_element(trace_.groups[g].begin(), trace_.groups[g].end());
   }
   for (std::size_t r = 0; r < n; ++r) {
-    for (const TraceOp& op : trace_.ops[r]) {
+    for (const OpSlot& s : slots_[r]) {
+      const TraceOp& op = s.op;
       if (op.kind != TraceOpKind::kCollective || lowest[op.group] != static_cast<int>(r)) continue;
       const std::vector<int>& group = trace_.group(op);
       first_key_[op.key] = network_->next_order_key();
@@ -122,6 +125,12 @@ bool TraceReplay::one_unit(const std::vector<int>& group) const {
     if (unit[hosts_[static_cast<std::size_t>(member)]] != unit[hosts_[static_cast<std::size_t>(group.front())]]) return false;
   }
   return true;
+}
+
+std::size_t TraceReplay::operation_count() const {
+  std::size_t n = 0;
+  for (const auto& ops : slots_) n += ops.size();
+  return n;
 }
 
 std::span<const int> TraceReplay::children(int rank, int op) const {
@@ -194,15 +203,17 @@ void TraceReplay::start_at(Time at) {
 }
 
 void TraceReplay::RankStart::on_event() {
-  for (std::size_t i = 0; i < owner->state_[static_cast<std::size_t>(rank)].size(); ++i) {
-    if (owner->state_[static_cast<std::size_t>(rank)][i].waiting == 0) owner->ready(rank, static_cast<int>(i));
+  const std::vector<OpSlot>& ops = owner->slots_[static_cast<std::size_t>(rank)];
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].st.waiting == 0) owner->ready(rank, static_cast<int>(i));
   }
 }
 
 void TraceReplay::ready(int rank, int i) {
-  OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  OpSlot& here = slot(rank, i);
+  OpState& st = here.st;
   st.waiting = kReady;
-  const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  const TraceOp& op = here.op;
   const Time now = streams_[static_cast<std::size_t>(rank)].sim->now();
   switch (op.kind) {
     case TraceOpKind::kCompute: try_compute(rank); break;
@@ -275,7 +286,7 @@ void TraceReplay::RankAgent::match(const std::pair<int, int>& from) {
     // posted: waiting for the sender (a pipeline bubble) is idle time, not transfer.
     const Time sent = q.data[q.data_taken++].first;
     const int op = q.recvs[q.recvs_taken++];
-    OpState& st = owner->state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)];
+    OpState& st = owner->slot(rank, op).st;
     st.start = std::max(st.start, sent);
     owner->finish(rank, op);  // (may match again, even from this sender: `q` stays, its vectors may grow)
   }
@@ -314,7 +325,7 @@ void TraceReplay::between_windows(ProcessGroup* group) {
   });
   std::vector<PendingCollective> complete;
   for (const Arrival& a : arrivals) {
-    const TraceOp& op = trace_.ops[static_cast<std::size_t>(a.rank)][static_cast<std::size_t>(a.op)];
+    const TraceOp& op = slot(a.rank, a.op).op;
     PendingCollective& pending = collectives_[op.key];
     pending.members.emplace_back(a.rank, a.op);
     pending.arrived = std::max(pending.arrived, a.at);
@@ -338,9 +349,9 @@ void TraceReplay::pool(ProcessGroup& group, const std::function<int(int rank)>& 
       const ComputeStream& rs = streams_[static_cast<std::size_t>(r)];
       put(out, static_cast<std::int64_t>(rs.left));
       put(out, rs.finished);
-      for (const OpState& st : state_[static_cast<std::size_t>(r)]) {
-        put(out, st.start);
-        put(out, st.end);
+      for (const OpSlot& s : slots_[static_cast<std::size_t>(r)]) {
+        put(out, s.st.start);
+        put(out, s.st.end);
       }
     }
   };
@@ -352,9 +363,9 @@ void TraceReplay::pool(ProcessGroup& group, const std::function<int(int rank)>& 
       ComputeStream& rs = streams_[static_cast<std::size_t>(r)];
       rs.left = static_cast<std::int32_t>(in.get<std::int64_t>());
       rs.finished = in.get<Time>();
-      for (OpState& st : state_[static_cast<std::size_t>(r)]) {
-        st.start = in.get<Time>();
-        st.end = in.get<Time>();
+      for (OpSlot& s : slots_[static_cast<std::size_t>(r)]) {
+        s.st.start = in.get<Time>();
+        s.st.end = in.get<Time>();
       }
     }
   });
@@ -378,7 +389,7 @@ void TraceReplay::Launched::start_at(Time at) const {
 
 TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) {
   const auto [rank0, op0] = pending.members.front();
-  const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank0)][static_cast<std::size_t>(op0)];
+  const TraceOp& op = slot(rank0, op0).op;
   const std::vector<int>& group = trace_.group(op);
   std::vector<HostId> hosts;
   for (int member : group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
@@ -500,18 +511,18 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
 
 void TraceReplay::try_compute(int rank) {
   ComputeStream& s = streams_[static_cast<std::size_t>(rank)];
-  const std::vector<TraceOp>& ops = trace_.ops[static_cast<std::size_t>(rank)];
+  const std::vector<OpSlot>& ops = slots_[static_cast<std::size_t>(rank)];
   if (s.running >= 0) return;
-  while (s.next < ops.size() && ops[s.next].kind != TraceOpKind::kCompute) ++s.next;
+  while (s.next < ops.size() && ops[s.next].op.kind != TraceOpKind::kCompute) ++s.next;
   if (s.next == ops.size()) return;
   const int i = static_cast<int>(s.next);
-  OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  OpState& st = slot(rank, i).st;
   if (!st.ready()) return;  // in order: the head waits for its dependencies
   ++s.next;
   s.running = i;
   Simulator& sim = *s.sim;
   st.start = sim.now();
-  Time duration = trace_.compute_time(ops[static_cast<std::size_t>(i)]);
+  Time duration = trace_.compute_time(ops[static_cast<std::size_t>(i)].op);
   if (static_cast<std::size_t>(rank) < options_.compute_scale.size()) {
     duration = static_cast<Time>(std::llround(static_cast<double>(duration) * options_.compute_scale[static_cast<std::size_t>(rank)]));
   }
@@ -539,8 +550,8 @@ void TraceReplay::reap_collectives() {
 }
 
 void TraceReplay::report(int rank, int i) const {
-  const OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
-  const TraceOp& op = trace_.ops[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  const OpState& st = slot(rank, i).st;
+  const TraceOp& op = slot(rank, i).op;
   const HostId host = hosts_[static_cast<std::size_t>(rank)];
   if (op.kind == TraceOpKind::kCompute) {
     activity_->on_activity(host, Activity::kCompute, op.label == 0 ? "compute" : trace_.label(op), st.start, st.end, ActivityDetail{});
@@ -561,7 +572,7 @@ void TraceReplay::finish_members(const std::vector<std::pair<int, int>>& members
   const auto ask = [&](std::size_t k) {
     const auto [r, i] = members[k];
     __builtin_prefetch(&streams_[static_cast<std::size_t>(r)], 1);
-    __builtin_prefetch(&state_[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)], 1);
+    __builtin_prefetch(&slot(r, i), 1);
     prefetch_children(r, i);
   };
   for (std::size_t k = 0; k < std::min(kAhead, members.size()); ++k) ask(k);
@@ -572,7 +583,7 @@ void TraceReplay::finish_members(const std::vector<std::pair<int, int>>& members
 }
 
 void TraceReplay::finish(int rank, int i) {
-  OpState& st = state_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+  OpState& st = slot(rank, i).st;
   ComputeStream& mine = streams_[static_cast<std::size_t>(rank)];
   const Time now = mine.sim->now();
   st.end = now;
@@ -581,21 +592,17 @@ void TraceReplay::finish(int rank, int i) {
   --mine.left;
   if (activity_ != nullptr) report(rank, i);
   prefetch_children(rank, i);
-  OpState* states = state_[static_cast<std::size_t>(rank)].data();
+  OpSlot* ops = slots_[static_cast<std::size_t>(rank)].data();
   for (int c : children(rank, i)) {
-    if (--states[c].waiting == 0) ready(rank, c);
+    if (--ops[c].st.waiting == 0) ready(rank, c);
   }
 }
 
 void TraceReplay::prefetch_children(int rank, int i) const {
   // Cold (a line each per operation at 100,000 ranks): asked for together, so their
   // misses overlap rather than follow each other.
-  const OpState* states = state_[static_cast<std::size_t>(rank)].data();
-  const TraceOp* ops = trace_.ops[static_cast<std::size_t>(rank)].data();
-  for (int c : children(rank, i)) {
-    __builtin_prefetch(&states[c].waiting, 1);
-    __builtin_prefetch(&ops[c].kind);  // (ready() reads it first)
-  }
+  const OpSlot* ops = slots_[static_cast<std::size_t>(rank)].data();
+  for (int c : children(rank, i)) __builtin_prefetch(&ops[c], 1);
 }
 
 namespace {
@@ -660,16 +667,16 @@ std::vector<RankBreakdown> TraceReplay::work_out_breakdown() const {
     for (std::size_t l : labels) by_label[l].clear();
     labels.clear();
     RankBreakdown& b = out[static_cast<std::size_t>(r)];
-    const auto& ops = trace_.ops[static_cast<std::size_t>(r)];
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const OpState& st = state_[static_cast<std::size_t>(r)][i];
+    for (const OpSlot& s : slots_[static_cast<std::size_t>(r)]) {
+      const OpState& st = s.st;
+      const TraceOp& op = s.op;
       if (st.end < 0) continue;
       b.finish = std::max(b.finish, st.end - started_);
-      if (ops[i].kind == TraceOpKind::kCompute) {
+      if (op.kind == TraceOpKind::kCompute) {
         compute.emplace_back(st.start, st.end);
       } else {
         comm.emplace_back(st.start, st.end);
-        const std::size_t l = ops[i].label == 0 ? other : ops[i].label;
+        const std::size_t l = op.label == 0 ? other : op.label;
         if (by_label[l].empty()) labels.push_back(l);
         by_label[l].emplace_back(st.start, st.end);
       }

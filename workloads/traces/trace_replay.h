@@ -110,10 +110,12 @@ class TraceReplay final : public WorkloadDriver {
   // How many different dependency shapes its ranks have: each is kept once, for every
   // rank with it (data-parallel replicas share theirs).
   std::size_t distinct_child_lists() const { return child_lists_.size(); }
-  // The operations as replayed. Their dependencies are the replay's own children by now:
-  // the trace's lists of them are dropped as they are turned round (at 100,000 GPUs, 80
-  // million operations' worth), so its ops name none.
+  // The trace's tables (groups, keys, names). Its operations are the replay's own by now,
+  // beside their states, and its dependency lists its children: the trace's own lists of
+  // both are dropped as they are taken (at 100,000 GPUs, 80 million operations' worth).
   const Trace& trace() const { return trace_; }
+  std::size_t operation_count() const;
+  std::size_t operation_count(int rank) const { return slots_[static_cast<std::size_t>(rank)].size(); }
   const std::string& model_description() const { return options_.model; }
   HostId host_of(int rank) const { return hosts_[static_cast<std::size_t>(rank)]; }
   // Told of each rank's operations as they finish (and of its collectives' steps when it
@@ -129,13 +131,23 @@ class TraceReplay final : public WorkloadDriver {
   std::vector<RankBreakdown> work_out_breakdown() const;
   mutable std::vector<RankBreakdown> breakdown_;
   mutable bool breakdown_kept_ = false;
-  // 24 bytes per operation (a 100,000-GPU step has about 80 million).
+  // What the replay keeps of each operation as it runs (a 100,000-GPU step has about 80
+  // million).
   struct OpState {
     Time start = -1;
     Time end = -1;
     std::int32_t waiting = 0;  // dependencies not yet finished; kReady once it was ready
     bool ready() const { return waiting == kReady; }
   };
+  // An operation and its state in one cache line: finishing an operation and readying
+  // its children reads both, and at 100,000 ranks each is a miss of its own when apart.
+  struct alignas(64) OpSlot {
+    TraceOp op;
+    OpState st;
+  };
+  static_assert(sizeof(OpSlot) == 64);
+  OpSlot& slot(int rank, int op) { return slots_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)]; }
+  const OpSlot& slot(int rank, int op) const { return slots_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)]; }
   // A rank's operations' children (the operations that wait for each), back to back: op
   // i's are list[at[i] .. at[i + 1]). Ranks whose dependencies are the same share one:
   // data-parallel replicas and a stage's tensor-parallel ranks run the same program, so a
@@ -227,7 +239,8 @@ class TraceReplay final : public WorkloadDriver {
   Trace trace_;
   std::vector<HostId> hosts_;
   ReplayOptions options_;
-  std::vector<std::vector<OpState>> state_;
+  // Per rank, its operations (moved out of trace_.ops) with their states.
+  std::vector<std::vector<OpSlot>> slots_;
   std::vector<ChildLists> child_lists_;       // each different one once
   std::vector<std::uint32_t> rank_children_;  // by rank: its child_lists_ entry
   std::deque<ComputeStream> streams_;
