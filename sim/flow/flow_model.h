@@ -176,7 +176,8 @@ class FlowModel final : public EventHandler {
     std::uint32_t flow;
     std::uint32_t hop;
   };
-  // What a solve's passes over its links read first, in the first 64 bytes.
+  // The fields a solve's passes over its links read come first (within 64 bytes); the
+  // members and the count of flows, which starts, ends and freezing read, after them.
   struct LinkState {
     double capacity = 0;
     double load = 0;        // bytes per ps, the sum of weight x rate over its flows

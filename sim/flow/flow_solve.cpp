@@ -139,8 +139,7 @@ bool FlowModel::fill_alone(FlowState& s, std::uint32_t f) {
   for (const Hop& h : s.hops) {
     const LinkState& l = links_[h.link];
     const double residual = l.residual + contribution(s, h);
-    const double weight = 0.0 + h.weight;
-    if (weight > kNoWeight) take({std::max(0.0, residual) / weight, h.link});
+    if (h.weight > kNoWeight) take({std::max(0.0, residual) / h.weight, h.link});
   }
   if (s.cap > 0) take({s.cap, kCapped + f});
   if (!any) return false;

@@ -550,8 +550,9 @@ void TraceReplay::reap_collectives() {
 }
 
 void TraceReplay::report(int rank, int i) const {
-  const OpState& st = slot(rank, i).st;
-  const TraceOp& op = slot(rank, i).op;
+  const OpSlot& here = slot(rank, i);
+  const OpState& st = here.st;
+  const TraceOp& op = here.op;
   const HostId host = hosts_[static_cast<std::size_t>(rank)];
   if (op.kind == TraceOpKind::kCompute) {
     activity_->on_activity(host, Activity::kCompute, op.label == 0 ? "compute" : trace_.label(op), st.start, st.end, ActivityDetail{});
@@ -566,7 +567,7 @@ void TraceReplay::report(int rank, int i) const {
 }
 
 void TraceReplay::finish_members(const std::vector<std::pair<int, int>>& members) {
-  // A DP ring's end finishes 1,562 ranks' operations, each a rank's stream and state line
+  // A DP ring's end finishes 1,562 ranks' operations, each a rank's stream and operation line
   // away from the last: asked for a few members ahead, their misses overlap the work.
   constexpr std::size_t kAhead = 4;
   const auto ask = [&](std::size_t k) {
