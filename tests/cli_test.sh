@@ -319,6 +319,10 @@ check "whatif on a config without a whatif list exits 2" '[ $rc -eq 2 ] && grep 
 "$bin" run "$examples/dumbbell.yaml" --fidelity flow --out "$work/flow" >"$work/flow.out" 2>&1; rc=$?
 check "run --fidelity flow finishes, says so, and writes fidelity and the solver's figures" \
   '[ $rc -eq 0 ] && grep -q "flow fidelity" "$work/flow.out" && grep -q "\"fidelity\": *\"flow\"" "$work/flow/results.json" && grep -q "\"rate_solves\"" "$work/flow/results.json"'
+"$bin" run "$examples/fat_tree_k8.yaml" --fidelity flow --out "$work/flow_serial" >/dev/null 2>&1; rc0=$?
+"$bin" run "$examples/fat_tree_k8.yaml" --fidelity flow --threads 2 --out "$work/flow_threads" >/dev/null 2>&1; rc2=$?
+check "run --fidelity flow --threads 2 compiles its routes on two threads and writes the serial run's results, with no parallel section" \
+  '[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(strip "$work/flow_serial/results.json")" = "$(strip "$work/flow_threads/results.json")" ] && ! grep -q "\"parallel\"" "$work/flow_threads/results.json"'
 "$bin" run "$examples/dumbbell.yaml" --fidelity flows --out "$work/flow_bad" >"$work/flow_bad.out" 2>&1; rc=$?
 check "--fidelity with an unknown value exits 2 naming network.fidelity, and writes nothing" \
   '[ $rc -eq 2 ] && grep -q "network.fidelity" "$work/flow_bad.out" && [ ! -e "$work/flow_bad" ]'

@@ -3,7 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <stdexcept>
+#include <thread>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -15,6 +19,7 @@
 #include "app/output/results.h"
 #include "app/scenario/scenario.h"
 #include "local_process_group.h"
+#include "sim/parallel/ordered_pipeline.h"
 #include "test_support.h"
 #include "topologies/fat_tree.h"
 #include "topologies/partition.h"
@@ -571,4 +576,71 @@ network: {mtu: 4KiB, queue_capacity: 64KiB}
 )";
   check_same_for_every_split(ring);
   check_same_over_processes(ring, {{2, 1}});
+}
+
+TEST_CASE("items made on several threads are taken in order, each from its own slot") {
+  // Item i's value is i * i + 1, made into slot i % slots; the take must find it there,
+  // in order 0, 1, 2, ..., for every mix of threads and slots, each item made once.
+  struct Slot {
+    std::uint64_t value = 0;
+    std::atomic<int> users{0};  // makes or takes on it at once: never more than one
+  };
+  constexpr std::uint32_t kItems = 60;
+  for (const int threads : {1, 2, 3, 4}) {
+    for (const std::size_t slot_count : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{8}}) {
+      CAPTURE(threads);
+      CAPTURE(slot_count);
+      std::vector<Slot> slots(slot_count);
+      std::vector<std::atomic<int>> made(kItems);
+      std::vector<std::uint32_t> order;
+      std::atomic<bool> overlap{false};
+      run_in_order(
+          kItems, threads, slots,
+          [&](std::uint32_t i, Slot& s) {
+            if (s.users.fetch_add(1) != 0) overlap = true;
+            if (i % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));  // later items finish first
+            s.value = std::uint64_t{i} * i + 1;
+            made[i].fetch_add(1);
+            s.users.fetch_sub(1);
+          },
+          [&](std::uint32_t i, Slot& s) {
+            if (s.users.fetch_add(1) != 0) overlap = true;
+            CHECK(s.value == std::uint64_t{i} * i + 1);
+            order.push_back(i);
+            s.users.fetch_sub(1);
+          });
+      CHECK_FALSE(overlap.load());
+      REQUIRE(order.size() == kItems);
+      for (std::uint32_t i = 0; i < kItems; ++i) {
+        CHECK(order[i] == i);
+        CHECK(made[i].load() == 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("an item that fails to be made or taken stops the rest and is rethrown to the caller") {
+  for (const int threads : {1, 2, 4}) {
+    CAPTURE(threads);
+    std::vector<int> slots(4);
+    std::uint32_t taken = 0;
+    CHECK_THROWS_WITH_AS(run_in_order(
+                             100, threads, slots,
+                             [](std::uint32_t i, int& s) {
+                               if (i == 7) throw std::runtime_error("item 7");
+                               s = static_cast<int>(i);
+                             },
+                             [&](std::uint32_t, int&) { ++taken; }),
+                         "item 7", std::runtime_error);
+    CHECK(taken <= 7);  // items 0 to 6 at most: never item 7 or one after it
+    taken = 0;
+    CHECK_THROWS_WITH_AS(run_in_order(
+                             100, threads, slots, [](std::uint32_t i, int& s) { s = static_cast<int>(i); },
+                             [&](std::uint32_t i, int&) {
+                               if (i == 5) throw std::invalid_argument("take 5");
+                               ++taken;
+                             }),
+                         "take 5", std::invalid_argument);
+    CHECK(taken == 5);
+  }
 }

@@ -103,6 +103,35 @@ TEST_CASE("grouped routes equal per-host least-cost routes on every example fabr
   }
 }
 
+TEST_CASE("grouped routes compiled on several threads equal per-host least-cost routes, and the serial tables") {
+  // The groups' Dijkstras run ahead on the threads (2 per thread in flight) while the
+  // tables take them in group order: the k=8 fat-tree's 32 groups reuse every slot
+  // several times over at 2, 3 and 5 threads.
+  for (const char* file : {"fat_tree_k8.yaml", "dgx_h100_16node_rail.yaml", "torus_4x4x4.yaml"}) {
+    const std::string name = file;
+    CAPTURE(name);
+    const Topology t = example(file);
+    const Routes serial = compute_routes(t);
+    for (const int threads : {2, 3, 5}) {
+      CAPTURE(threads);
+      const Routes split = compute_routes(t, {}, threads);
+      // (A torus routes in dimension order, checked in tests/test_topologies.cpp.)
+      if (name != "torus_4x4x4.yaml") check_same(t, split);
+      REQUIRE(split.group_count == serial.group_count);
+      CHECK(split.host_group == serial.host_group);
+      REQUIRE(split.tables.size() == serial.tables.size());
+      std::size_t differing = 0;
+      for (std::size_t u = 0; u < serial.tables.size(); ++u) {
+        const RouteTable& a = serial.tables[u];
+        const RouteTable& b = split.tables[u];
+        differing += a.set_offset != b.set_offset || a.ports != b.ports || a.by_group != b.by_group ||
+                     a.default_set != b.default_set || a.first_host != b.first_host || a.by_host != b.by_host;
+      }
+      CHECK(differing == 0);
+    }
+  }
+}
+
 TEST_CASE("grouped routes: groups follow attachments (edge switch, rail leaf), not hosts") {
   const Topology ft = example("fat_tree_k8.yaml");
   const Routes r = compute_routes(ft);
@@ -152,6 +181,10 @@ TEST_CASE("grouped routes equal per-host routes where a one-neighbour switch is 
     const Routes r = compute_routes(t);
     CHECK(r.unreachable.empty() == !island);
     check_same(t, r, island);
+    // On two threads: the same tables, and the same first unreachable pair.
+    const Routes split = compute_routes(t, {}, 2);
+    CHECK(split.unreachable == r.unreachable);
+    check_same(t, split, island);
     // By hand, ports in cable order: q's are s0, f, g, so it reaches g (host 1) by port 2
     // and k (host 3) up through s0, port 0; h's two cables to s1 are ports 0 (cost 1) and
     // 1 (cost 2), and it leaves by the cheaper one only.

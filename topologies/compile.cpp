@@ -39,7 +39,7 @@ std::int64_t credit_bytes_for(const TopologyLink& l, const NicConfig& nic) {
 std::unique_ptr<Network> compile_network(const Topology& t, Simulator& sim, const NetworkOptions& options,
                                          const RoutingProgress& progress) {
   if (std::string problem = check_topology(t); !problem.empty()) throw std::invalid_argument(problem);
-  Routes routes = compute_routes(t, progress);
+  Routes routes = compute_routes(t, progress, options.route_threads);
   // Every endpoint must reach every other: a fabric in pieces is a config mistake.
   if (!routes.unreachable.empty()) throw std::invalid_argument(routes.unreachable);
 

@@ -24,6 +24,8 @@ struct NetworkOptions {
   // topology node's partition. Empty: everything runs on the simulator passed in.
   std::vector<Simulator*> partitions;
   std::vector<std::uint32_t> node_partition;
+  // Threads that compile the routes (compute_routes): the same tables for any number.
+  int route_threads = 1;
 };
 
 // The credits (bytes per class) a credit-based link grants: its own figure, or enough

@@ -4,9 +4,10 @@
 #include <array>
 #include <limits>
 #include <map>
-#include <queue>
 #include <stdexcept>
 #include <unordered_map>
+
+#include "sim/parallel/ordered_pipeline.h"
 
 namespace fabricsim {
 
@@ -216,19 +217,28 @@ class RouteCompiler {
     return out.group_count;
   }
 
-  Routes run(const RoutingProgress& progress) {
+  Routes run(const RoutingProgress& progress, int threads) {
     Routes out;
     form_groups(out);
     builders_.resize(t_.nodes().size());
     last_.assign(t_.nodes().size(), LastSet{});
     wide_.assign(t_.nodes().size(), {});
-    dist_.assign(t_.nodes().size(), kUnreached);
     entry_mark_.assign(t_.nodes().size(), 0);
     unsettled_ = sole_nodes_;
-    for (std::uint32_t g = 0; g < out.group_count; ++g) {
-      route_group(g, out);
-      if (progress && (g % 64 == 63 || g + 1 == out.group_count)) progress(g + 1, out.group_count);
-    }
+    // The groups' Dijkstras are independent: they run on the threads, a few groups ahead,
+    // while the tables take them in group order here.
+    threads = std::max(1, threads);
+    std::vector<Distances> slots(threads > 1 ? 2 * static_cast<std::size_t>(threads) : 1);
+    for (Distances& d : slots) d.dist.assign(t_.nodes().size(), kUnreached);
+    run_in_order(
+        out.group_count, threads, slots, [this](std::uint32_t g, Distances& d) { dijkstra(g, d); },
+        [&](std::uint32_t g, const Distances& d) {
+          dist_ = d.dist.data();
+          reached_ = d.touched.size();
+          route_group(g, out);
+          if (progress && (g % 64 == 63 || g + 1 == out.group_count)) progress(g + 1, out.group_count);
+        });
+    dist_ = nullptr;
     // A host with one link, to a relaying switch, sends everything there.
     for (std::uint32_t u = 0; u < t_.nodes().size(); ++u) {
       if (simple_host(u)) builders_[u].set_group(0, builders_[u].intern({flat_.port[flat_.begin(u)]}), out.group_count);
@@ -311,33 +321,48 @@ class RouteCompiler {
     return count;
   }
 
-  void dijkstra(std::uint32_t g) {
-    for (std::uint32_t u : touched_) dist_[u] = kUnreached;
-    touched_.clear();
-    using Item = std::pair<std::uint64_t, std::uint32_t>;
-    std::priority_queue<Item, std::vector<Item>, std::greater<>> frontier;
+  // A group's least costs from every relaying node, and which nodes it reached.
+  struct Distances {
+    std::vector<std::uint64_t> dist;  // by node; kUnreached but where `touched`
+    std::vector<std::uint32_t> touched;
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> frontier;  // a min-heap
+  };
+
+  // Reads only what the constructor and form_groups set: groups' Dijkstras run at once.
+  void dijkstra(std::uint32_t g, Distances& d) const {
+    std::vector<std::uint64_t>& dist = d.dist;
+    for (std::uint32_t u : d.touched) dist[u] = kUnreached;
+    d.touched.clear();
+    auto& frontier = d.frontier;
+    frontier.clear();
+    const std::greater<> later;
     for (const Entry& e : group_entries_[g]) {
-      if (e.cost < dist_[e.sw]) {
-        if (dist_[e.sw] == kUnreached) touched_.push_back(e.sw);
-        dist_[e.sw] = e.cost;
-        frontier.push({e.cost, e.sw});
+      if (e.cost < dist[e.sw]) {
+        if (dist[e.sw] == kUnreached) d.touched.push_back(e.sw);
+        dist[e.sw] = e.cost;
+        frontier.emplace_back(e.cost, e.sw);
+        std::push_heap(frontier.begin(), frontier.end(), later);
       }
     }
     while (!frontier.empty()) {
-      const auto [d, u] = frontier.top();
-      frontier.pop();
-      if (d != dist_[u]) continue;
+      std::pop_heap(frontier.begin(), frontier.end(), later);
+      const auto [du, u] = frontier.back();
+      frontier.pop_back();
+      if (du != dist[u]) continue;
       // Hosts never relay; their own distance is read off their links.
       for (std::uint32_t i = relay_.begin(u); i < relay_.end(u); ++i) {
         const std::uint32_t v = relay_.node[i];
-        const std::uint64_t nd = d + relay_.cost[i];
-        if (nd < dist_[v]) {
-          if (dist_[v] == kUnreached) touched_.push_back(v);
-          dist_[v] = nd;
+        const std::uint64_t nd = du + relay_.cost[i];
+        if (nd < dist[v]) {
+          if (dist[v] == kUnreached) d.touched.push_back(v);
+          dist[v] = nd;
           // A stub reached from its one switch neighbour leads nowhere cheaper: its
           // distance is final, and it need not wait in the queue (100,000 NICs per group
           // at 100,000 GPUs).
-          if (!stub_[v]) frontier.push({nd, v});
+          if (!stub_[v]) {
+            frontier.emplace_back(nd, v);
+            std::push_heap(frontier.begin(), frontier.end(), later);
+          }
         }
       }
     }
@@ -388,8 +413,8 @@ class RouteCompiler {
     return false;
   }
 
+  // With dist_ and reached_ the group's (its Dijkstra's, done already).
   void route_group(std::uint32_t g, Routes& out) {
-    dijkstra(g);
     const std::uint32_t groups = out.group_count;
     // Dimension order aims at the torus switch nearest the group (first of equals).
     std::uint32_t attach = kNone;
@@ -457,7 +482,7 @@ class RouteCompiler {
 
   // Every node a group's Dijkstra can reach was reached: every relaying node but the
   // host-only switches, which no switch neighbours (an NVSwitch chip).
-  bool all_reached() const { return is_torus_.empty() && touched_.size() == reachable_; }
+  bool all_reached() const { return is_torus_.empty() && reached_ == reachable_; }
 
   // sole_[u]: all u's relaying links (host-only switches aside: nothing reaches them) go
   // to one node. Simple hosts are set once at the end, and host-only switches (NVSwitch
@@ -600,8 +625,9 @@ class RouteCompiler {
   std::vector<TableBuilder> builders_;
   std::vector<LastSet> last_;  // by node, beside builders_
   std::vector<std::vector<PortIndex>> wide_;  // by node: its last set where more than LastSet::kPorts
-  std::vector<std::uint64_t> dist_;
-  std::vector<std::uint32_t> touched_, near_, done_only_;
+  const std::uint64_t* dist_ = nullptr;  // by node: the group being routed's (Distances::dist)
+  std::size_t reached_ = 0;              // and how many nodes its Dijkstra reached
+  std::vector<std::uint32_t> near_, done_only_;
   std::vector<PortIndex> cand_;
   // The skip of nodes whose ports do not change from group to group (route_group).
   std::vector<char> sole_;       // by node: one relaying neighbour (find_sole_relays)
@@ -617,7 +643,9 @@ class RouteCompiler {
 
 }  // namespace
 
-Routes compute_routes(const Topology& t, const RoutingProgress& progress) { return RouteCompiler(t).run(progress); }
+Routes compute_routes(const Topology& t, const RoutingProgress& progress, int threads) {
+  return RouteCompiler(t).run(progress, threads);
+}
 
 std::uint32_t route_group_count(const Topology& t) { return RouteCompiler(t).count_groups(); }
 

@@ -42,8 +42,9 @@ using RoutingProgress = std::function<void(std::uint32_t done, std::uint32_t tot
 // costs. A switch that serves one host alone and is that host's only way into the
 // fabric (a GPU's NIC) is folded into the host, so GPUs behind one rail leaf share a
 // group. Switches whose neighbours are all hosts (NVSwitch chips) reach only those hosts.
-// One Dijkstra per group; per-host exceptions where a node is next to the host.
-Routes compute_routes(const Topology& t, const RoutingProgress& progress = {});
+// One Dijkstra per group; per-host exceptions where a node is next to the host. The
+// Dijkstras run on `threads` threads (the tables are the same for any number).
+Routes compute_routes(const Topology& t, const RoutingProgress& progress = {}, int threads = 1);
 
 // How many destination groups compute_routes() would key the tables by (cheap).
 std::uint32_t route_group_count(const Topology& t);

@@ -154,7 +154,10 @@ void ScenarioRun::build_network(NetworkOptions options, const RoutingProgress& r
   sim_->packets().set_chunk_advice(advise_huge_pages);
   sim_->slot_blocks().set_chunk_advice(advise_huge_pages);
   const int processes = config_.processes != nullptr ? config_.processes->size() : 1;
-  if (config_.threads > 0 || processes > 1) {
+  // A flow-level run is one solver: its threads split the set-up alone (the routes).
+  const bool flow = n.fidelity == NetworkConfig::Fidelity::kFlow;
+  options.route_threads = std::max(1, config_.threads);
+  if ((config_.threads > 0 && !flow) || processes > 1) {
     check_splittable();
     // Under mpirun: --threads per process (default one), so a partition per thread of each.
     const int parts = std::max(processes, config_.partitions > 0 ? config_.partitions : std::max(1, config_.threads) * processes);
@@ -291,8 +294,8 @@ void ScenarioRun::check_splittable() const {
   const WorkloadConfig& w = config_.workload;
   if (config_.network.fidelity == NetworkConfig::Fidelity::kFlow) {
     throw ConfigError(config_.file, "network.fidelity",
-                      "a flow-level run is one solver over the whole fabric and runs on one thread: expected no --threads "
-                      "(and no mpirun) with fidelity flow");
+                      "a flow-level run is one solver over the whole fabric and runs in one process: expected no mpirun "
+                      "with fidelity flow (--threads splits its set-up only)");
   }
   // Several jobs are collectives too: each is held to the same rules.
   std::vector<std::pair<const CollectiveConfig*, std::string>> collectives;
