@@ -145,14 +145,22 @@ TEST_CASE("ranks with the same dependencies share one list of children, and each
   const std::string yaml = "topology:\n  kind: leaf_spine\n  leaves: 1\n  spines: 1\n  hosts_per_leaf: 5\n"
                            "  host_link: {bandwidth: 100Gbps}\n  fabric_link: {bandwidth: 100Gbps}\n"
                            "workload: {kind: trace, file: " + path + ", network: ideal}\n";
-  ScenarioRun run(load_config_text(yaml, "shared_children"));
-  run.run();
-  REQUIRE(run.replay());
-  REQUIRE(run.replay()->done());
-  CHECK(run.replay()->distinct_child_lists() == 2);
-  const std::vector<Time> finish_us{10, 15, 30, 35, 14};
-  for (std::size_t r = 0; r < 5; ++r) CHECK(run.replay()->breakdown()[r].finish == finish_us[r] * 1'000'000);
-  CHECK(run.replay()->iteration_time() == 35'000'000);
+  // At flow fidelity --threads builds the replay's ranks on the threads (2 and 3: four and
+  // six ranks in the making at once), and the run is the same.
+  for (const int threads : {0, 2, 3}) {
+    CAPTURE(threads);
+    ScenarioConfig config = load_config_text(yaml + (threads > 0 ? "network: {fidelity: flow}\n" : ""), "shared_children");
+    config.threads = threads;
+    ScenarioRun run(std::move(config));
+    run.run();
+    REQUIRE(run.replay());
+    REQUIRE(run.replay()->done());
+    CHECK(run.replay()->distinct_child_lists() == 2);
+    CHECK(run.replay()->operation_count() == 10);
+    const std::vector<Time> finish_us{10, 15, 30, 35, 14};
+    for (std::size_t r = 0; r < 5; ++r) CHECK(run.replay()->breakdown()[r].finish == finish_us[r] * 1'000'000);
+    CHECK(run.replay()->iteration_time() == 35'000'000);
+  }
 }
 
 TEST_CASE("the 1F1B pipeline bubble is (p-1)/(m+p-1)") {

@@ -167,6 +167,7 @@ WorkloadStart make_trace_workload(const WorkloadSetup& s) {
   ReplayOptions options;
   options.ideal_network = w.trace.ideal_network;
   options.generated = w.trace.generate;
+  options.setup_threads = std::max(1, config.threads);
   options.coupled_rings = config.network.flow_rings == NetworkConfig::FlowRings::kCoupled  ? CoupledRings::kEvery
                           : config.network.flow_rings == NetworkConfig::FlowRings::kInNode ? CoupledRings::kInNode
                                                                                              : CoupledRings::kNone;

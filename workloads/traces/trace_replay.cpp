@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "sim/parallel/ordered_pipeline.h"
+
 namespace fabricsim {
 
 TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank_hosts, ReplayOptions options)
@@ -26,72 +28,100 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
   agents_.resize(n);
   split_ = network_->partition_count() > 1;
   rank_children_.resize(n);
+  std::vector<int> lowest(trace_.groups.size(), -1);  // each group's lowest member, found once
+  for (std::size_t g = 0; g < trace_.groups.size(); ++g) {
+    if (!trace_.groups[g].empty()) lowest[g] = *std::min_element(trace_.groups[g].begin(), trace_.groups[g].end());
+  }
+  // Each rank's operations, states and child lists are its own: made on the set-up's
+  // threads (their pages touched there too), and taken in rank order here, where order
+  // keys are dealt and equal child lists found (ids in order of first appearance).
+  struct RankMade {
+    ChildLists lists;
+    std::size_t hash = 0;
+    std::vector<std::uint32_t> next;
+    // Collectives whose lowest member this is: their keys and their groups' sizes.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> first_keys;
+  };
+  std::vector<RankMade> made(options_.setup_threads > 1 ? 2 * static_cast<std::size_t>(options_.setup_threads) : 1);
   // Ranks' child lists by their hash, to find the ones already kept.
   std::unordered_multimap<std::size_t, std::uint32_t> kept_lists;
-  ChildLists mine;
-  for (std::size_t r = 0; r < n; ++r) {
-    const auto& ops = trace_.ops[r];
-    slots_[r].resize(ops.size());
-    for (std::size_t i = 0; i < ops.size(); ++i) slots_[r][i].op = ops[i];
-    if (ops.size() > static_cast<std::size_t>(INT32_MAX)) throw std::invalid_argument("rank " + std::to_string(r) + ": more than 2^31 - 1 operations");
-    ComputeStream& stream = streams_[r];
-    stream.owner = this;
-    stream.rank = static_cast<int>(r);
-    stream.set_order(network_->next_order_key());
-    stream.sim = &network_->partition(network_->host_partition(hosts_[r]));
-    stream.left = static_cast<std::int32_t>(ops.size());
-    RankStart& rs = ranks_[r];
-    rs.owner = this;
-    rs.rank = static_cast<int>(r);
-    rs.set_order(network_->next_order_key());
-    agents_[r].owner = this;
-    agents_[r].rank = static_cast<int>(r);
-    if (hosts_[r] >= rank_of_host_.size()) rank_of_host_.resize(static_cast<std::size_t>(hosts_[r]) + 1, -1);
-    rank_of_host_[hosts_[r]] = static_cast<int>(r);
-    // Ids to places: the generator numbers a rank's operations in order, so only other
-    // traces need a table (built for one rank at a time).
-    bool in_order = true;
-    for (std::size_t i = 0; i < ops.size(); ++i) in_order = in_order && ops[i].id == static_cast<int>(i);
-    std::unordered_map<int, int> index_of;
-    if (!in_order) {
-      for (std::size_t i = 0; i < ops.size(); ++i) index_of[ops[i].id] = static_cast<int>(i);
-    }
-    // The rank's children in one array: counted, placed, then filled in dependency order
-    // (each op's children in the order of their index, as they were listed before).
-    std::vector<OpSlot>& st = slots_[r];
-    std::vector<std::uint32_t>& at = mine.at;
-    at.assign(ops.size() + 1, 0);
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const std::span<const int> deps = trace_.deps(static_cast<int>(r), i);
-      st[i].st.waiting = static_cast<std::int32_t>(deps.size());
-      for (int d : deps) ++at[static_cast<std::size_t>(in_order ? d : index_of.at(d)) + 1];
-    }
-    for (std::size_t i = 0; i < ops.size(); ++i) at[i + 1] += at[i];
-    std::vector<std::uint32_t> next(at.begin(), at.end() - 1);  // where the next child of each goes
-    mine.list.resize(at.back());
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      for (int d : trace_.deps(static_cast<int>(r), i)) {
-        mine.list[next[static_cast<std::size_t>(in_order ? d : index_of.at(d))]++] = static_cast<int>(i);
-      }
-    }
-    // Kept once per shape (a collision of the hash is told apart by the comparison).
-    const std::size_t h = Trace::IntsHash{}(mine.list) ^ mine.at.size();
-    std::uint32_t id = UINT32_MAX;
-    for (auto [it, end] = kept_lists.equal_range(h); it != end && id == UINT32_MAX; ++it) {
-      const ChildLists& kept = child_lists_[it->second];
-      if (kept.at == mine.at && kept.list == mine.list) id = it->second;
-    }
-    if (id == UINT32_MAX) {
-      id = static_cast<std::uint32_t>(child_lists_.size());
-      kept_lists.emplace(h, id);
-      child_lists_.push_back(mine);
-    }
-    rank_children_[r] = id;
-    // Turned round into children: the trace's own lists go (see trace()).
-    std::vector<int>().swap(trace_.dep_lists[r]);  // (`= {}` would keep the capacity)
-    std::vector<TraceOp>().swap(trace_.ops[r]);
-    if (r < trace_.dep_at.size()) std::vector<std::uint32_t>().swap(trace_.dep_at[r]);
-  }
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> first_keys;  // in rank order, then operation order
+  run_in_order(
+      static_cast<std::uint32_t>(n), options_.setup_threads, made,
+      [&](std::uint32_t rank, RankMade& mine) {
+        const std::size_t r = rank;
+        const auto& ops = trace_.ops[r];
+        if (ops.size() > static_cast<std::size_t>(INT32_MAX)) throw std::invalid_argument("rank " + std::to_string(r) + ": more than 2^31 - 1 operations");
+        std::vector<OpSlot>& st = slots_[r];
+        st.resize(ops.size());
+        mine.first_keys.clear();
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+          st[i].op = ops[i];
+          const TraceOp& op = ops[i];
+          if (op.kind == TraceOpKind::kCollective && lowest[op.group] == static_cast<int>(r)) {
+            mine.first_keys.emplace_back(op.key, static_cast<std::uint32_t>(trace_.groups[op.group].size()));
+          }
+        }
+        ComputeStream& stream = streams_[r];
+        stream.owner = this;
+        stream.rank = static_cast<int>(r);
+        stream.sim = &network_->partition(network_->host_partition(hosts_[r]));
+        stream.left = static_cast<std::int32_t>(ops.size());
+        ranks_[r].owner = this;
+        ranks_[r].rank = static_cast<int>(r);
+        agents_[r].owner = this;
+        agents_[r].rank = static_cast<int>(r);
+        // Ids to places: the generator numbers a rank's operations in order, so only other
+        // traces need a table (built for one rank at a time).
+        bool in_order = true;
+        for (std::size_t i = 0; i < ops.size(); ++i) in_order = in_order && ops[i].id == static_cast<int>(i);
+        std::unordered_map<int, int> index_of;
+        if (!in_order) {
+          for (std::size_t i = 0; i < ops.size(); ++i) index_of[ops[i].id] = static_cast<int>(i);
+        }
+        // The rank's children in one array: counted, placed, then filled in dependency order
+        // (each op's children in the order of their index, as they were listed before).
+        std::vector<std::uint32_t>& at = mine.lists.at;
+        at.assign(ops.size() + 1, 0);
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+          const std::span<const int> deps = trace_.deps(static_cast<int>(r), i);
+          st[i].st.waiting = static_cast<std::int32_t>(deps.size());
+          for (int d : deps) ++at[static_cast<std::size_t>(in_order ? d : index_of.at(d)) + 1];
+        }
+        for (std::size_t i = 0; i < ops.size(); ++i) at[i + 1] += at[i];
+        mine.next.assign(at.begin(), at.end() - 1);  // where the next child of each goes
+        mine.lists.list.resize(at.back());
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+          for (int d : trace_.deps(static_cast<int>(r), i)) {
+            mine.lists.list[mine.next[static_cast<std::size_t>(in_order ? d : index_of.at(d))]++] = static_cast<int>(i);
+          }
+        }
+        mine.hash = Trace::IntsHash{}(mine.lists.list) ^ mine.lists.at.size();
+        // Turned round into children: the trace's own lists go (see trace()).
+        std::vector<int>().swap(trace_.dep_lists[r]);  // (`= {}` would keep the capacity)
+        std::vector<TraceOp>().swap(trace_.ops[r]);
+        if (r < trace_.dep_at.size()) std::vector<std::uint32_t>().swap(trace_.dep_at[r]);
+      },
+      [&](std::uint32_t rank, const RankMade& mine) {
+        const std::size_t r = rank;
+        streams_[r].set_order(network_->next_order_key());
+        ranks_[r].set_order(network_->next_order_key());
+        if (hosts_[r] >= rank_of_host_.size()) rank_of_host_.resize(static_cast<std::size_t>(hosts_[r]) + 1, -1);
+        rank_of_host_[hosts_[r]] = static_cast<int>(r);
+        // Kept once per shape (a collision of the hash is told apart by the comparison).
+        std::uint32_t id = UINT32_MAX;
+        for (auto [it, end] = kept_lists.equal_range(mine.hash); it != end && id == UINT32_MAX; ++it) {
+          const ChildLists& kept = child_lists_[it->second];
+          if (kept.at == mine.lists.at && kept.list == mine.lists.list) id = it->second;
+        }
+        if (id == UINT32_MAX) {
+          id = static_cast<std::uint32_t>(child_lists_.size());
+          kept_lists.emplace(mine.hash, id);
+          child_lists_.push_back(mine.lists);
+        }
+        rank_children_[r] = id;
+        first_keys.insert(first_keys.end(), mine.first_keys.begin(), mine.first_keys.end());
+      });
   // Over MPI processes a remote sender names its message's receiver by key.
   if (network_->over_processes()) {
     for (RankAgent& a : agents_) network_->register_observer(&a);
@@ -99,18 +129,9 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
   // Each collective's handlers get their order keys now, from its lowest member's op:
   // the same whenever, and on whichever thread, it is launched.
   first_key_.assign(trace_.keys.size(), 0);
-  std::vector<int> lowest(trace_.groups.size(), -1);  // each group's lowest member, found once
-  for (std::size_t g = 0; g < trace_.groups.size(); ++g) {
-    if (!trace_.groups[g].empty()) lowest[g] = *std::min_element(trace_.groups[g].begin(), trace_.groups[g].end());
-  }
-  for (std::size_t r = 0; r < n; ++r) {
-    for (const OpSlot& s : slots_[r]) {
-      const TraceOp& op = s.op;
-      if (op.kind != TraceOpKind::kCollective || lowest[op.group] != static_cast<int>(r)) continue;
-      const std::vector<int>& group = trace_.group(op);
-      first_key_[op.key] = network_->next_order_key();
-      for (std::size_t k = 1; k < 2 * group.size(); ++k) network_->next_order_key();
-    }
+  for (const auto& [key, members] : first_keys) {
+    first_key_[key] = network_->next_order_key();
+    for (std::size_t k = 1; k < 2 * static_cast<std::size_t>(members); ++k) network_->next_order_key();
   }
   // A group in one unit (links shorter than the fabric's longest: a DGX node) is in one
   // partition however the run is split; a group across units hears that its last member

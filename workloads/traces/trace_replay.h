@@ -69,6 +69,8 @@ struct ReplayOptions {
   // The trace is the generator's own (workloads/traces/transformer_trace.h, whose output the
   // tests check): check_trace is skipped, a few seconds at 16,384 GPUs.
   bool generated = false;
+  // Threads that build the replay's per-rank state (the same state for any number).
+  int setup_threads = 1;
   ReplayOptions() { collective.check_data = false; }
 };
 
