@@ -109,6 +109,37 @@ TEST_CASE("a step generated from the config (workload generate:) replays like th
   const std::string missing = "topology:\n  kind: leaf_spine\n  leaves: 1\n  spines: 1\n  hosts_per_leaf: 4\n"
                               "workload:\n  kind: trace\n  generate: {model: /nonexistent/model.yaml, gpu: " + gpu + "}\n";
   CHECK_THROWS_AS(ScenarioRun(load_config_text(missing, "generate_missing")), ConfigError);
+  // With threads the step is made while the fabric is routed (at flow fidelity the run
+  // itself stays on one thread): the same hand-worked critical path, the same errors, and
+  // an error elsewhere (a placement naming no endpoint) stops it and is the one told.
+  const auto error_of = [](const std::string& text, int threads) {
+    try {
+      ScenarioConfig c = load_config_text(text, "generate_threads");
+      c.threads = threads;
+      ScenarioRun failed(std::move(c));
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (const int threads : {2, 3}) {
+    CAPTURE(threads);
+    ScenarioConfig c = load_config_text(yaml + "network: {fidelity: flow}\n", "generate_threads");
+    c.threads = threads;
+    ScenarioRun ahead(std::move(c));
+    ahead.run();
+    REQUIRE(ahead.replay());
+    REQUIRE(ahead.replay()->done());
+    CHECK(std::abs(static_cast<double>(ahead.replay()->iteration_time()) - 1706494525.44) <=
+          static_cast<double>(ahead.replay()->operation_count(0)));
+    std::string flow_missing = yaml + "network: {fidelity: flow}\n";
+    flow_missing.replace(flow_missing.find(model), model.size(), "/nonexistent/model.yaml");
+    CHECK(error_of(flow_missing, threads) == error_of(flow_missing, 0));
+    CHECK(error_of(flow_missing, threads).find("/nonexistent/model.yaml") != std::string::npos);
+    const std::string misplaced = yaml + "  placement: [nowhere, h1, h2, h3]\nnetwork: {fidelity: flow}\n";
+    CHECK(error_of(misplaced, threads) == error_of(misplaced, 0));
+    CHECK(error_of(misplaced, threads).find("placement") != std::string::npos);
+  }
 }
 
 TEST_CASE("ranks with the same dependencies share one list of children, and each keeps its own times") {

@@ -23,6 +23,7 @@
 #include "topologies/routing.h"
 #include "topologies/topology.h"
 #include "app/workload/collective_sweep.h"
+#include "app/workload/trace_ahead.h"
 #include "app/workload/workload_kind.h"
 #include "sim/net/deadlock_detector.h"
 #include "workloads/traces/trace_replay.h"
@@ -163,6 +164,7 @@ class ScenarioRun {
   std::unique_ptr<FlowRouter> flow_router_;  // flow fidelity only
   std::unique_ptr<FlowModel> flow_model_;
   std::unique_ptr<ParallelEngine> engine_;
+  std::unique_ptr<TraceAhead> trace_ahead_;  // a generated step being made while the fabric is built
   Time time_limit_reached_ = 0;
   const char* partitioner_ = "";
   std::vector<std::unique_ptr<MessageSchedule>> schedules_;  // by sending endpoint (null: none)

@@ -8,6 +8,7 @@
 #include "app/config/model_files.h"
 #include "app/config/workload_config.h"
 #include "app/config/yaml_reader.h"
+#include "app/workload/trace_ahead.h"
 #include "app/workload/trace_tuning.h"
 #include "app/workload/tuner_facts.h"
 #include "app/workload/workload_kind.h"
@@ -33,24 +34,6 @@ auto read_at(const SourceRef& source, Read read) {
   } catch (const std::exception& e) {
     throw ConfigError(source.where, source.path, e.what());
   }
-}
-
-// `workload: {kind: trace, generate: ...}`: the step `fabricsim workload gen` would write,
-// made in memory. A model or GPU file that cannot be read is a config error at its key.
-Trace generate_trace(const TraceWorkloadConfig& t, const RoutingProgress& progress) {
-  const ModelSpec model = read_at(t.model_source, [&] { return load_model_file(t.model_file); });
-  const GpuProfile gpu = read_at(t.gpu_source, [&] { return load_gpu_profile(t.gpu_file); });
-  ParallelSpec par;
-  par.tp = t.tp;
-  par.pp = t.pp;
-  par.dp = t.dp;
-  par.ep = t.ep;
-  par.microbatches = t.microbatches;
-  par.bucket_bytes = t.bucket_bytes;
-  par.zero = t.zero;
-  par.recompute = t.recompute;
-  par.overlap_dp = t.overlap_dp;
-  return generate_transformer_trace(model, par, gpu, progress);
 }
 
 // A trace's step generated before the run, as `fabricsim workload gen` makes it.
@@ -122,6 +105,22 @@ void read_trace_file(MapReader& m, TraceWorkloadConfig& t, const char* key) {
 
 }  // namespace
 
+Trace generate_trace(const TraceWorkloadConfig& t, const RoutingProgress& progress) {
+  const ModelSpec model = read_at(t.model_source, [&] { return load_model_file(t.model_file); });
+  const GpuProfile gpu = read_at(t.gpu_source, [&] { return load_gpu_profile(t.gpu_file); });
+  ParallelSpec par;
+  par.tp = t.tp;
+  par.pp = t.pp;
+  par.dp = t.dp;
+  par.ep = t.ep;
+  par.microbatches = t.microbatches;
+  par.bucket_bytes = t.bucket_bytes;
+  par.zero = t.zero;
+  par.recompute = t.recompute;
+  par.overlap_dp = t.overlap_dp;
+  return generate_transformer_trace(model, par, gpu, progress);
+}
+
 void read_trace_workload(MapReader& m, WorkloadConfig& w, const WorkloadReading&) {
   read_placement(m, w);
   if (m.has("generate")) {
@@ -146,7 +145,9 @@ WorkloadStart make_trace_workload(const WorkloadSetup& s) {
   const std::string path = resolve_config_path(config.file, w.trace.file);
   Trace trace;
   try {
-    if (w.trace.generate) {
+    if (s.generated_trace) {
+      trace = s.generated_trace();
+    } else if (w.trace.generate) {
       trace = generate_trace(w.trace, s.trace_progress);
     } else {
       trace = w.trace.chakra ? import_chakra(path, w.trace.chakra_ranks, w.trace.process_groups) : read_trace(path);

@@ -16,6 +16,7 @@
 #include "sim/network.h"
 #include "topologies/routing.h"
 #include "topologies/topology.h"
+#include "workloads/traces/trace.h"
 #include "workloads/workload_driver.h"
 
 namespace fabricsim {
@@ -39,6 +40,9 @@ struct WorkloadSetup {
   const RoutingProgress& trace_progress;  // a generated trace's progress
   std::function<void(Time start, MessageId id)> post;  // a message made before the run, to start at `start`
   std::function<double(HostId)> endpoint_rate_bps;    // an endpoint's line rate
+  // A generated trace made already, or being made, on a thread of its own (app/workload/
+  // trace_ahead.h); unset: the kind generates it.
+  std::function<Trace()> generated_trace;
 };
 
 struct WorkloadStart {
