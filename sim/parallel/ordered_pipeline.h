@@ -37,24 +37,31 @@ void run_in_order(std::uint32_t count, int threads, std::vector<Slot>& slots, Ma
   std::uint32_t taken = 0;                          // items taken
   bool stop = false;
   std::exception_ptr failure;
-  // Makes the next item if its slot is free; false (nothing done) where it is not.
-  // Called with `lock` held; releases it while making.
-  const auto make_next = [&](std::unique_lock<std::mutex>& lock) {
-    if (stop || next >= count || next >= taken + n_slots) return false;
-    const std::uint32_t i = next++;
+  // Runs `step` with `lock` released; false where it threw: the first failure is kept
+  // and the rest stop.
+  const auto unlocked = [&](std::unique_lock<std::mutex>& lock, const auto& step) {
     lock.unlock();
     try {
-      make(i, slots[i % n_slots]);
+      step();
     } catch (...) {
       lock.lock();
       if (!failure) failure = std::current_exception();
       stop = true;
       changed.notify_all();
-      return true;
+      return false;
     }
     lock.lock();
-    made[i % n_slots] = i;
-    changed.notify_all();
+    return true;
+  };
+  // Makes the next item if its slot is free; false (nothing done) where it is not.
+  // Called with `lock` held; releases it while making.
+  const auto make_next = [&](std::unique_lock<std::mutex>& lock) {
+    if (stop || next >= count || next >= taken + n_slots) return false;
+    const std::uint32_t i = next++;
+    if (unlocked(lock, [&] { make(i, slots[i % n_slots]); })) {
+      made[i % n_slots] = i;
+      changed.notify_all();
+    }
     return true;
   };
   std::vector<std::thread> helpers;
@@ -73,18 +80,7 @@ void run_in_order(std::uint32_t count, int threads, std::vector<Slot>& slots, Ma
       while (!stop && made[i % n_slots] != i) {
         if (!make_next(lock)) changed.wait(lock);
       }
-      if (stop) break;
-      lock.unlock();
-      try {
-        take(i, slots[i % n_slots]);
-      } catch (...) {
-        lock.lock();
-        if (!failure) failure = std::current_exception();
-        stop = true;
-        changed.notify_all();
-        break;
-      }
-      lock.lock();
+      if (stop || !unlocked(lock, [&] { take(i, slots[i % n_slots]); })) break;
       made[i % n_slots] = kEmpty;
       taken = i + 1;
       changed.notify_all();
