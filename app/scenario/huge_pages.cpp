@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <chrono>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -107,6 +108,24 @@ std::size_t back_heap_with_huge_pages(std::size_t at_least, double min_resident)
   (void)min_resident;
 #endif
   return backed;
+}
+
+void HugePageKeeper::keep() {
+  if (!aside_) {
+    back_heap_with_huge_pages(at_least_, min_resident_);
+    return;
+  }
+  if (pass_.valid()) {
+    if (pass_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    pass_.get();
+  }
+  pass_ = std::async(std::launch::async, [at_least = at_least_, min_resident = min_resident_] {
+    return back_heap_with_huge_pages(at_least, min_resident);
+  });
+}
+
+HugePageKeeper::~HugePageKeeper() {
+  if (pass_.valid()) pass_.wait();
 }
 
 }  // namespace fabricsim

@@ -5,6 +5,7 @@
 // reads millions of packets in no order, and with 4 KiB pages nearly every read also
 // walks the page table.
 #include <cstddef>
+#include <future>
 
 namespace fabricsim {
 
@@ -19,5 +20,27 @@ void advise_huge_pages(void* region, std::size_t bytes);
 // range with less than that in use: collapsing fills the range, and a growing heap's
 // freed corners would add to the footprint what nothing reads.
 std::size_t back_heap_with_huge_pages(std::size_t at_least, double min_resident = 0.0);
+
+// A run's passes of back_heap_with_huge_pages: where the run leaves threads idle (flow
+// fidelity with --threads: the run is one solver on one thread), each pass runs on a
+// thread of its own, so the copying (17 s at 100,000 GPUs) is off the run's path; a pass
+// asked for while one is in flight is skipped. Otherwise each pass runs where it is
+// asked for. What memory holds is the same either way, so the run is too.
+class HugePageKeeper {
+ public:
+  HugePageKeeper(std::size_t at_least, double min_resident, bool aside)
+      : at_least_(at_least), min_resident_(min_resident), aside_(aside) {}
+  HugePageKeeper(const HugePageKeeper&) = delete;
+  HugePageKeeper& operator=(const HugePageKeeper&) = delete;
+  ~HugePageKeeper();  // waits for a pass in flight
+
+  void keep();
+
+ private:
+  std::size_t at_least_;
+  double min_resident_;
+  bool aside_;
+  std::future<std::size_t> pass_;
+};
 
 }  // namespace fabricsim

@@ -108,8 +108,10 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   // spans ahead of use (mimalloc's segments) leaves ranges partly touched, and collapsing
   // those would fill them (docs/performance.md).
   constexpr double kMinResident = 0.9;
-  back_heap_with_huge_pages(std::size_t{64} << 20, kMinResident);
-  const auto keep_on_huge_pages = [] { back_heap_with_huge_pages(std::size_t{64} << 20, kMinResident); };
+  // A flow-level run is one thread: the others it was given copy pages aside.
+  HugePageKeeper huge_pages(std::size_t{64} << 20, kMinResident, !engine_ && config_.threads > 1);
+  huge_pages.keep();
+  const auto keep_on_huge_pages = [&huge_pages] { huge_pages.keep(); };
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   // Runs until `until` (or the stop limits), reporting progress between chunks; false
   // once the run is over for good.
