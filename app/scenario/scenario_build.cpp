@@ -157,7 +157,8 @@ void ScenarioRun::build_network(NetworkOptions options, const RoutingProgress& r
   sim_->packets().set_chunk_advice(advise_huge_pages);
   sim_->slot_blocks().set_chunk_advice(advise_huge_pages);
   const int processes = config_.processes != nullptr ? config_.processes->size() : 1;
-  // A flow-level run is one solver: its threads split the set-up alone (the routes).
+  // A flow-level run is one solver: its threads split the set-up alone (the routes, a
+  // generated trace, the replay's ranks) and copy pages aside (HugePageKeeper).
   const bool flow = n.fidelity == NetworkConfig::Fidelity::kFlow;
   options.route_threads = std::max(1, config_.threads);
   if ((config_.threads > 0 && !flow) || processes > 1) {
