@@ -1,8 +1,8 @@
 #include "app/scenario/huge_pages.h"
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <chrono>
 #include <optional>
 #include <string_view>
 #include <utility>

@@ -23,9 +23,9 @@ std::size_t back_heap_with_huge_pages(std::size_t at_least, double min_resident 
 
 // A run's passes of back_heap_with_huge_pages: where the run leaves threads idle (flow
 // fidelity with --threads: the run is one solver on one thread), each pass runs on a
-// thread of its own, so the copying (17 s at 100,000 GPUs) is off the run's path; a pass
-// asked for while one is in flight is skipped. Otherwise each pass runs where it is
-// asked for. What memory holds is the same either way, so the run is too.
+// thread of its own, so the copying is off the run's path; a pass asked for while one
+// is in flight is skipped. Otherwise each pass runs where it is asked for. What memory
+// holds is the same either way, so the run is too.
 class HugePageKeeper {
  public:
   HugePageKeeper(std::size_t at_least, double min_resident, bool aside)
