@@ -13,6 +13,13 @@
 #include <unistd.h>
 #endif
 
+#if defined(__linux__) && __has_include(<mimalloc.h>)
+#include <mimalloc.h>
+// Weak: only the fabricsim executable links mimalloc; elsewhere the address is null.
+#pragma weak mi_option_set_enabled
+#define FABRICSIM_MIMALLOC_OPTIONS 1
+#endif
+
 namespace fabricsim {
 
 void advise_huge_pages(void* region, std::size_t bytes) {
@@ -23,6 +30,14 @@ void advise_huge_pages(void* region, std::size_t bytes) {
 #else
   (void)region;
   (void)bytes;
+#endif
+}
+
+void allocate_heap_on_huge_pages() {
+#if defined(FABRICSIM_MIMALLOC_OPTIONS)
+  // Advice to mimalloc: its segments from here on are marked for huge pages (or refused
+  // them, and keep small ones); committed whole as they are mapped.
+  if (&mi_option_set_enabled != nullptr) mi_option_set_enabled(mi_option_large_os_pages, true);
 #endif
 }
 

@@ -11,6 +11,16 @@ namespace fabricsim {
 
 void advise_huge_pages(void* region, std::size_t bytes);
 
+// A heap at least this large is read in no order by a run: its state goes onto huge pages.
+inline constexpr std::size_t kHugePageHeap = std::size_t{64} << 20;
+
+// From here on, the allocator maps what it takes from the system onto huge pages as it is
+// first touched (mimalloc's large OS pages), so a large run's state is on them from the
+// start instead of copied onto them by back_heap_with_huge_pages (which then finds little
+// left to do). Where the executable's allocator is not mimalloc (the Python module, the
+// tests), nothing.
+void allocate_heap_on_huge_pages();
+
 // Backs the heap as built so far (a fabric's ports, links, queues and tables) with huge
 // pages, once it holds `at_least` bytes: marks its anonymous regions for them and
 // collapses what they hold now. Returns the bytes collapsed. A large fabric's state is

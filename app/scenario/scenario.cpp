@@ -109,7 +109,7 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   // those would fill them (docs/performance.md).
   constexpr double kMinResident = 0.9;
   // A flow-level run is one thread: the others it was given copy pages aside.
-  HugePageKeeper huge_pages(std::size_t{64} << 20, kMinResident, !engine_ && config_.threads > 1);
+  HugePageKeeper huge_pages(kHugePageHeap, kMinResident, !engine_ && config_.threads > 1);
   huge_pages.keep();
   const auto keep_on_huge_pages = [&huge_pages] { huge_pages.keep(); };
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
