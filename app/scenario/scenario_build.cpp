@@ -97,8 +97,8 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   refuse_if_too_big();
   // A large flow-level run's state onto huge pages as it is built: its operations and flows
   // are read in no order (docs/performance.md). Not a packet-level run's: its pools and
-  // queues take many small blocks, which whole committed segments would inflate (the k=32
-  // permutation's peak by three fifths), and the passes that collapse dense ranges serve it.
+  // queues take many small blocks, which whole committed segments would inflate, and the
+  // passes that collapse dense ranges serve it.
   if (config_.network.fidelity == NetworkConfig::Fidelity::kFlow && memory_.total() >= kHugePageHeap) {
     allocate_heap_on_huge_pages();
   }
