@@ -372,7 +372,7 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
       // Routed before, for another collective: again, as it was (the same message's hashes).
       if (edge_hops[i].empty()) flow_router_->ring_route(routes[i]->routed_as, *rings[i].edges, rings[i].chunk, &edge_hops[i]);
     }
-    shares_it = ring_transfer_shares_.emplace(std::make_pair(routes, cap), ring_transfer_shares(edge_hops, cap)).first;
+    shares_it = ring_transfer_shares_.emplace(std::make_pair(routes, cap), ring_transfer_shares(edge_hops, cap, shares)).first;
   }
   std::vector<RingFlowTiming> timings;
   for (std::size_t i = 0; i < rings.size(); ++i) {
@@ -405,16 +405,17 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
 }
 
 std::vector<double> Network::ring_transfer_shares(const std::vector<std::vector<std::vector<FlowModel::Hop>>>& edge_hops,
-                                                  double cap) const {
+                                                  double cap, std::uint16_t shares) const {
   std::unordered_map<std::uint32_t, double> load;  // every ring's edges' weight on a link
+  const double each = std::max<std::uint16_t>(1, shares);
   for (const auto& ring : edge_hops) {
     for (const auto& hops : ring) {
       for (const FlowModel::Hop& h : hops) {
-        if (h.link < directions_.size()) load[h.link] += h.weight;
+        if (h.link < directions_.size()) load[h.link] += h.weight * each;
       }
     }
   }
-  std::vector<double> shares;
+  std::vector<double> transfer_shares;
   for (const auto& ring : edge_hops) {
     double tightest = 0;
     double time_sum = 0;
@@ -429,9 +430,9 @@ std::vector<double> Network::ring_transfer_shares(const std::vector<std::vector<
       tightest = tightest == 0 ? rate : std::min(tightest, rate);
       time_sum += 1.0 / rate;
     }
-    shares.push_back(tightest > 0 ? time_sum * tightest / static_cast<double>(ring.size()) : 1.0);
+    transfer_shares.push_back(tightest > 0 ? time_sum * tightest / static_cast<double>(ring.size()) : 1.0);
   }
-  return shares;
+  return transfer_shares;
 }
 
 }  // namespace fabricsim

@@ -395,9 +395,10 @@ class Network {
     }
   };
   std::unordered_map<std::pair<std::vector<const RingRoute*>, double>, std::vector<double>, RouteSetHash> ring_transfer_shares_;
-  // Per ring: its edges' (`edge_hops`: per ring, per edge, its links) transfer share.
+  // Per ring: its edges' (`edge_hops`: per ring, per edge, its links) transfer share,
+  // where each ring stands for `shares` equal ones (their loads together).
   std::vector<double> ring_transfer_shares(const std::vector<std::vector<std::vector<FlowModel::Hop>>>& edge_hops,
-                                           double cap) const;
+                                           double cap, std::uint16_t shares) const;
   // Flow fidelity keeps no NIC receive slots: a multicast's member records wait here
   // for their flow, and sums are numbered here.
   std::unordered_map<MessageId, std::vector<MessageId>> flow_multicast_receives_;

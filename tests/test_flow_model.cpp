@@ -480,6 +480,66 @@ TEST_CASE("flow fidelity: a coupled ring is the step-by-step ring's closed form 
   CHECK(coupled_flows == 1);
 }
 
+TEST_CASE("flow fidelity: channels whose rings are one and the same ring run as one flow standing for them all") {
+  // The ring AllReduce above on 2 channels. On one switch the 4 ranks are one group that
+  // ring_order cannot lay over nodes, so both channels run rank k to k + 1: the same
+  // edges. Each channel's chunk is 4 MiB / (4 x 2) = 512 KiB; the two share every link, so
+  // each drains at B x 4096/4097 / 2, and a step is 512 KiB x 4097/4096 / (0.0125 / 2 B/ps)
+  // = 83,906,560 ps as before, plus the same 1,327,680 ps path delay: ns(500) + 6 steps.
+  // Step by step that is 6 steps x 4 edges x 2 channels = 48 flows; coupled, one flow
+  // standing for both channels.
+  Trace trace;
+  trace.set_ranks(4);
+  for (int r = 0; r < 4; ++r) {
+    TraceOp op;
+    op.kind = TraceOpKind::kCollective;
+    op.op = CollectiveOp::kAllReduce;
+    op.bytes = 4 * 1024 * 1024;
+    op.group = trace.group_id({0, 1, 2, 3});
+    op.key = trace.key_id("ar");
+    op.algorithm = trace.name_id("ring");
+    trace.add(r, op);
+  }
+  const std::string path = test_temp_path("fabricsim_test_coupled_channels.jsonl").string();
+  write_trace(trace, path);
+  const auto replay = [&](const std::string& rings) {
+    ScenarioRun run(load_config_text(star_yaml(4, "500ns") + "network: {mtu: 4KiB, header_bytes: 0, ack_bytes: 64, ack_interval: 64, "
+                                     "fidelity: flow, flow_rings: " + rings + "}\nworkload: {kind: trace, file: " + path +
+                                     ", channels: 2}\n",
+                                     "coupled_channels"));
+    run.run();
+    REQUIRE(run.replay() != nullptr);
+    REQUIRE(run.replay()->done());
+    return std::make_pair(run.replay()->iteration_time(), run.flow_model()->flows_started());
+  };
+  const Time step = 83'906'560 + 2 * ns(500) + 327'680;
+  CHECK(replay("steps") == std::make_pair(ns(500) + 6 * step, std::uint64_t{48}));
+  CHECK(replay("coupled") == std::make_pair(ns(500) + 6 * step, std::uint64_t{1}));
+}
+
+TEST_CASE("coupled rings: equal channels fold into one ring of their shares, and different ones stay apart") {
+  CoupledRing::Ring a;
+  a.edges = {{0, 1}, {1, 2}, {2, 0}};
+  a.steps = 4;
+  a.chunk = 1000;
+  a.pieces = 2;
+  a.phases = 2;
+  std::vector<CoupledRing::Ring> equal{a, a, a};
+  CHECK(CoupledRing::fold_equal(equal) == 3);
+  REQUIRE(equal.size() == 1);
+  CHECK(equal[0].chunk == 3000);  // each share's sends keep their 1,000 bytes
+  CHECK(equal[0].edges == a.edges);
+  CHECK(equal[0].pieces == 2);
+  CoupledRing::Ring b = a;
+  b.edges = {{0, 2}, {2, 1}, {1, 0}};  // the other way round
+  std::vector<CoupledRing::Ring> different{a, b};
+  CHECK(CoupledRing::fold_equal(different) == 1);
+  CHECK(different.size() == 2);
+  std::vector<CoupledRing::Ring> one{a};
+  CHECK(CoupledRing::fold_equal(one) == 1);
+  CHECK(one[0].chunk == 1000);
+}
+
 TEST_CASE("flow fidelity: a collective's coupled ring is the same closed form, in one flow per channel") {
   // The ring AllReduce above as `collective` runs it with network.flow_rings: coupled and
   // no data checking: one flow over the four edges, 6 x 85,234,240 ps as step by step.

@@ -45,6 +45,20 @@ std::vector<CoupledRing::Ring> CoupledRing::rings_for(CollectiveOp op, int n, st
   return rings;
 }
 
+std::uint16_t CoupledRing::fold_equal(std::vector<Ring>& rings) {
+  if (rings.size() < 2 || rings.size() > UINT16_MAX) return 1;
+  const Ring& first = rings.front();
+  const bool equal = std::all_of(rings.begin() + 1, rings.end(), [&](const Ring& r) {
+    return r.edges == first.edges && r.steps == first.steps && r.chunk == first.chunk && r.pieces == first.pieces &&
+           r.phases == first.phases;
+  });
+  if (!equal) return 1;
+  const auto shares = static_cast<std::uint16_t>(rings.size());
+  rings.resize(1);
+  rings.front().chunk *= shares;  // each share's sends keep their bytes (chunk / shares)
+  return shares;
+}
+
 CoupledRing::CoupledRing(Network& network, std::vector<Ring> rings, std::uint16_t shares, std::uint8_t traffic_class,
                          std::function<void(Time)> on_done)
     : network_(&network), rings_(std::move(rings)), shares_(std::max<std::uint16_t>(1, shares)),

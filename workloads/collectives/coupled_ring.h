@@ -49,6 +49,13 @@ class CoupledRing final : public EventHandler, public MessageObserver {
   // endpoints.
   static std::vector<Ring> rings_for(CollectiveOp op, int ranks, std::int64_t bytes, const AlgorithmParams& params);
   static std::vector<Ring> on_hosts(const std::vector<Ring>& rings, const std::vector<HostId>& hosts);
+  // Channels whose rings are one and the same (the same ranks in the same order: a group
+  // that ring_order cannot lay over nodes, whose channels all run rank k to k + 1) send
+  // equal chunks over the same edges, so the same links, and max-min gives them equal
+  // rates: one ring whose sends each stand for all of theirs runs the same, with a flow
+  // per collective rather than per channel. Folds such rings into one and returns how
+  // many it stands for (1: `rings` left as they were).
+  static std::uint16_t fold_equal(std::vector<Ring>& rings);
 
   // `shares`: each ring stands for that many equal rings on the same links (channels
   // inside one NVSwitch domain, Message::shares). `on_done` is told when every rank is done.

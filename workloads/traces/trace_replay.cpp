@@ -485,14 +485,21 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
     // squared), once per kind.
     auto [shape, fresh] =
         ring_shapes_.try_emplace({static_cast<int>(op.op), n, bytes, params.channels, params.chunk_bytes, params.local_size});
-    if (fresh) shape->second = CoupledRing::rings_for(op.op, n, bytes, params);
-    if (!shape->second.empty() && !tuned->second.ring_costs) {
-      tuned->second.ring_costs = costed ? coupled_ring_costs(tuning.costs, shape->second, member_node()) : CoupledRing::Costs{};
+    if (fresh) {
+      shape->second.rings = CoupledRing::rings_for(op.op, n, bytes, params);
+      // (Costs and fit read the rings' edges and pieces, which folding leaves as they were.)
+      shape->second.shares = CoupledRing::fold_equal(shape->second.rings);
     }
-    if (!shape->second.empty() && coupled_ring_fits(shape->second, *tuned->second.ring_costs)) {
-      std::vector<CoupledRing::Ring> rings = CoupledRing::on_hosts(shape->second, hosts);
+    const std::vector<CoupledRing::Ring>& shaped = shape->second.rings;
+    if (!shaped.empty() && !tuned->second.ring_costs) {
+      tuned->second.ring_costs = costed ? coupled_ring_costs(tuning.costs, shaped, member_node()) : CoupledRing::Costs{};
+    }
+    if (!shaped.empty() && coupled_ring_fits(shaped, *tuned->second.ring_costs)) {
+      std::vector<CoupledRing::Ring> rings = CoupledRing::on_hosts(shaped, hosts);
+      // (Channels folded already, inside one NVSwitch domain, leave one ring: shares 1.)
+      const auto shares = static_cast<std::uint16_t>(std::max<int>(options.flow_shares, shape->second.shares));
       auto ring = std::make_unique<CoupledRing>(
-          *network_, std::move(rings), options.flow_shares, options.traffic_class,
+          *network_, std::move(rings), shares, options.traffic_class,
           [this, members = std::move(by_position)](Time) {
             finish_members(members);
             finished_collectives_.fetch_add(1, std::memory_order_relaxed);

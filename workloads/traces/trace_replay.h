@@ -263,8 +263,13 @@ class TraceReplay final : public WorkloadDriver {
   // (algorithm, op, ranks, bytes, channels, chunk, root, local size, start latency, costs)
   using PreparedKey = std::tuple<std::string, int, int, std::int64_t, int, std::int64_t, int, int, std::int64_t, NcclCosts, bool>;
   std::map<PreparedKey, std::shared_ptr<const PreparedCollective>> prepared_;
-  // Coupled rings by (op, ranks, bytes, channels, chunk, local size), in the collective's ranks.
-  std::map<std::tuple<int, int, std::int64_t, int, std::int64_t, int>, std::vector<CoupledRing::Ring>> ring_shapes_;
+  // Coupled rings by (op, ranks, bytes, channels, chunk, local size), in the collective's
+  // ranks, with equal channels folded into one ring (CoupledRing::fold_equal).
+  struct RingShape {
+    std::vector<CoupledRing::Ring> rings;
+    std::uint16_t shares = 1;  // the channels each ring stands for
+  };
+  std::map<std::tuple<int, int, std::int64_t, int, std::int64_t, int>, RingShape> ring_shapes_;
   std::unordered_map<std::uint32_t, bool> one_domain_;  // trace group -> all on one NVSwitch domain
   // The tuner's decision per (trace group, op, bytes, algorithm's name index), and for
   // coupled rings their costs on the ring's edges.
