@@ -52,6 +52,34 @@ struct Bench final : EventHandler {
   }
 };
 
+// One ring AllReduce of 4 MiB over 4 ranks (a trace), replayed on 4 GPUs on one switch
+// (100 Gb/s, 500 ns, no headers, an ack of 64 B per 64 packets) at flow fidelity with
+// `flow_rings` and `channels`: the iteration time and the flows started.
+std::pair<Time, std::uint64_t> replay_ring_trace(const std::string& flow_rings, int channels) {
+  Trace trace;
+  trace.set_ranks(4);
+  for (int r = 0; r < 4; ++r) {
+    TraceOp op;
+    op.kind = TraceOpKind::kCollective;
+    op.op = CollectiveOp::kAllReduce;
+    op.bytes = 4 * 1024 * 1024;
+    op.group = trace.group_id({0, 1, 2, 3});
+    op.key = trace.key_id("ar");
+    op.algorithm = trace.name_id("ring");
+    trace.add(r, op);
+  }
+  const std::string path = test_temp_path("fabricsim_test_coupled_ring.jsonl").string();
+  write_trace(trace, path);
+  ScenarioRun run(load_config_text(star_yaml(4, "500ns") + "network: {mtu: 4KiB, header_bytes: 0, ack_bytes: 64, ack_interval: 64, "
+                                   "fidelity: flow, flow_rings: " + flow_rings + "}\nworkload: {kind: trace, file: " + path +
+                                   ", channels: " + std::to_string(channels) + "}\n",
+                                   "coupled_ring"));
+  run.run();
+  REQUIRE(run.replay() != nullptr);
+  REQUIRE(run.replay()->done());
+  return {run.replay()->iteration_time(), run.flow_model()->flows_started()};
+}
+
 }  // namespace
 
 TEST_CASE("N flows on one bottleneck each get 1/N of it") {
@@ -448,29 +476,7 @@ TEST_CASE("flow fidelity: a coupled ring is the step-by-step ring's closed form 
   // delivered one path delay later and done 5 path delays after that: the same
   // 6 x 85,234,240 ps. A collective across endpoints starts one notice (the longest link,
   // 500 ns) after its last member arrives.
-  Trace trace;
-  trace.set_ranks(4);
-  for (int r = 0; r < 4; ++r) {
-    TraceOp op;
-    op.kind = TraceOpKind::kCollective;
-    op.op = CollectiveOp::kAllReduce;
-    op.bytes = 4 * 1024 * 1024;
-    op.group = trace.group_id({0, 1, 2, 3});
-    op.key = trace.key_id("ar");
-    op.algorithm = trace.name_id("ring");
-    trace.add(r, op);
-  }
-  const std::string path = test_temp_path("fabricsim_test_coupled_ring.jsonl").string();
-  write_trace(trace, path);
-  const auto replay = [&](const std::string& rings) {
-    ScenarioRun run(load_config_text(star_yaml(4, "500ns") + "network: {mtu: 4KiB, header_bytes: 0, ack_bytes: 64, ack_interval: 64, "
-                                     "fidelity: flow, flow_rings: " + rings + "}\nworkload: {kind: trace, file: " + path + "}\n",
-                                     "coupled_ring"));
-    run.run();
-    REQUIRE(run.replay() != nullptr);
-    REQUIRE(run.replay()->done());
-    return std::make_pair(run.replay()->iteration_time(), run.flow_model()->flows_started());
-  };
+  const auto replay = [](const std::string& rings) { return replay_ring_trace(rings, 1); };
   const Time step = 83'906'560 + 2 * ns(500) + 327'680;
   const auto [steps_time, steps_flows] = replay("steps");
   const auto [coupled_time, coupled_flows] = replay("coupled");
@@ -488,30 +494,7 @@ TEST_CASE("flow fidelity: channels whose rings are one and the same ring run as 
   // = 83,906,560 ps as before, plus the same 1,327,680 ps path delay: ns(500) + 6 steps.
   // Step by step that is 6 steps x 4 edges x 2 channels = 48 flows; coupled, one flow
   // standing for both channels.
-  Trace trace;
-  trace.set_ranks(4);
-  for (int r = 0; r < 4; ++r) {
-    TraceOp op;
-    op.kind = TraceOpKind::kCollective;
-    op.op = CollectiveOp::kAllReduce;
-    op.bytes = 4 * 1024 * 1024;
-    op.group = trace.group_id({0, 1, 2, 3});
-    op.key = trace.key_id("ar");
-    op.algorithm = trace.name_id("ring");
-    trace.add(r, op);
-  }
-  const std::string path = test_temp_path("fabricsim_test_coupled_channels.jsonl").string();
-  write_trace(trace, path);
-  const auto replay = [&](const std::string& rings) {
-    ScenarioRun run(load_config_text(star_yaml(4, "500ns") + "network: {mtu: 4KiB, header_bytes: 0, ack_bytes: 64, ack_interval: 64, "
-                                     "fidelity: flow, flow_rings: " + rings + "}\nworkload: {kind: trace, file: " + path +
-                                     ", channels: 2}\n",
-                                     "coupled_channels"));
-    run.run();
-    REQUIRE(run.replay() != nullptr);
-    REQUIRE(run.replay()->done());
-    return std::make_pair(run.replay()->iteration_time(), run.flow_model()->flows_started());
-  };
+  const auto replay = [](const std::string& rings) { return replay_ring_trace(rings, 2); };
   const Time step = 83'906'560 + 2 * ns(500) + 327'680;
   CHECK(replay("steps") == std::make_pair(ns(500) + 6 * step, std::uint64_t{48}));
   CHECK(replay("coupled") == std::make_pair(ns(500) + 6 * step, std::uint64_t{1}));
