@@ -525,19 +525,25 @@ TEST_CASE("coupled rings: equal channels fold into one ring of their shares, and
 
 TEST_CASE("flow fidelity: a collective's coupled ring is the same closed form, in one flow per channel") {
   // The ring AllReduce above as `collective` runs it with network.flow_rings: coupled and
-  // no data checking: one flow over the four edges, 6 x 85,234,240 ps as step by step.
-  const auto sweep = [](const std::string& rings) {
+  // no data checking: one flow over the four edges, 6 x 85,234,240 ps as step by step. On
+  // two channels both rings run rank k to k + 1 (one switch: ring_order has no nodes to
+  // turn within), each with half the bytes at half of every link: the same steps, 48 flows
+  // step by step, and coupled one flow standing for both, as a trace's replay runs them.
+  const auto sweep = [](const std::string& rings, int channels) {
     ScenarioRun run(load_config_text(star_yaml(4, "500ns") + "network: {mtu: 4KiB, header_bytes: 0, ack_bytes: 64, ack_interval: 64, "
                                      "fidelity: flow, flow_rings: " + rings + "}\n"
-                                     "workload: {kind: collective, op: all_reduce, algorithm: ring, bytes: 4MiB, channels: 1, check_data: false}\n",
+                                     "workload: {kind: collective, op: all_reduce, algorithm: ring, bytes: 4MiB, channels: " +
+                                     std::to_string(channels) + ", check_data: false}\n",
                                      "coupled_collective"));
     run.run();
     REQUIRE(run.complete());
     return std::make_pair(run.collective()->rows()[0].time, run.flow_model()->flows_started());
   };
   const Time step = 83'906'560 + 2 * ns(500) + 327'680;
-  CHECK(sweep("steps") == std::make_pair(6 * step, std::uint64_t{24}));
-  CHECK(sweep("coupled") == std::make_pair(6 * step, std::uint64_t{1}));
+  CHECK(sweep("steps", 1) == std::make_pair(6 * step, std::uint64_t{24}));
+  CHECK(sweep("coupled", 1) == std::make_pair(6 * step, std::uint64_t{1}));
+  CHECK(sweep("steps", 2) == std::make_pair(6 * step, std::uint64_t{48}));
+  CHECK(sweep("coupled", 2) == std::make_pair(6 * step, std::uint64_t{1}));
 }
 
 TEST_CASE("flow fidelity: under NCCL's model a coupled ring keeps the step-by-step ring's time within 3%") {

@@ -256,7 +256,8 @@ CoupledRing::Costs CollectiveSweep::coupled_costs(const std::vector<CoupledRing:
 
 void CollectiveSweep::start_coupled(std::vector<CoupledRing::Ring> rank_rings, const TunerChoice& choice, Time at) {
   const CoupledRing::Costs costs = coupled_costs(rank_rings, choice);
-  ring_ = std::make_unique<CoupledRing>(*network_, CoupledRing::on_hosts(rank_rings, hosts_), 1, traffic_class_, [this](Time now) {
+  const std::uint16_t shares = CoupledRing::fold_equal(rank_rings);  // as a trace's replay runs them
+  ring_ = std::make_unique<CoupledRing>(*network_, CoupledRing::on_hosts(rank_rings, hosts_), shares, traffic_class_, [this](Time now) {
     ring_finished_ = now;
     start_next(now + notice_);
   });
