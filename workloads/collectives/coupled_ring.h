@@ -58,7 +58,8 @@ class CoupledRing final : public EventHandler, public MessageObserver {
   static std::uint16_t fold_equal(std::vector<Ring>& rings);
 
   // `shares`: each ring stands for that many equal rings on the same links (channels
-  // inside one NVSwitch domain, Message::shares). `on_done` is told when every rank is done.
+  // inside one NVSwitch domain, or those fold_equal folded; Message::shares). `on_done`
+  // is told when every rank is done.
   CoupledRing(Network& network, std::vector<Ring> rings, std::uint16_t shares, std::uint8_t traffic_class,
               std::function<void(Time)> on_done);
   CoupledRing(const CoupledRing&) = delete;
