@@ -159,6 +159,32 @@ TEST_CASE("grouped routes equal per-host routes on custom graphs: dual-homed, ca
   check_same(t, r);
 }
 
+TEST_CASE("grouped routes equal per-host routes where switch links cost more than one, by cost buckets and by the heap") {
+  // Least costs between switches come from a bucket per cost where links cost at most 64
+  // (Dial's) and from a heap above: both against the reference's Dijkstra, on a mesh with
+  // equal-cost paths of different hop counts (s0 -> s3: s0-s1-s3 and s0-s2-s3 cost 3, and
+  // s0-s4-s3 when `far` is 1 too) and an entry cost that is not a multiple of a link's.
+  for (const std::uint32_t far : {1u, 3u, 65u, 200u}) {
+    CAPTURE(far);
+    const LinkSpec l{Bandwidth::gbps(100), ns(100)};
+    Topology t;
+    const auto s0 = t.add_switch("s0"), s1 = t.add_switch("s1"), s2 = t.add_switch("s2"), s3 = t.add_switch("s3"),
+               s4 = t.add_switch("s4");
+    // A spur s3 -6- s5 -1- s6 -4- s7: its hosts are reached only through s5 and s6,
+    // each a costly link past the last switch before them.
+    const auto s5 = t.add_switch("s5"), s6 = t.add_switch("s6"), s7 = t.add_switch("s7");
+    const auto a = t.add_host("a"), b = t.add_host("b"), c = t.add_host("c"), d = t.add_host("d"), e = t.add_host("e"),
+               f = t.add_host("f");
+    connect_all(t, l, {{s0, s1, "fabric", 2}, {s1, s3, "fabric", 1}, {s0, s2, "fabric", 1}, {s2, s3, "fabric", 2},
+                       {s0, s4, "fabric", far}, {s4, s3, "fabric", 2}, {s1, s2, "fabric", 5}, {s3, s5, "fabric", 6},
+                       {s5, s6, "fabric", 1}, {s6, s7, "fabric", 4}, {a, s0, "host"}, {b, s3, "host", 7},
+                       {c, s4, "host"}, {c, s2, "host", 2}, {d, s1, "host", 3}, {e, s6, "host"}, {f, s7, "host", 2}});
+    const Routes r = compute_routes(t);
+    CHECK(r.unreachable.empty());
+    check_same(t, r);
+  }
+}
+
 TEST_CASE("grouped routes equal per-host routes where a one-neighbour switch is entered, a host has parallel links, and an island is cut off") {
   // The route compiler skips, group after group, a node whose relaying links all go to one
   // node (a GPU's NIC, a NIC's leaf). Here that rule meets its exceptions: stub switch q

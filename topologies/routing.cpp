@@ -208,6 +208,10 @@ class RouteCompiler {
       is_torus_.resize(n);
       for (std::uint32_t u = 0; u < n; ++u) is_torus_[u] = t.node(u).role == "torus";
     }
+    for (std::uint32_t u = 0; u < n; ++u) {  // (only switches' links are relaxed)
+      if (is_host_[u]) continue;
+      for (std::uint32_t i = relay_.begin(u); i < relay_.end(u); ++i) max_relay_cost_ = std::max(max_relay_cost_, relay_.cost[i]);
+    }
     find_sole_relays();
   }
 
@@ -326,6 +330,9 @@ class RouteCompiler {
     std::vector<std::uint64_t> dist;  // by node; kUnreached but where `touched`
     std::vector<std::uint32_t> touched;
     std::vector<std::pair<std::uint64_t, std::uint32_t>> frontier;  // a min-heap
+    std::vector<std::vector<std::uint32_t>> buckets;  // Dial's: by least cost, modulo their count
+    std::vector<Entry> entries;                       // the group's entries by cost
+    std::vector<std::uint32_t> level;                 // the bucket being taken
   };
 
   // Reads only what the constructor and form_groups set: groups' Dijkstras run at once.
@@ -333,6 +340,10 @@ class RouteCompiler {
     std::vector<std::uint64_t>& dist = d.dist;
     for (std::uint32_t u : d.touched) dist[u] = kUnreached;
     d.touched.clear();
+    if (max_relay_cost_ <= kBucketCosts) {
+      dial(g, d);
+      return;
+    }
     auto& frontier = d.frontier;
     frontier.clear();
     const std::greater<> later;
@@ -365,6 +376,58 @@ class RouteCompiler {
           }
         }
       }
+    }
+  }
+
+  // The same least costs where links between relaying nodes cost little (1 a hop unless a
+  // topology says): a bucket per cost, taken in order, instead of a heap (Dial's
+  // algorithm). Costs are exact integers, so the distances are the heap's.
+  void dial(std::uint32_t g, Distances& d) const {
+    std::vector<std::uint64_t>& dist = d.dist;
+    const std::size_t width = std::size_t{max_relay_cost_} + 1;  // a link's cost never reaches its own bucket
+    if (d.buckets.size() != width) d.buckets.assign(width, {});
+    d.entries = group_entries_[g];
+    std::sort(d.entries.begin(), d.entries.end(), [](const Entry& a, const Entry& b) { return a.cost < b.cost; });
+    std::size_t next_entry = 0;
+    std::size_t pending = 0;  // in the buckets, stale ones included
+    std::uint64_t cost = 0;
+    for (;;) {
+      if (pending == 0) {
+        if (next_entry == d.entries.size()) break;
+        cost = d.entries[next_entry].cost;
+      }
+      std::vector<std::uint32_t>& bucket = d.buckets[cost % width];
+      for (; next_entry < d.entries.size() && d.entries[next_entry].cost == cost; ++next_entry) {
+        const std::uint32_t sw = d.entries[next_entry].sw;
+        if (cost < dist[sw]) {
+          if (dist[sw] == kUnreached) d.touched.push_back(sw);
+          dist[sw] = cost;
+          bucket.push_back(sw);
+          ++pending;
+        }
+      }
+      // In node order, as the heap takes equal costs: neighbouring nodes' links and
+      // distances lie near one another.
+      d.level.swap(bucket);
+      std::sort(d.level.begin(), d.level.end());
+      pending -= d.level.size();
+      for (const std::uint32_t u : d.level) {
+        if (dist[u] != cost) continue;
+        for (std::uint32_t i = relay_.begin(u); i < relay_.end(u); ++i) {
+          const std::uint32_t v = relay_.node[i];
+          const std::uint64_t nd = cost + relay_.cost[i];
+          if (nd < dist[v]) {
+            if (dist[v] == kUnreached) d.touched.push_back(v);
+            dist[v] = nd;
+            if (!stub_[v]) {  // (final already: see dijkstra)
+              d.buckets[nd % width].push_back(v);
+              ++pending;
+            }
+          }
+        }
+      }
+      d.level.clear();
+      ++cost;
     }
   }
 
@@ -618,6 +681,8 @@ class RouteCompiler {
   std::uint32_t hosts_;
   FlatAdjacency flat_, relay_;
   std::vector<char> is_host_, host_only_, stub_, is_torus_;
+  static constexpr std::uint32_t kBucketCosts = 64;  // Dial's buckets up to this link cost
+  std::uint32_t max_relay_cost_ = 0;
   std::vector<std::uint32_t> via_;
   std::vector<std::uint64_t> via_cost_;
   std::vector<std::vector<Entry>> group_entries_;
