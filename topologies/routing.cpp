@@ -360,21 +360,29 @@ class RouteCompiler {
       const auto [du, u] = frontier.back();
       frontier.pop_back();
       if (du != dist[u]) continue;
-      // Hosts never relay; their own distance is read off their links.
-      for (std::uint32_t i = relay_.begin(u); i < relay_.end(u); ++i) {
-        const std::uint32_t v = relay_.node[i];
-        const std::uint64_t nd = du + relay_.cost[i];
-        if (nd < dist[v]) {
-          if (dist[v] == kUnreached) d.touched.push_back(v);
-          dist[v] = nd;
-          // A stub reached from its one switch neighbour leads nowhere cheaper: its
-          // distance is final, and it need not wait in the queue (100,000 NICs per group
-          // at 100,000 GPUs).
-          if (!stub_[v]) {
-            frontier.emplace_back(nd, v);
-            std::push_heap(frontier.begin(), frontier.end(), later);
-          }
-        }
+      relax(u, du, d, [&](std::uint64_t nd, std::uint32_t v) {
+        frontier.emplace_back(nd, v);
+        std::push_heap(frontier.begin(), frontier.end(), later);
+      });
+    }
+  }
+
+  // Node u, settled at cost `du`: its relaying neighbours' costs through it, and those that
+  // go on relaying handed to `wait` (cost, node) for their turn.
+  template <typename Wait>
+  void relax(std::uint32_t u, std::uint64_t du, Distances& d, Wait wait) const {
+    std::vector<std::uint64_t>& dist = d.dist;
+    // Hosts never relay; their own distance is read off their links.
+    for (std::uint32_t i = relay_.begin(u); i < relay_.end(u); ++i) {
+      const std::uint32_t v = relay_.node[i];
+      const std::uint64_t nd = du + relay_.cost[i];
+      if (nd < dist[v]) {
+        if (dist[v] == kUnreached) d.touched.push_back(v);
+        dist[v] = nd;
+        // A stub reached from its one switch neighbour leads nowhere cheaper: its
+        // distance is final, and it need not wait in the queue (100,000 NICs per group
+        // at 100,000 GPUs).
+        if (!stub_[v]) wait(nd, v);
       }
     }
   }
@@ -413,18 +421,10 @@ class RouteCompiler {
       pending -= d.level.size();
       for (const std::uint32_t u : d.level) {
         if (dist[u] != cost) continue;
-        for (std::uint32_t i = relay_.begin(u); i < relay_.end(u); ++i) {
-          const std::uint32_t v = relay_.node[i];
-          const std::uint64_t nd = cost + relay_.cost[i];
-          if (nd < dist[v]) {
-            if (dist[v] == kUnreached) d.touched.push_back(v);
-            dist[v] = nd;
-            if (!stub_[v]) {  // (final already: see dijkstra)
-              d.buckets[nd % width].push_back(v);
-              ++pending;
-            }
-          }
-        }
+        relax(u, cost, d, [&](std::uint64_t nd, std::uint32_t v) {
+          d.buckets[nd % width].push_back(v);
+          ++pending;
+        });
       }
       d.level.clear();
       ++cost;
