@@ -338,16 +338,26 @@ void Network::post_flow(MessageId id, const Message& m) {
   flow_model_->start(id, wire, m.bytes, route);
 }
 
-std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<RingFlow>& rings, std::uint16_t shares) {
+std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<RingFlow>& rings, std::uint16_t shares,
+                                                              KnownRingRoutes* known) {
   if (flow_model_ == nullptr || rings.empty()) throw std::logic_error("ring flows need flow fidelity and rings");
+  for (const RingFlow& r : rings) {
+    if (r.edges == nullptr || r.edges->empty()) throw std::logic_error("a ring flow needs edges");
+    Message& m = messages_[r.id];
+    m.posted = partition(host_partition(m.src)).now();
+  }
+  // A channel's own rate (a GPU's copy inside a node) holds every edge to it.
+  const Message& first = messages_[rings.front().id];
+  const double cap = first.rate_cap_bps > 0 ? first.rate_cap_bps / 8e12 : 0;
+  if (known != nullptr && known->transfer_shares != nullptr && known->routes.size() == rings.size() && known->cap == cap) {
+    return start_ring_flows(rings, known->routes, *known->transfer_shares, cap);
+  }
   std::vector<const RingRoute*> routes;
   // Each edge's own links, kept while the collective's transfer shares are worked out
   // (only where a route or those shares are new).
   std::vector<std::vector<std::vector<FlowModel::Hop>>> edge_hops;
   for (const RingFlow& r : rings) {
-    if (r.edges == nullptr || r.edges->empty()) throw std::logic_error("a ring flow needs edges");
-    Message& m = messages_[r.id];
-    m.posted = partition(host_partition(m.src)).now();
+    const Message& m = messages_[r.id];
     // A ring's route is worked out once per members, order and chunk and then kept: its
     // edges take the paths of the first collective over them, as NCCL keeps a
     // communicator's connections (and the ECMP paths of their queue pairs) for its life.
@@ -362,9 +372,6 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
     }
     routes.push_back(&cached->second);
   }
-  // A channel's own rate (a GPU's copy inside a node) holds every edge to it.
-  const Message& first = messages_[rings.front().id];
-  const double cap = first.rate_cap_bps > 0 ? first.rate_cap_bps / 8e12 : 0;
   auto shares_it = ring_transfer_shares_.find({routes, cap});
   if (shares_it == ring_transfer_shares_.end()) {
     edge_hops.resize(rings.size());
@@ -374,7 +381,15 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
     }
     shares_it = ring_transfer_shares_.emplace(std::make_pair(routes, cap), ring_transfer_shares(edge_hops, cap, shares)).first;
   }
+  if (known != nullptr) *known = KnownRingRoutes{routes, &shares_it->second, cap};
+  return start_ring_flows(rings, routes, shares_it->second, cap);
+}
+
+std::vector<Network::RingFlowTiming> Network::start_ring_flows(const std::vector<RingFlow>& rings,
+                                                               const std::vector<const RingRoute*>& routes,
+                                                               const std::vector<double>& transfer_shares, double cap) {
   std::vector<RingFlowTiming> timings;
+  timings.reserve(rings.size());
   for (std::size_t i = 0; i < rings.size(); ++i) {
     const RingRoute& ring = *routes[i];
     const FlowModel::Route& route = ring.route;
@@ -385,7 +400,7 @@ std::vector<Network::RingFlowTiming> Network::post_ring_flows(const std::vector<
     RingFlowTiming timing;
     timing.deliver_delay = route.deliver_delay;
     timing.mean_edge_delay = route.mean_edge_delay;
-    timing.mean_transfer_share = shares_it->second[i];
+    timing.mean_transfer_share = transfer_shares[i];
     timings.push_back(timing);
     const Message& m = messages_[rings[i].id];
     FlowModel::Route posted = ring.prepared.raw_hops != nullptr ? ring.prepared : route;

@@ -258,7 +258,24 @@ class Network {
     // link's edges sharing it alike, within the channel's rate.
     double mean_transfer_share = 1.0;
   };
-  std::vector<RingFlowTiming> post_ring_flows(const std::vector<RingFlow>& rings, std::uint16_t shares);
+  // A ring's route, kept per (edges, chunk, shares) for the network's life.
+  struct RingRoute {
+    FlowModel::Route route;
+    Message routed_as;  // the message whose edges' hashes chose its paths
+    // `route` as its flows start (FlowModel::prepare), once its first flow is posted: a
+    // cache of the route's, so refreshed through a const ring.
+    mutable FlowModel::Route prepared;
+  };
+  // For a caller that posts the same rings (edges, chunks, shares and rate) again and
+  // again: what the network's tables gave their first post, so later posts skip the
+  // lookups (hashing every edge). Empty until that first post fills it.
+  struct KnownRingRoutes {
+    std::vector<const RingRoute*> routes;
+    const std::vector<double>* transfer_shares = nullptr;
+    double cap = 0;
+  };
+  std::vector<RingFlowTiming> post_ring_flows(const std::vector<RingFlow>& rings, std::uint16_t shares,
+                                              KnownRingRoutes* known = nullptr);
   const std::vector<HostId>& multicast_members(std::uint16_t group) const { return multicast_members_.at(group); }
   // For observers and tests: distinct packets of message `id` its destination has (the
   // receive state is the destination NIC's).
@@ -361,14 +378,7 @@ class Network {
   std::unordered_map<std::uint32_t, MessageObserver*> observers_;    // by observer_key()
   FlowModel* flow_model_ = nullptr;
   const FlowRouter* flow_router_ = nullptr;
-  // Coupled rings' routes by (edges, chunk, shares): see post_ring_flows.
-  struct RingRoute {
-    FlowModel::Route route;
-    Message routed_as;  // the message whose edges' hashes chose its paths
-    // `route` as its flows start (FlowModel::prepare), once its first flow is posted: a
-    // cache of the route's, so refreshed through a const ring.
-    mutable FlowModel::Route prepared;
-  };
+  // Coupled rings' routes by (edges, chunk, shares): see post_ring_flows (RingRoute).
   // Hashed, not ordered: a 100,000-GPU step has a ring per node's tensor-parallel group
   // and launches millions of collectives over them, and a tree of them is a dozen misses
   // (node and edges) per launch. Looked up by a tuple of references (is_transparent),
@@ -395,6 +405,9 @@ class Network {
     }
   };
   std::unordered_map<std::pair<std::vector<const RingRoute*>, double>, std::vector<double>, RouteSetHash> ring_transfer_shares_;
+  // post_ring_flows' last part: each ring's flow started on its route.
+  std::vector<RingFlowTiming> start_ring_flows(const std::vector<RingFlow>& rings, const std::vector<const RingRoute*>& routes,
+                                               const std::vector<double>& transfer_shares, double cap);
   // Per ring: its edges' (`edge_hops`: per ring, per edge, its links) transfer share,
   // where each ring stands for `shares` equal ones (their loads together).
   std::vector<double> ring_transfer_shares(const std::vector<std::vector<std::vector<FlowModel::Hop>>>& edge_hops,

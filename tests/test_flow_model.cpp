@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <map>
+#include <span>
 #include <string>
 
 #include "app/config/config_loader.h"
@@ -55,18 +56,24 @@ struct Bench final : EventHandler {
 // One ring AllReduce of 4 MiB over 4 ranks (a trace), replayed on 4 GPUs on one switch
 // (100 Gb/s, 500 ns, no headers, an ack of 64 B per 64 packets) at flow fidelity with
 // `flow_rings` and `channels`: the iteration time and the flows started.
-std::pair<Time, std::uint64_t> replay_ring_trace(const std::string& flow_rings, int channels) {
+// With `repeats`, each rank runs that many such AllReduces one after another (each
+// waiting for the one before), the same kind over the same group.
+std::pair<Time, std::uint64_t> replay_ring_trace(const std::string& flow_rings, int channels, int repeats = 1) {
   Trace trace;
   trace.set_ranks(4);
   for (int r = 0; r < 4; ++r) {
-    TraceOp op;
-    op.kind = TraceOpKind::kCollective;
-    op.op = CollectiveOp::kAllReduce;
-    op.bytes = 4 * 1024 * 1024;
-    op.group = trace.group_id({0, 1, 2, 3});
-    op.key = trace.key_id("ar");
-    op.algorithm = trace.name_id("ring");
-    trace.add(r, op);
+    for (int k = 0; k < repeats; ++k) {
+      TraceOp op;
+      op.kind = TraceOpKind::kCollective;
+      op.op = CollectiveOp::kAllReduce;
+      op.bytes = 4 * 1024 * 1024;
+      op.id = k;
+      op.group = trace.group_id({0, 1, 2, 3});
+      op.key = trace.key_id("ar" + std::to_string(k));
+      op.algorithm = trace.name_id("ring");
+      const int before[] = {k - 1};
+      trace.add(r, op, k == 0 ? std::span<const int>{} : std::span<const int>(before));
+    }
   }
   const std::string path = test_temp_path("fabricsim_test_coupled_ring.jsonl").string();
   write_trace(trace, path);
@@ -484,6 +491,17 @@ TEST_CASE("flow fidelity: a coupled ring is the step-by-step ring's closed form 
   CHECK(coupled_time == ns(500) + 6 * step);
   CHECK(steps_flows == 24);  // 6 steps x 4 edges
   CHECK(coupled_flows == 1);
+}
+
+TEST_CASE("flow fidelity: a group's later coupled rings of the same kind take the first one's route and time") {
+  // The ring AllReduce above three times over, each waiting for the one before: the later
+  // ones reuse the first one's rings on the endpoints and its route from the network's
+  // tables, found at its post. Each is the same closed form, one notice (500 ns) after the
+  // one before ends, in one flow of its own.
+  const Time step = 83'906'560 + 2 * ns(500) + 327'680;
+  CHECK(replay_ring_trace("coupled", 1, 3) == std::make_pair(3 * (ns(500) + 6 * step), std::uint64_t{3}));
+  CHECK(replay_ring_trace("coupled", 2, 3) == std::make_pair(3 * (ns(500) + 6 * step), std::uint64_t{3}));
+  CHECK(replay_ring_trace("steps", 1, 3) == std::make_pair(3 * (ns(500) + 6 * step), std::uint64_t{3 * 24}));
 }
 
 TEST_CASE("flow fidelity: channels whose rings are one and the same ring run as one flow standing for them all") {

@@ -61,9 +61,14 @@ std::uint16_t CoupledRing::fold_equal(std::vector<Ring>& rings) {
 
 CoupledRing::CoupledRing(Network& network, std::vector<Ring> rings, std::uint16_t shares, std::uint8_t traffic_class,
                          std::function<void(Time)> on_done)
+    : CoupledRing(network, std::make_shared<const std::vector<Ring>>(std::move(rings)), shares, traffic_class,
+                  std::move(on_done)) {}
+
+CoupledRing::CoupledRing(Network& network, std::shared_ptr<const std::vector<Ring>> rings, std::uint16_t shares,
+                         std::uint8_t traffic_class, std::function<void(Time)> on_done)
     : network_(&network), rings_(std::move(rings)), shares_(std::max<std::uint16_t>(1, shares)),
       traffic_class_(traffic_class), on_done_(std::move(on_done)) {
-  if (rings_.empty()) throw std::invalid_argument("a coupled ring needs rings");
+  if (rings_ == nullptr || rings_->empty()) throw std::invalid_argument("a coupled ring needs rings");
 }
 
 void CoupledRing::start_at(Time at) { network_->partition(0).schedule_at(*this, at + costs_.start_latency); }
@@ -71,11 +76,11 @@ void CoupledRing::start_at(Time at) { network_->partition(0).schedule_at(*this, 
 void CoupledRing::on_event() {
   if (!posted_) {
     posted_ = true;
-    started_.assign(rings_.size(), network_->partition(0).now());
+    started_.assign(rings_->size(), network_->partition(0).now());
     const NicConfig& nic = network_->params().nic;
     std::vector<Network::RingFlow> flows;
-    for (std::size_t c = 0; c < rings_.size(); ++c) {
-      const Ring& r = rings_[c];
+    for (std::size_t c = 0; c < rings_->size(); ++c) {
+      const Ring& r = (*rings_)[c];
       // Each share's sends are messages of their own on the wire: their own headers; and
       // NCCL's protocol's flags in their payload, as the step-by-step ring's sends carry them.
       std::int64_t each = r.chunk / shares_;
@@ -98,7 +103,7 @@ void CoupledRing::on_event() {
       ids_.push_back(id);
       flows.push_back({id, &r.edges, piece, wire});
     }
-    timings_ = network_->post_ring_flows(flows, shares_);
+    timings_ = network_->post_ring_flows(flows, shares_, known_routes_);
     return;
   }
   done_ = true;
@@ -113,7 +118,7 @@ int CoupledRing::ring_of(MessageId id) const {
 void CoupledRing::on_message_delivered(MessageId id, Time now) {
   const int r = ring_of(id);
   if (r < 0) return;
-  const Ring& ring = rings_[static_cast<std::size_t>(r)];
+  const Ring& ring = (*rings_)[static_cast<std::size_t>(r)];
   const Network::RingFlowTiming& timing = timings_[static_cast<std::size_t>(r)];
   // Step by step, a rank's next send waits for its predecessor's chunk, whose own
   // predecessor's went before it: round the ring a step costs the edges' transfers at
@@ -135,7 +140,7 @@ void CoupledRing::on_message_delivered(MessageId id, Time now) {
   const auto transfers = static_cast<Time>(piece_time * static_cast<double>(ring.steps + ring.phases * (ring.pieces - 1)));
   const Time chained = started + transfers + static_cast<Time>(ring.steps) * (timing.mean_edge_delay + costs_.step_sync);
   end_ = std::max({end_, now + costs_.step_sync, chained});
-  if (++delivered_ == rings_.size()) network_->partition(0).schedule_at(*this, end_);
+  if (++delivered_ == rings_->size()) network_->partition(0).schedule_at(*this, end_);
 }
 
 void CoupledRing::on_message_started(MessageId id, Time now) {

@@ -19,6 +19,7 @@
 // (docs/model.md).
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,10 @@ class CoupledRing final : public EventHandler, public MessageObserver {
   // is told when every rank is done.
   CoupledRing(Network& network, std::vector<Ring> rings, std::uint16_t shares, std::uint8_t traffic_class,
               std::function<void(Time)> on_done);
+  // The same over rings shared with other collectives of the same kind (a trace's
+  // group repeats its collectives thousands of times over the same endpoints).
+  CoupledRing(Network& network, std::shared_ptr<const std::vector<Ring>> rings, std::uint16_t shares,
+              std::uint8_t traffic_class, std::function<void(Time)> on_done);
   CoupledRing(const CoupledRing&) = delete;
   CoupledRing& operator=(const CoupledRing&) = delete;
 
@@ -77,10 +82,14 @@ class CoupledRing final : public EventHandler, public MessageObserver {
     Time start_latency = 0;
   };
   void set_costs(const Costs& costs) { costs_ = costs; }
+  // Where the caller posts these rings (edges, pieces, shares and costs alike) again and
+  // again: the network's routes for them, found at the first post and kept in `known`
+  // for the later ones (Network::KnownRingRoutes), which outlives this ring.
+  void reuse_routes(Network::KnownRingRoutes* known) { known_routes_ = known; }
 
   void start_at(Time at);  // begins `costs.start_latency` later
   bool done() const { return done_; }
-  bool idle() const { return done_ && finished_ == rings_.size(); }
+  bool idle() const { return done_ && finished_ == rings_->size(); }
 
   void on_event() override;
   void on_message_sent(MessageId, Time) override {}
@@ -92,11 +101,12 @@ class CoupledRing final : public EventHandler, public MessageObserver {
   int ring_of(MessageId id) const;
 
   Network* network_;
-  std::vector<Ring> rings_;
+  std::shared_ptr<const std::vector<Ring>> rings_;
   std::uint16_t shares_;
   std::uint8_t traffic_class_;
   std::function<void(Time)> on_done_;
   Costs costs_;
+  Network::KnownRingRoutes* known_routes_ = nullptr;
   std::vector<MessageId> ids_;
   std::vector<Network::RingFlowTiming> timings_;  // per ring
   bool posted_ = false;

@@ -412,12 +412,23 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   const auto [rank0, op0] = pending.members.front();
   const TraceOp& op = slot(rank0, op0).op;
   const std::vector<int>& group = trace_.group(op);
-  std::vector<HostId> hosts;
-  for (int member : group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
-  const std::string& named = op.algorithm == 0 ? options_.default_algorithm : trace_.algorithm(op);
+  const int n = static_cast<int>(group.size());
   const std::int64_t bytes = std::max<std::int64_t>(1, op.bytes);
   // A trace's groups repeat their collectives thousands of times: tuned once per kind.
   auto [tuned, fresh_tuning] = tuned_.try_emplace(TunedKey{op.group, static_cast<int>(op.op), bytes, op.algorithm});
+  // Member k of the collective is group[k]: which of its ops this is.
+  // (A generated trace lists its groups in rank order: a binary search, not a scan per
+  // member, which a DP group of 1,562 made 1.2 M compares a collective.)
+  std::vector<std::pair<int, int>> by_position(static_cast<std::size_t>(n));
+  const bool sorted = std::is_sorted(group.begin(), group.end());
+  for (const auto& [r, i] : pending.members) {
+    const auto at = sorted ? std::lower_bound(group.begin(), group.end(), r) : std::find(group.begin(), group.end(), r);
+    by_position[static_cast<std::size_t>(at - group.begin())] = {r, i};
+  }
+  if (tuned->second.ring_on_hosts != nullptr) return launch_ring(tuned->second, std::move(by_position), op.key);
+  std::vector<HostId> hosts;
+  for (int member : group) hosts.push_back(hosts_[static_cast<std::size_t>(member)]);
+  const std::string& named = op.algorithm == 0 ? options_.default_algorithm : trace_.algorithm(op);
   if (fresh_tuning) {
     if (options_.tune) {
       tuned->second.tuning = options_.tune(op.op, named, bytes, hosts);
@@ -433,7 +444,6 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   if (const CollectiveAlgorithm* a = find_collective_algorithm(algorithm); a != nullptr && a->nvls_start) {
     params.start_latency_ps = options_.nvls_latency_ps;
   }
-  const int n = static_cast<int>(group.size());
   params.local_size = std::min<int>(params.local_size, n);
   if (n % std::max(1, params.local_size) != 0) params.local_size = n;
   // A group whose members all sit in one node runs NCCL's tree as that node's chain.
@@ -450,15 +460,6 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
     }
     return nodes;
   };
-  // Member k of the collective is group[k]: which of its ops this is.
-  // (A generated trace lists its groups in rank order: a binary search, not a scan per
-  // member, which a DP group of 1,562 made 1.2 M compares a collective.)
-  std::vector<std::pair<int, int>> by_position(static_cast<std::size_t>(n));
-  const bool sorted = std::is_sorted(group.begin(), group.end());
-  for (const auto& [r, i] : pending.members) {
-    const auto at = sorted ? std::lower_bound(group.begin(), group.end(), r) : std::find(group.begin(), group.end(), r);
-    by_position[static_cast<std::size_t>(at - group.begin())] = {r, i};
-  }
   if (first_key_[op.key] != 0) options.first_order_key = first_key_[op.key];
   const auto one_domain = [&] {
     // Asked of the whole network once per group (a trace's groups repeat thousands of times).
@@ -495,21 +496,11 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
       tuned->second.ring_costs = costed ? coupled_ring_costs(tuning.costs, shaped, member_node()) : CoupledRing::Costs{};
     }
     if (!shaped.empty() && coupled_ring_fits(shaped, *tuned->second.ring_costs)) {
-      std::vector<CoupledRing::Ring> rings = CoupledRing::on_hosts(shaped, hosts);
+      // Every later one of this kind is the same ring on the same endpoints.
+      tuned->second.ring_on_hosts = std::make_shared<const std::vector<CoupledRing::Ring>>(CoupledRing::on_hosts(shaped, hosts));
       // (Channels folded already, inside one NVSwitch domain, leave one ring: shares 1.)
-      const auto shares = static_cast<std::uint16_t>(std::max<int>(options.flow_shares, shape->second.shares));
-      auto ring = std::make_unique<CoupledRing>(
-          *network_, std::move(rings), shares, options.traffic_class,
-          [this, members = std::move(by_position)](Time) {
-            finish_members(members);
-            finished_collectives_.fetch_add(1, std::memory_order_relaxed);
-          });
-      if (options.first_order_key != 0) ring->set_order(options.first_order_key);
-      ring->set_costs(*tuned->second.ring_costs);
-      Launched launched;
-      launched.ring = ring.get();
-      rings_.push_back(std::move(ring));
-      return launched;
+      tuned->second.ring_shares = static_cast<std::uint16_t>(std::max<int>(options.flow_shares, shape->second.shares));
+      return launch_ring(tuned->second, std::move(by_position), op.key);
     }
   }
   // A trace repeats a few collectives thousands of times: each kind is built and checked once.
@@ -534,6 +525,22 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   e->set_on_done([this] { finished_collectives_.fetch_add(1, std::memory_order_relaxed); });
   Launched launched;
   launched.executor = e;
+  return launched;
+}
+
+TraceReplay::Launched TraceReplay::launch_ring(Tuned& kind, std::vector<std::pair<int, int>> by_position, std::uint32_t key) {
+  auto ring = std::make_unique<CoupledRing>(*network_, kind.ring_on_hosts, kind.ring_shares, options_.collective.traffic_class,
+                                            [this, members = std::move(by_position)](Time) {
+                                              finish_members(members);
+                                              finished_collectives_.fetch_add(1, std::memory_order_relaxed);
+                                            });
+  const std::uint32_t order = first_key_[key] != 0 ? first_key_[key] : options_.collective.first_order_key;
+  if (order != 0) ring->set_order(order);
+  ring->set_costs(*kind.ring_costs);
+  ring->reuse_routes(&kind.ring_routes);
+  Launched launched;
+  launched.ring = ring.get();
+  rings_.push_back(std::move(ring));
   return launched;
 }
 
@@ -565,6 +572,18 @@ void TraceReplay::ComputeStream::on_event() {
   running = -1;
   owner->finish(rank, i);
   owner->try_compute(rank);
+}
+
+void TraceReplay::ComputeStream::prefetch() const {
+  __builtin_prefetch(&owner->slots_[static_cast<std::size_t>(rank)]);
+}
+
+void TraceReplay::ComputeStream::prefetch_next() const {
+  if (running >= 0) __builtin_prefetch(&owner->slot(rank, running), 1);
+}
+
+void TraceReplay::ComputeStream::prefetch_last() const {
+  if (running >= 0) owner->prefetch_children(rank, running);
 }
 
 void TraceReplay::reap_collectives() {

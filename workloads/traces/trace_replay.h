@@ -174,6 +174,12 @@ class TraceReplay final : public WorkloadDriver {
     int running = -1;
     std::int32_t left = 0;
     void on_event() override;
+    // Ranks in lock-step end compute ops at the same instant by the thousand: the event
+    // loop asks ahead for what finishing the running op reads, in stages (its rank's
+    // operations' array, then the op's line, then its children's lines).
+    void prefetch() const override;
+    void prefetch_next() const override;
+    void prefetch_last() const override;
   };
   static_assert(sizeof(ComputeStream) == 64);
   // Each rank's start: makes ready the operations that wait for nothing.
@@ -206,6 +212,10 @@ class TraceReplay final : public WorkloadDriver {
     void start_at(Time at) const;
   };
   Launched launch_collective(PendingCollective pending);
+  struct Tuned;
+  // A coupled ring of a kind that ran before (`kind.ring_on_hosts` set); `by_position`:
+  // the members' (rank, op) in group order.
+  Launched launch_ring(Tuned& kind, std::vector<std::pair<int, int>> by_position, std::uint32_t key);
   bool one_unit(const std::vector<int>& group) const;  // all on one partition for any split
   // Finished collectives hold their programs until the next compute event frees them.
   void reap_collectives();
@@ -276,6 +286,11 @@ class TraceReplay final : public WorkloadDriver {
   struct Tuned {
     CollectiveTuning tuning;
     std::optional<CoupledRing::Costs> ring_costs;
+    // Once one ran as a coupled ring, every later one does, over the same endpoints:
+    // its rings on them, the channels each stands for, and the network's routes.
+    std::shared_ptr<const std::vector<CoupledRing::Ring>> ring_on_hosts;
+    std::uint16_t ring_shares = 1;
+    Network::KnownRingRoutes ring_routes;
   };
   // Hashed: a 100,000-GPU step has a tensor-parallel group per node, so a tree of them is
   // a dozen cache misses per collective launched.
