@@ -213,8 +213,8 @@ class TraceReplay final : public WorkloadDriver {
   };
   Launched launch_collective(PendingCollective pending);
   struct Tuned;
-  // A coupled ring of a kind that ran before (`kind.ring_on_hosts` set); `by_position`:
-  // the members' (rank, op) in group order.
+  // A coupled ring of a kind whose rings on the endpoints are known (`kind.ring_on_hosts`,
+  // set by the kind's first launch); `by_position`: the members' (rank, op) in group order.
   Launched launch_ring(Tuned& kind, std::vector<std::pair<int, int>> by_position, std::uint32_t key);
   bool one_unit(const std::vector<int>& group) const;  // all on one partition for any split
   // Finished collectives hold their programs until the next compute event frees them.
