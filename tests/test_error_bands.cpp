@@ -118,7 +118,7 @@ TEST_CASE("leave one out checks each table's rows of 1 MiB and up against the ot
   REQUIRE(checks.size() == 3);
   // a: Ring/Simple 0.10 and -0.05 against b's [0.20, 0.20] (no spread left to pool): outside;
   // Tree/LL128 0.30 at 2 MiB against any algorithm 1-64 MiB from b: [0.02, 0.02]: outside.
-  CHECK(checks[0].table == "a");
+  CHECK(checks[0].group == "a");
   CHECK(checks[0].rows == 3);
   CHECK(checks[0].banded == 3);
   CHECK(checks[0].covered == 0);
@@ -135,7 +135,7 @@ TEST_CASE("leave one out checks each table's rows of 1 MiB and up against the ot
   CHECK(checks[2].covered == 1);
   // All tables together: 3 + 2 + 1 rows, all with a band, one of b's and c's inside.
   const LeaveOneOut all = leave_one_out_total(checks);
-  CHECK(all.table == "all tables");
+  CHECK(all.group == "all tables");
   CHECK(all.rows == 6);
   CHECK(all.banded == 6);
   CHECK(all.covered == 2);
@@ -143,6 +143,32 @@ TEST_CASE("leave one out checks each table's rows of 1 MiB and up against the ot
   CHECK(checks[0].width_sum == doctest::Approx(0.0));
   CHECK(checks[1].width_sum == doctest::Approx(0.350306).epsilon(1e-4));
   CHECK(all.width_sum == doctest::Approx(0.350306 + 0.639892).epsilon(1e-4));
+}
+
+TEST_CASE("leave one out by band counts each regime's rows against the regime's band made without their table") {
+  const auto checks = leave_one_out_by_regime(parse_corpus_errors(kCorpus));
+  // The rows of 1 MiB and up in order, each under its own regime, with the bands worked out
+  // in the test above: a's Ring/Simple 0.10 and -0.05 against b's point 0.20 (outside, twice),
+  // a's Tree/LL128 0.30 against b's any-algorithm point 0.02 (outside), b's Ring/Simple 0.20
+  // against a's [-0.138, +0.212] (inside), b's Ring/LL128 0.02 against a's Tree point 0.30
+  // (outside), c's NVLSTree 0.08 against [-0.167, +0.473] (inside). a's 8-byte Tree/LL row
+  // is under 1 MiB: its regime is not listed.
+  REQUIRE(checks.size() == 4);
+  CHECK(checks[0].group == "Ring/Simple, >= 64 MiB, across nodes");
+  CHECK(checks[0].rows == 3);
+  CHECK(checks[0].banded == 3);
+  CHECK(checks[0].covered == 1);
+  CHECK(checks[0].width_sum == doctest::Approx(0.350306).epsilon(1e-4));
+  CHECK(checks[1].group == "Tree/LL128, 1-64 MiB, across nodes");
+  CHECK(checks[1].rows == 1);
+  CHECK(checks[1].covered == 0);
+  CHECK(checks[2].group == "Ring/LL128, 1-64 MiB, across nodes");
+  CHECK(checks[2].rows == 1);
+  CHECK(checks[2].covered == 0);
+  CHECK(checks[3].group == "NVLSTree/Simple, >= 64 MiB, across nodes");
+  CHECK(checks[3].rows == 1);
+  CHECK(checks[3].banded == 1);
+  CHECK(checks[3].covered == 1);
 }
 
 TEST_CASE("a band counts only rows of the same family of collectives, a ninth column names it, all_reduce where absent") {

@@ -56,6 +56,7 @@ int error_bands_command(const po::variables_map& vm) {
   const std::vector<ErrorBand> bands = regimes(corpus);
   const std::vector<LeaveOneOut> checks = leave_one_out(corpus);
   const LeaveOneOut all = leave_one_out_total(checks);
+  const std::vector<LeaveOneOut> by_regime = leave_one_out_by_regime(corpus);
   char line[256];
   if (vm.count("json")) {
     JsonWriter j;
@@ -76,7 +77,7 @@ int error_bands_command(const po::variables_map& vm) {
     j.key("leave_one_out").begin_array();
     for (const LeaveOneOut& l : checks) {
       j.begin_object();
-      j.key("table").value(l.table);
+      j.key("table").value(l.group);
       j.key("rows").value(static_cast<std::int64_t>(l.rows));
       j.key("banded").value(static_cast<std::int64_t>(l.banded));
       j.key("covered").value(static_cast<std::int64_t>(l.covered));
@@ -90,6 +91,17 @@ int error_bands_command(const po::variables_map& vm) {
     j.key("covered").value(static_cast<std::int64_t>(all.covered));
     j.key("mean_width").value(mean_width(all));
     j.end_object();
+    j.key("leave_one_out_by_regime").begin_array();
+    for (const LeaveOneOut& l : by_regime) {
+      j.begin_object();
+      j.key("regime").value(l.group);
+      j.key("rows").value(static_cast<std::int64_t>(l.rows));
+      j.key("banded").value(static_cast<std::int64_t>(l.banded));
+      j.key("covered").value(static_cast<std::int64_t>(l.covered));
+      j.key("mean_width").value(mean_width(l));
+      j.end_object();
+    }
+    j.end_array();
     j.end_object();
     std::cout << j.str() << "\n";
   } else if (vm.count("markdown")) {
@@ -102,13 +114,21 @@ int error_bands_command(const po::variables_map& vm) {
     std::cout << "\nLeave one out: each predicted table's rows of 1 MiB and up against the bands the other tables give.\n\n"
               << "| table | rows | with a band | inside it | mean band width |\n| --- | ---: | ---: | ---: | ---: |\n";
     for (const LeaveOneOut& l : checks) {
-      std::snprintf(line, sizeof line, "| %s | %d | %d | %d (%.0f%%) | %.1f points |\n", l.table.c_str(), l.rows, l.banded, l.covered,
+      std::snprintf(line, sizeof line, "| %s | %d | %d | %d (%.0f%%) | %.1f points |\n", l.group.c_str(), l.rows, l.banded, l.covered,
                     l.banded > 0 ? 100.0 * l.covered / l.banded : 0.0, 100 * mean_width(l));
       std::cout << line;
     }
     std::snprintf(line, sizeof line, "| all tables | %d | %d | %d (%.0f%%) | %.1f points |\n", all.rows, all.banded, all.covered,
                   all.banded > 0 ? 100.0 * all.covered / all.banded : 0.0, 100 * mean_width(all));
     std::cout << line;
+    std::cout << "\nLeave one out by band: each regime's rows of 1 MiB and up, each against the regime's band made without its own "
+                 "table.\n\n"
+              << "| regime | rows | with a band | inside it | mean band width |\n| --- | ---: | ---: | ---: | ---: |\n";
+    for (const LeaveOneOut& l : by_regime) {
+      std::snprintf(line, sizeof line, "| %s | %d | %d | %d (%.0f%%) | %.1f points |\n", l.group.c_str(), l.rows, l.banded, l.covered,
+                    l.banded > 0 ? 100.0 * l.covered / l.banded : 0.0, 100 * mean_width(l));
+      std::cout << line;
+    }
   } else {
     std::cout << "# fabricsim error-bands: " << corpus.size() << " predicted rows\n";
     for (const ErrorBand& b : bands) {
@@ -119,12 +139,17 @@ int error_bands_command(const po::variables_map& vm) {
     std::cout << "  leave one out (rows of 1 MiB and up; inside the other tables' band):\n";
     for (const LeaveOneOut& l : checks) {
       std::snprintf(line, sizeof line, "  %-24s %3d rows, %3d with a band, %3d inside, bands %.1f points wide on average\n",
-                    l.table.c_str(), l.rows, l.banded, l.covered, 100 * mean_width(l));
+                    l.group.c_str(), l.rows, l.banded, l.covered, 100 * mean_width(l));
       std::cout << line;
     }
     std::snprintf(line, sizeof line, "  %-24s %3d rows, %3d with a band, %3d inside, bands %.1f points wide on average\n",
                   "all tables", all.rows, all.banded, all.covered, 100 * mean_width(all));
     std::cout << line;
+    std::cout << "  leave one out by band (each regime's rows of 1 MiB and up, inside its band made without their table):\n";
+    for (const LeaveOneOut& l : by_regime) {
+      std::snprintf(line, sizeof line, "  %-60s %3d rows, %3d with a band, %3d inside\n", l.group.c_str(), l.rows, l.banded, l.covered);
+      std::cout << line;
+    }
   }
   return 0;
 }
@@ -134,7 +159,7 @@ int error_bands_command(const po::variables_map& vm) {
 const Command kErrorBandsCommand{
     "error-bands",
     "fabricsim error-bands [CORPUS_ERRORS_TSV] [--json | --markdown]\n",
-    "the accuracy corpus's error bands (90% prediction intervals) per regime, and how often each table falls inside the others' (leave one out)",
+    "the accuracy corpus's error bands (90% prediction intervals) per regime, and how often each table's rows, and each band's, fall inside the band the other tables give (leave one out)",
     add_options,
     [](const po::variables_map& vm, int, char**) { return error_bands_command(vm); },
 };

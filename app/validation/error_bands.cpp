@@ -197,11 +197,18 @@ ErrorBand error_band(const std::vector<CorpusError>& corpus, const std::string& 
   return band_of(same_size, what + "any algorithm, " + where, pooled);
 }
 
-std::vector<LeaveOneOut> leave_one_out(const std::vector<CorpusError>& corpus) {
+namespace {
+
+// Each row of 1 MiB and up against the band the corpus gives without its table, counted
+// under its group (`group_of`), groups in order of their first row.
+template <class GroupOf>
+std::vector<LeaveOneOut> check_rows(const std::vector<CorpusError>& corpus, GroupOf group_of, bool list_empty_groups) {
   std::vector<LeaveOneOut> out;
   for (const CorpusError& e : corpus) {
-    auto it = std::find_if(out.begin(), out.end(), [&](const LeaveOneOut& l) { return l.table == e.table; });
-    if (it == out.end()) it = out.insert(out.end(), LeaveOneOut{e.table});
+    if (!list_empty_groups && e.bytes < (std::int64_t{1} << 20)) continue;
+    const std::string group = group_of(e);
+    auto it = std::find_if(out.begin(), out.end(), [&](const LeaveOneOut& l) { return l.group == group; });
+    if (it == out.end()) it = out.insert(out.end(), LeaveOneOut{group});
     if (e.bytes < (std::int64_t{1} << 20)) continue;
     ++it->rows;
     const ErrorBand b = error_band(corpus, e.algorithm, e.protocol, e.bytes, e.nodes, e.table, e.op);
@@ -213,9 +220,20 @@ std::vector<LeaveOneOut> leave_one_out(const std::vector<CorpusError>& corpus) {
   return out;
 }
 
+}  // namespace
+
+std::vector<LeaveOneOut> leave_one_out(const std::vector<CorpusError>& corpus) {
+  return check_rows(corpus, [](const CorpusError& e) { return e.table; }, true);
+}
+
+std::vector<LeaveOneOut> leave_one_out_by_regime(const std::vector<CorpusError>& corpus) {
+  return check_rows(
+      corpus, [&](const CorpusError& e) { return error_band(corpus, e.algorithm, e.protocol, e.bytes, e.nodes, {}, e.op).regime; }, false);
+}
+
 LeaveOneOut leave_one_out_total(const std::vector<LeaveOneOut>& checks) {
   LeaveOneOut all;
-  all.table = "all tables";
+  all.group = "all tables";
   for (const LeaveOneOut& l : checks) {
     all.rows += l.rows;
     all.banded += l.banded;

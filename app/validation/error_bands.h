@@ -65,14 +65,18 @@ inline constexpr double kErrorBandZ = 1.6448536269514722;
 
 // Leave one out: each table's rows checked against the bands of the other tables.
 struct LeaveOneOut {
-  std::string table;
+  std::string group;  // what its rows share: a table, or a regime (ErrorBand::regime)
   int rows = 0;     // rows at 1 MiB and up
   int banded = 0;   // of those, rows the other tables gave a band for
   int covered = 0;  // of those, rows whose error lay inside that band
   double width_sum = 0;  // the banded rows' band widths (high - low), summed: a band is only as useful as it is narrow
 };
 std::vector<LeaveOneOut> leave_one_out(const std::vector<CorpusError>& corpus);
-// Every table's rows together (table "all tables").
+// The same checks grouped by band: each row under its own regime (the band the whole corpus
+// gives it), checked against that regime's band made without the row's table. How often each
+// band held rows of a machine it had not seen; regimes without a row of 1 MiB and up are left out.
+std::vector<LeaveOneOut> leave_one_out_by_regime(const std::vector<CorpusError>& corpus);
+// Every table's rows together (group "all tables").
 LeaveOneOut leave_one_out_total(const std::vector<LeaveOneOut>& checks);
 
 }  // namespace fabricsim
