@@ -327,17 +327,20 @@ TEST_CASE("NCCL 2.29.2's printed tables for 2, 4 and 6 H100s of one node: the ri
   // each GPU's 18 NVLinks at NCCL's 20.6 GB/s (370.8), NVSwitch reduction.
   struct Printed {
     int gpus;
-    std::array<std::pair<double, double>, 3> broadcast, all_gather, all_reduce;
+    std::array<std::pair<double, double>, 3> broadcast, all_gather, all_reduce, tree_all_reduce;
     std::pair<double, double> nvls_all_gather, nvls_all_reduce;
     const char* choice_at_1gib;  // the log's "AllReduce: 1073741824 Bytes -> Algo ..."
   };
   const Printed printed[] = {
       {2, {{{7.2, 141.0}, {15.9, 331.2}, {11.8, 360.0}}}, {{{7.2, 282.0}, {15.9, 662.4}, {11.8, 720.0}}},
-       {{{7.8, 141.0}, {17.8, 331.2}, {15.2, 360.0}}}, {25.0, 25.5}, {25.0, 102.0}, "ring"},
+       {{{7.8, 141.0}, {17.8, 331.2}, {15.2, 360.0}}}, {{{8.0, 61.1}, {16.5, 180.6}, {16.4, 232.2}}}, {25.0, 25.5}, {25.0, 102.0},
+       "ring"},
       {4, {{{7.2, 141.0}, {15.9, 331.2}, {11.8, 360.0}}}, {{{8.4, 188.0}, {19.7, 441.6}, {18.6, 480.0}}},
-       {{{10.2, 94.0}, {25.4, 220.8}, {28.8, 240.0}}}, {25.0, 114.8}, {25.0, 160.0}, "ring"},
+       {{{10.2, 94.0}, {25.4, 220.8}, {28.8, 240.0}}}, {{{10.4, 43.6}, {21.5, 128.8}, {32.4, 165.6}}}, {25.0, 114.8}, {25.0, 160.0},
+       "ring"},
       {6, {{{7.2, 141.0}, {15.9, 331.2}, {11.8, 360.0}}}, {{{9.6, 169.2}, {23.5, 397.4}, {25.4, 432.0}}},
-       {{{12.6, 84.6}, {33.0, 198.7}, {42.4, 216.0}}}, {25.0, 177.1}, {25.0, 216.0}, "nvls"},
+       {{{12.6, 84.6}, {33.0, 198.7}, {42.4, 216.0}}}, {{{12.8, 43.6}, {26.5, 128.8}, {48.4, 165.6}}}, {25.0, 177.1}, {25.0, 216.0},
+       "nvls"},
   };
   const NcclProtocol protocols[] = {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
   for (const Printed& t : printed) {
@@ -363,6 +366,11 @@ TEST_CASE("NCCL 2.29.2's printed tables for 2, 4 and 6 H100s of one node: the ri
       check(CollectiveOp::kAllGather, NcclAlgo::kRing, protocols[i], t.all_gather[static_cast<std::size_t>(i)]);
       check(CollectiveOp::kReduceScatter, NcclAlgo::kRing, protocols[i], t.all_gather[static_cast<std::size_t>(i)]);
       check(CollectiveOp::kAllReduce, NcclAlgo::kRing, protocols[i], t.all_reduce[static_cast<std::size_t>(i)]);
+      // The tree inside the node (a chain): 12 channels, at 60 GB/s on 2 GPUs (held at the
+      // cap, 12 x 38.7 = 464.4, after x 0.92), 30 on 4 and 6 (12 x 30 x 0.92 = 331.2); LL
+      // divides by 3.8, LL128 takes 7/9; half of it as algorithm bandwidth. Latency: the
+      // tree's base (6.8, 14.0, 8.4) and 2 x (gpus - 1) NVLink steps (0.6, 1.25, 4.0).
+      check(CollectiveOp::kAllReduce, NcclAlgo::kTree, protocols[i], t.tree_all_reduce[static_cast<std::size_t>(i)]);
     }
     check(CollectiveOp::kAllGather, NcclAlgo::kNvls, NcclProtocol::kSimple, t.nvls_all_gather);
     check(CollectiveOp::kAllReduce, NcclAlgo::kNvls, NcclProtocol::kSimple, t.nvls_all_reduce);

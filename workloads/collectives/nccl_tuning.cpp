@@ -398,6 +398,16 @@ NcclGraph nccl_tree_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_
   return g;
 }
 
+NcclGraph nccl_one_node_tree_graph(int cc, double nvlink_GBps, int ring_channels, int gpus) {
+  NcclGraph g;
+  if (nvlink_GBps <= 0 || ring_channels <= 0 || gpus < 2) return g;
+  g.same_channels = true;
+  g.channels = ring_channels;
+  const double carried = (gpus == 2 ? 2 : 1) * nvlink_GBps / ring_channels;
+  g.bw_intra = g.bw_inter = fastest_speed_within(speeds(cc >= 90, false), carried);
+  return g;
+}
+
 NcclGraph nccl_nvls_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes, int gpus,
                           bool search_2_18) {
   NcclGraph g;

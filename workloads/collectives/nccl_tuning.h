@@ -135,6 +135,13 @@ NcclGraph nccl_ring_graph(int compute_capability, double nvlink_GBps, double nic
 // the intra-node speed raised while the GPU's NVLinks carry it, up to twice the
 // inter-node speed: a 2-node tree sends half as much over the network as inside a node.
 NcclGraph nccl_tree_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes);
+// NCCL's tree graph inside one node (a chain of its `gpus`): init.cc gives the tree's
+// search the ring's channel count as its most, so duplication adds none, and each channel
+// goes at the fastest listed speed the GPU's NVLinks carry over all of them; a tree of two
+// GPUs at up to twice that. As NCCL 2.29.2 prints its tree entries for 2, 4 and 6 H100s
+// (12 channels at 60, 30 and 30 GB/s under the cap of 38.7 per channel) and as its graph
+// dumps show for two GPUs (the tree at twice the ring's speed).
+NcclGraph nccl_one_node_tree_graph(int compute_capability, double nvlink_GBps, int ring_channels, int gpus);
 // NCCL's NVLS graph. On one node (NCCL 2.18.3 on: "pull evenly from all GPUs") its
 // search makes a channel per GPU of the communicator (`gpus`), each GPU the head of one;
 // a channel reads from every GPU's NVLinks once and from its head's twice, so its speed

@@ -47,7 +47,10 @@ CollectiveProgram nccl_tree(int n, int g, std::int64_t bytes, const AlgorithmPar
   for (int s = 0; s < streams; ++s) {
     const int t = s % trees;
     const int channel = (s / trees) % c;
-    const int head = channel % g;
+    // Across nodes each channel's chain starts at the GPU of its NIC; inside one node
+    // every channel is the same chain from rank 0 (NCCL's "Trees [c] ...": one parent
+    // per rank on every channel), so its middle GPUs carry the data both ways.
+    const int head = nodes == 1 ? 0 : channel % g;
     // Chain position q of node `node`: its rank (q = 0 is the head).
     const auto at = [&](int node, int q) { return node * g + mod(head + q, g); };
     const auto node_at = [&](int pos) { return t == 0 ? pos : nodes - 1 - pos; };

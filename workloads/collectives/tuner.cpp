@@ -22,6 +22,7 @@ NcclSystem nccl_system(const TunerFacts& f) {
   at(NcclAlgo::kRing) = ring;
   const bool whole_nodes = f.nodes > 1 && f.gpus_per_node >= 1 && f.ranks % f.gpus_per_node == 0;
   if (whole_nodes) at(NcclAlgo::kTree) = nccl_tree_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes);
+  if (f.nodes == 1) at(NcclAlgo::kTree) = nccl_one_node_tree_graph(cc, f.nvlink_GBps, ring.channels, f.ranks);
   if (f.sharp && whole_nodes && f.nvlink_GBps > 0 && f.nics_per_node > 0) {
     // CollNet Direct: a channel per NIC (its heads), each at what that NIC carries.
     NcclGraph g;
