@@ -36,6 +36,25 @@ std::vector<ErrorBand> regimes(const std::vector<CorpusError>& corpus) {
 // The mean width of the bands a table's rows were checked against (0 where none was).
 double mean_width(const LeaveOneOut& l) { return l.banded > 0 ? l.width_sum / l.banded : 0.0; }
 
+// One leave-one-out count as a JSON object, its group under `name` (none: left out).
+void write_check(JsonWriter& j, const char* name, const LeaveOneOut& l) {
+  j.begin_object();
+  if (name != nullptr) j.key(name).value(l.group);
+  j.key("rows").value(static_cast<std::int64_t>(l.rows));
+  j.key("banded").value(static_cast<std::int64_t>(l.banded));
+  j.key("covered").value(static_cast<std::int64_t>(l.covered));
+  j.key("mean_width").value(mean_width(l));
+  j.end_object();
+}
+
+// The same as a row of docs/accuracy.md's leave-one-out tables.
+void print_check_row(const LeaveOneOut& l) {
+  char line[256];
+  std::snprintf(line, sizeof line, "| %s | %d | %d | %d (%.0f%%) | %.1f points |\n", l.group.c_str(), l.rows, l.banded, l.covered,
+                l.banded > 0 ? 100.0 * l.covered / l.banded : 0.0, 100 * mean_width(l));
+  std::cout << line;
+}
+
 int error_bands_command(const po::variables_map& vm) {
   std::vector<CorpusError> corpus;
   try {
@@ -75,32 +94,12 @@ int error_bands_command(const po::variables_map& vm) {
     }
     j.end_array();
     j.key("leave_one_out").begin_array();
-    for (const LeaveOneOut& l : checks) {
-      j.begin_object();
-      j.key("table").value(l.group);
-      j.key("rows").value(static_cast<std::int64_t>(l.rows));
-      j.key("banded").value(static_cast<std::int64_t>(l.banded));
-      j.key("covered").value(static_cast<std::int64_t>(l.covered));
-      j.key("mean_width").value(mean_width(l));
-      j.end_object();
-    }
+    for (const LeaveOneOut& l : checks) write_check(j, "table", l);
     j.end_array();
-    j.key("leave_one_out_total").begin_object();
-    j.key("rows").value(static_cast<std::int64_t>(all.rows));
-    j.key("banded").value(static_cast<std::int64_t>(all.banded));
-    j.key("covered").value(static_cast<std::int64_t>(all.covered));
-    j.key("mean_width").value(mean_width(all));
-    j.end_object();
+    j.key("leave_one_out_total");
+    write_check(j, nullptr, all);
     j.key("leave_one_out_by_regime").begin_array();
-    for (const LeaveOneOut& l : by_regime) {
-      j.begin_object();
-      j.key("regime").value(l.group);
-      j.key("rows").value(static_cast<std::int64_t>(l.rows));
-      j.key("banded").value(static_cast<std::int64_t>(l.banded));
-      j.key("covered").value(static_cast<std::int64_t>(l.covered));
-      j.key("mean_width").value(mean_width(l));
-      j.end_object();
-    }
+    for (const LeaveOneOut& l : by_regime) write_check(j, "regime", l);
     j.end_array();
     j.end_object();
     std::cout << j.str() << "\n";
@@ -113,22 +112,12 @@ int error_bands_command(const po::variables_map& vm) {
     }
     std::cout << "\nLeave one out: each predicted table's rows of 1 MiB and up against the bands the other tables give.\n\n"
               << "| table | rows | with a band | inside it | mean band width |\n| --- | ---: | ---: | ---: | ---: |\n";
-    for (const LeaveOneOut& l : checks) {
-      std::snprintf(line, sizeof line, "| %s | %d | %d | %d (%.0f%%) | %.1f points |\n", l.group.c_str(), l.rows, l.banded, l.covered,
-                    l.banded > 0 ? 100.0 * l.covered / l.banded : 0.0, 100 * mean_width(l));
-      std::cout << line;
-    }
-    std::snprintf(line, sizeof line, "| all tables | %d | %d | %d (%.0f%%) | %.1f points |\n", all.rows, all.banded, all.covered,
-                  all.banded > 0 ? 100.0 * all.covered / all.banded : 0.0, 100 * mean_width(all));
-    std::cout << line;
+    for (const LeaveOneOut& l : checks) print_check_row(l);
+    print_check_row(all);
     std::cout << "\nLeave one out by band: each regime's rows of 1 MiB and up, each against the regime's band made without its own "
                  "table.\n\n"
               << "| regime | rows | with a band | inside it | mean band width |\n| --- | ---: | ---: | ---: | ---: |\n";
-    for (const LeaveOneOut& l : by_regime) {
-      std::snprintf(line, sizeof line, "| %s | %d | %d | %d (%.0f%%) | %.1f points |\n", l.group.c_str(), l.rows, l.banded, l.covered,
-                    l.banded > 0 ? 100.0 * l.covered / l.banded : 0.0, 100 * mean_width(l));
-      std::cout << line;
-    }
+    for (const LeaveOneOut& l : by_regime) print_check_row(l);
   } else {
     std::cout << "# fabricsim error-bands: " << corpus.size() << " predicted rows\n";
     for (const ErrorBand& b : bands) {
