@@ -11,6 +11,7 @@
 #include "app/output/training_report.h"
 #include "test_support.h"
 #include "workloads/traces/chakra/chakra_import.h"
+#include "workloads/traces/replay_program.h"
 #include "workloads/traces/trace.h"
 #include "workloads/traces/transformer_trace.h"
 
@@ -337,6 +338,64 @@ TEST_CASE("a trace keeps each group, key and name once, and each op's dependenci
   CHECK(check_trace(t).empty());
   // The same operations written and read back: the same text.
   CHECK(trace_to_jsonl(parse_trace(trace_to_jsonl(t), "t.jsonl")) == trace_to_jsonl(t));
+}
+
+TEST_CASE("a replay program takes a trace rank by rank: children by hand, one list per dependency shape, first members' keys") {
+  // Three ranks. Ranks 0 and 1: compute (0), an AllReduce over {0, 1} after it (1), a
+  // compute after both (2). Rank 2: compute (0), then an AllToAll over {2} named "a2a"
+  // after it (1): its own shape, and an operation the replay checks.
+  Trace t;
+  t.set_ranks(3);
+  const std::uint32_t pair = t.group_id({1, 0});  // lowest member 0, listed second
+  const std::uint32_t alone = t.group_id({2});
+  for (int r = 0; r < 2; ++r) {
+    TraceOp c;
+    c.id = 0;
+    c.duration = 5;
+    t.add(r, c);
+    TraceOp a;
+    a.id = 1;
+    a.kind = TraceOpKind::kCollective;
+    a.bytes = 1024;
+    a.group = pair;
+    a.key = t.key_id("ar");
+    t.add(r, a, std::vector<int>{0});
+    c.id = 2;
+    t.add(r, c, std::vector<int>{0, 1});
+  }
+  TraceOp c;
+  c.duration = 7;
+  t.add(2, c);
+  TraceOp x;
+  x.id = 1;
+  x.kind = TraceOpKind::kCollective;
+  x.op = CollectiveOp::kAllToAll;
+  x.group = alone;
+  x.key = t.key_id("x");
+  t.add(2, x, std::vector<int>{0});
+  ReplayProgram p;
+  for (int r = 0; r < 3; ++r) p.take_rank(t);
+  CHECK(p.ranks() == 3);
+  // Op 0's children are 1 and 2, op 1's is 2, op 2 has none: at {0, 2, 3, 3}.
+  CHECK(p.child_lists.size() == 2);
+  CHECK(p.child_lists[0].at == std::vector<std::uint32_t>{0, 2, 3, 3});
+  CHECK(p.child_lists[0].list == std::vector<int>{1, 2, 2});
+  CHECK(p.rank_children == std::vector<std::uint32_t>{0, 0, 1});
+  CHECK(std::vector<int>(p.children(2, 0).begin(), p.children(2, 0).end()) == std::vector<int>{1});
+  // Waiting counts are the dependencies' numbers; the ops are the trace's.
+  CHECK(p.slots[1][0].st.waiting == 0);
+  CHECK(p.slots[1][1].st.waiting == 1);
+  CHECK(p.slots[1][2].st.waiting == 2);
+  CHECK(p.slots[2][0].op.duration == 7);
+  // The pair's key is rank 0's to deal (2 members); the AllToAll's is rank 2's (1).
+  using KeyMembers = std::pair<std::uint32_t, std::uint32_t>;
+  CHECK(p.first_keys == std::vector<KeyMembers>{{t.key_id("ar"), 2u}, {t.key_id("x"), 1u}});
+  CHECK(p.names_algorithm == std::vector<bool>{false, false, true});
+  // The trace keeps its tables; its operations and dependencies are gone.
+  CHECK(t.op_count() == 0);
+  CHECK(t.dep_lists[0].empty());
+  CHECK(t.groups.size() == 3);
+  CHECK_THROWS_AS(p.take_rank(t), std::logic_error);
 }
 
 TEST_CASE("a Chakra trace for 8 ranks replays exactly as our own trace of the same operations") {

@@ -97,7 +97,7 @@ void ScenarioRun::add_workload(const RoutingProgress& trace_progress) {
                               starts_.push_back(start);
                             },
                             [this](HostId h) { return endpoint_rate_bps(h); },
-                            trace_ahead_ ? std::function<Trace()>([this] { return trace_ahead_->take(); }) : nullptr};
+                            trace_ahead_ ? std::function<PreparedTrace()>([this] { return trace_ahead_->take(); }) : nullptr};
   WorkloadStart start = kind->make(setup);
   window_ = start.window;
   if (!start.driver) return;

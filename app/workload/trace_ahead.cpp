@@ -27,6 +27,6 @@ TraceAhead::~TraceAhead() {
   }
 }
 
-Trace TraceAhead::take() { return made_.get(); }
+PreparedTrace TraceAhead::take() { return made_.get(); }
 
 }  // namespace fabricsim

@@ -8,13 +8,14 @@
 
 #include "app/config/workload_config.h"
 #include "topologies/routing.h"
-#include "workloads/traces/trace.h"
+#include "workloads/traces/replay_program.h"
 
 namespace fabricsim {
 
-// The step `fabricsim workload gen` would write, made in memory; the model and GPU files
-// that cannot be read are config errors at their keys (app/workload/trace_workload.cpp).
-Trace generate_trace(const TraceWorkloadConfig& config, const RoutingProgress& progress);
+// The step `fabricsim workload gen` would write, made in memory and taken into the
+// replay's program rank by rank as it is made; the model and GPU files that cannot be
+// read are config errors at their keys (app/workload/trace_workload.cpp).
+PreparedTrace generate_trace(const TraceWorkloadConfig& config, const RoutingProgress& progress);
 
 class TraceAhead {
  public:
@@ -26,12 +27,12 @@ class TraceAhead {
   // next replica and waits.
   ~TraceAhead();
   // Waits for it; throws what generating it threw. Once.
-  Trace take();
+  PreparedTrace take();
 
  private:
   std::atomic<bool> stop_{false};
   RoutingProgress progress_;
-  std::future<Trace> made_;
+  std::future<PreparedTrace> made_;
 };
 
 }  // namespace fabricsim

@@ -2,6 +2,7 @@
 // stragglers, replayed rank by rank (workloads/traces/trace_replay.h).
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 
 #include "app/config/config_error.h"
@@ -105,7 +106,7 @@ void read_trace_file(MapReader& m, TraceWorkloadConfig& t, const char* key) {
 
 }  // namespace
 
-Trace generate_trace(const TraceWorkloadConfig& t, const RoutingProgress& progress) {
+PreparedTrace generate_trace(const TraceWorkloadConfig& t, const RoutingProgress& progress) {
   const ModelSpec model = read_at(t.model_source, [&] { return load_model_file(t.model_file); });
   const GpuProfile gpu = read_at(t.gpu_source, [&] { return load_gpu_profile(t.gpu_file); });
   ParallelSpec par;
@@ -118,7 +119,9 @@ Trace generate_trace(const TraceWorkloadConfig& t, const RoutingProgress& progre
   par.zero = t.zero;
   par.recompute = t.recompute;
   par.overlap_dp = t.overlap_dp;
-  return generate_transformer_trace(model, par, gpu, progress);
+  PreparedTrace out;
+  out.trace = generate_transformer_trace(model, par, gpu, progress, [&out](Trace& made) { out.program.take_rank(made); });
+  return out;
 }
 
 void read_trace_workload(MapReader& m, WorkloadConfig& w, const WorkloadReading&) {
@@ -143,21 +146,25 @@ WorkloadStart make_trace_workload(const WorkloadSetup& s) {
   const WorkloadConfig& w = config.workload;
   const auto endpoints = static_cast<std::uint32_t>(s.topology.host_count());
   const std::string path = resolve_config_path(config.file, w.trace.file);
-  Trace trace;
+  // A generated step comes taken into the replay's program already; a read one whole.
+  std::optional<PreparedTrace> prepared;
+  Trace read;
   try {
     if (s.generated_trace) {
-      trace = s.generated_trace();
+      prepared = s.generated_trace();
     } else if (w.trace.generate) {
-      trace = generate_trace(w.trace, s.trace_progress);
+      prepared = generate_trace(w.trace, s.trace_progress);
     } else {
-      trace = w.trace.chakra ? import_chakra(path, w.trace.chakra_ranks, w.trace.process_groups) : read_trace(path);
+      read = w.trace.chakra ? import_chakra(path, w.trace.chakra_ranks, w.trace.process_groups) : read_trace(path);
     }
-    if (trace.ranks > static_cast<int>(endpoints)) {
-      throw std::invalid_argument("the trace has " + std::to_string(trace.ranks) + " ranks, the fabric " + std::to_string(endpoints) + " endpoints");
+    const int ranks = prepared ? prepared->trace.ranks : read.ranks;
+    if (ranks > static_cast<int>(endpoints)) {
+      throw std::invalid_argument("the trace has " + std::to_string(ranks) + " ranks, the fabric " + std::to_string(endpoints) + " endpoints");
     }
   } catch (const std::exception& e) {
     throw ConfigError(w.trace.file_source.where, w.trace.file_source.path, e.what());
   }
+  const Trace& trace = prepared ? prepared->trace : read;
   std::vector<HostId> hosts = s.placement;
   if (hosts.empty()) {
     for (int r = 0; r < trace.ranks; ++r) hosts.push_back(static_cast<HostId>(r));
@@ -168,7 +175,6 @@ WorkloadStart make_trace_workload(const WorkloadSetup& s) {
   ReplayOptions options;
   options.ideal_network = w.trace.ideal_network;
   options.generated = w.trace.generate;
-  options.setup_threads = std::max(1, config.threads);
   options.coupled_rings = config.network.flow_rings == NetworkConfig::FlowRings::kCoupled  ? CoupledRings::kEvery
                           : config.network.flow_rings == NetworkConfig::FlowRings::kInNode ? CoupledRings::kInNode
                                                                                              : CoupledRings::kNone;
@@ -224,7 +230,8 @@ WorkloadStart make_trace_workload(const WorkloadSetup& s) {
   options.collective.traffic_class = static_cast<std::uint8_t>(w.traffic_class);
   WorkloadStart start;
   try {
-    start.driver = std::make_unique<TraceReplay>(s.network, std::move(trace), std::move(hosts), options);
+    start.driver = prepared ? std::make_unique<TraceReplay>(s.network, std::move(*prepared), std::move(hosts), options)
+                            : std::make_unique<TraceReplay>(s.network, std::move(read), std::move(hosts), options);
   } catch (const std::invalid_argument& e) {
     throw ConfigError(w.trace.file_source.where, w.trace.file_source.path, e.what());
   }
@@ -240,10 +247,10 @@ WorkloadNeeds trace_needs(const ScenarioConfig& config, const Topology& t) {
   if (w.trace.generate) {
     // A generated step: per rank, per micro-batch and layer of its stage, forward and
     // backward compute (and four TP AllReduces with TP), its PP sends and receives, a
-    // DP bucket per layer or so; about 80 bytes per operation with its state: a 40-byte
-    // op, 24 bytes of replay state, and its dependencies while the replay turns them
-    // round into children (those kept once per dependency shape, shared by the ranks of
-    // a pipeline stage). docs/model.md's scale table has the measured peaks beside it.
+    // DP bucket per layer or so; 64 bytes per operation with its state (a 40-byte op and
+    // 24 bytes of replay state in one line): each rank's dependencies are turned round
+    // into children as it is made, those kept once per dependency shape (shared by the
+    // ranks of a pipeline stage). docs/model.md's scale table has the measured peaks.
     const std::int64_t ranks = static_cast<std::int64_t>(w.trace.tp) * w.trace.pp * w.trace.dp;
     std::int64_t layers = 96;
     try {
@@ -253,7 +260,7 @@ WorkloadNeeds trace_needs(const ScenarioConfig& config, const Topology& t) {
     }
     const std::int64_t per_rank = w.trace.microbatches * (layers / w.trace.pp + 1) * (w.trace.tp > 1 ? 8 : 4) +
                                   4 * w.trace.microbatches + layers / w.trace.pp + 4;
-    needs.message_bytes += ranks * per_rank * 80;
+    needs.message_bytes += ranks * per_rank * 64;
   } else {
     const auto size = std::filesystem::file_size(path, ec);
     // Parsed operations, their states and indices: 3.5 bytes per byte of JSON Lines

@@ -16,7 +16,7 @@
 #include "sim/network.h"
 #include "topologies/routing.h"
 #include "topologies/topology.h"
-#include "workloads/traces/trace.h"
+#include "workloads/traces/replay_program.h"
 #include "workloads/workload_driver.h"
 
 namespace fabricsim {
@@ -42,7 +42,7 @@ struct WorkloadSetup {
   std::function<double(HostId)> endpoint_rate_bps;    // an endpoint's line rate
   // A generated trace made already, or being made, on a thread of its own (app/workload/
   // trace_ahead.h); unset: the kind generates it.
-  std::function<Trace()> generated_trace;
+  std::function<PreparedTrace()> generated_trace;
 };
 
 struct WorkloadStart {

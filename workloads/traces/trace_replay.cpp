@@ -9,119 +9,52 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "sim/parallel/ordered_pipeline.h"
 
 namespace fabricsim {
 
-TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank_hosts, ReplayOptions options)
-    : network_(&network), trace_(std::move(trace)), hosts_(std::move(rank_hosts)), options_(std::move(options)) {
-  if (static_cast<int>(hosts_.size()) != trace_.ranks) throw std::invalid_argument("one endpoint per trace rank needed");
-  if (!options_.generated) {
-    if (std::string problem = check_trace(trace_); !problem.empty()) throw std::invalid_argument(problem);
+namespace {
+PreparedTrace prepare(Trace trace, bool generated) {
+  if (!generated) {
+    if (std::string problem = check_trace(trace); !problem.empty()) throw std::invalid_argument(problem);
   }
-  trace_.drop_indexes();  // the lookups built it; running needs only the tables
+  trace.drop_indexes();  // the lookups built it; running needs only the tables
+  PreparedTrace out;
+  for (int r = 0; r < trace.ranks; ++r) out.program.take_rank(trace);
+  out.trace = std::move(trace);
+  return out;
+}
+}  // namespace
+
+TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank_hosts, ReplayOptions options)
+    : TraceReplay(network, prepare(std::move(trace), options.generated), std::move(rank_hosts), std::move(options)) {}
+
+TraceReplay::TraceReplay(Network& network, PreparedTrace prepared, std::vector<HostId> rank_hosts, ReplayOptions options)
+    : network_(&network), trace_(std::move(prepared.trace)), hosts_(std::move(rank_hosts)), options_(std::move(options)),
+      program_(std::move(prepared.program)) {
+  if (static_cast<int>(hosts_.size()) != trace_.ranks) throw std::invalid_argument("one endpoint per trace rank needed");
+  if (program_.ranks() != trace_.ranks) throw std::logic_error("TraceReplay: a program of " + std::to_string(program_.ranks()) + " ranks for a trace of " + std::to_string(trace_.ranks));
+  trace_.drop_indexes();
   if (!options_.ideal_network) check_algorithms();
   const auto n = static_cast<std::size_t>(trace_.ranks);
-  slots_.resize(n);
   streams_.resize(n);
   ranks_.resize(n);
   agents_.resize(n);
   split_ = network_->partition_count() > 1;
-  rank_children_.resize(n);
-  std::vector<int> lowest(trace_.groups.size(), -1);  // each group's lowest member, found once
-  for (std::size_t g = 0; g < trace_.groups.size(); ++g) {
-    if (!trace_.groups[g].empty()) lowest[g] = *std::min_element(trace_.groups[g].begin(), trace_.groups[g].end());
+  for (std::size_t r = 0; r < n; ++r) {
+    ComputeStream& stream = streams_[r];
+    stream.owner = this;
+    stream.rank = static_cast<int>(r);
+    stream.sim = &network_->partition(network_->host_partition(hosts_[r]));
+    stream.left = static_cast<std::int32_t>(program_.slots[r].size());
+    ranks_[r].owner = this;
+    ranks_[r].rank = static_cast<int>(r);
+    agents_[r].owner = this;
+    agents_[r].rank = static_cast<int>(r);
+    streams_[r].set_order(network_->next_order_key());
+    ranks_[r].set_order(network_->next_order_key());
+    if (hosts_[r] >= rank_of_host_.size()) rank_of_host_.resize(static_cast<std::size_t>(hosts_[r]) + 1, -1);
+    rank_of_host_[hosts_[r]] = static_cast<int>(r);
   }
-  // Each rank's operations, states and child lists are its own: made on the set-up's
-  // threads (their pages touched there too), and taken in rank order here, where order
-  // keys are dealt and equal child lists found (ids in order of first appearance).
-  struct RankMade {
-    ChildLists lists;
-    std::size_t hash = 0;
-    std::vector<std::uint32_t> next;
-    // Collectives whose lowest member this is: their keys and their groups' sizes.
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> first_keys;
-  };
-  std::vector<RankMade> made(options_.setup_threads > 1 ? 2 * static_cast<std::size_t>(options_.setup_threads) : 1);
-  // Ranks' child lists by their hash, to find the ones already kept.
-  std::unordered_multimap<std::size_t, std::uint32_t> kept_lists;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> first_keys;  // in rank order, then operation order
-  run_in_order(
-      static_cast<std::uint32_t>(n), options_.setup_threads, made,
-      [&](std::uint32_t rank, RankMade& mine) {
-        const std::size_t r = rank;
-        const auto& ops = trace_.ops[r];
-        if (ops.size() > static_cast<std::size_t>(INT32_MAX)) throw std::invalid_argument("rank " + std::to_string(r) + ": more than 2^31 - 1 operations");
-        std::vector<OpSlot>& st = slots_[r];
-        st.resize(ops.size());
-        mine.first_keys.clear();
-        for (std::size_t i = 0; i < ops.size(); ++i) {
-          st[i].op = ops[i];
-          const TraceOp& op = ops[i];
-          if (op.kind == TraceOpKind::kCollective && lowest[op.group] == static_cast<int>(r)) {
-            mine.first_keys.emplace_back(op.key, static_cast<std::uint32_t>(trace_.groups[op.group].size()));
-          }
-        }
-        ComputeStream& stream = streams_[r];
-        stream.owner = this;
-        stream.rank = static_cast<int>(r);
-        stream.sim = &network_->partition(network_->host_partition(hosts_[r]));
-        stream.left = static_cast<std::int32_t>(ops.size());
-        ranks_[r].owner = this;
-        ranks_[r].rank = static_cast<int>(r);
-        agents_[r].owner = this;
-        agents_[r].rank = static_cast<int>(r);
-        // Ids to places: the generator numbers a rank's operations in order, so only other
-        // traces need a table (built for one rank at a time).
-        bool in_order = true;
-        for (std::size_t i = 0; i < ops.size(); ++i) in_order = in_order && ops[i].id == static_cast<int>(i);
-        std::unordered_map<int, int> index_of;
-        if (!in_order) {
-          for (std::size_t i = 0; i < ops.size(); ++i) index_of[ops[i].id] = static_cast<int>(i);
-        }
-        // The rank's children in one array: counted, placed, then filled in dependency order
-        // (each op's children in the order of their index, as they were listed before).
-        std::vector<std::uint32_t>& at = mine.lists.at;
-        at.assign(ops.size() + 1, 0);
-        for (std::size_t i = 0; i < ops.size(); ++i) {
-          const std::span<const int> deps = trace_.deps(static_cast<int>(r), i);
-          st[i].st.waiting = static_cast<std::int32_t>(deps.size());
-          for (int d : deps) ++at[static_cast<std::size_t>(in_order ? d : index_of.at(d)) + 1];
-        }
-        for (std::size_t i = 0; i < ops.size(); ++i) at[i + 1] += at[i];
-        mine.next.assign(at.begin(), at.end() - 1);  // where the next child of each goes
-        mine.lists.list.resize(at.back());
-        for (std::size_t i = 0; i < ops.size(); ++i) {
-          for (int d : trace_.deps(static_cast<int>(r), i)) {
-            mine.lists.list[mine.next[static_cast<std::size_t>(in_order ? d : index_of.at(d))]++] = static_cast<int>(i);
-          }
-        }
-        mine.hash = Trace::IntsHash{}(mine.lists.list) ^ mine.lists.at.size();
-        // Turned round into children: the trace's own lists go (see trace()).
-        std::vector<int>().swap(trace_.dep_lists[r]);  // (`= {}` would keep the capacity)
-        std::vector<TraceOp>().swap(trace_.ops[r]);
-        if (r < trace_.dep_at.size()) std::vector<std::uint32_t>().swap(trace_.dep_at[r]);
-      },
-      [&](std::uint32_t rank, const RankMade& mine) {
-        const std::size_t r = rank;
-        streams_[r].set_order(network_->next_order_key());
-        ranks_[r].set_order(network_->next_order_key());
-        if (hosts_[r] >= rank_of_host_.size()) rank_of_host_.resize(static_cast<std::size_t>(hosts_[r]) + 1, -1);
-        rank_of_host_[hosts_[r]] = static_cast<int>(r);
-        // Kept once per shape (a collision of the hash is told apart by the comparison).
-        std::uint32_t id = UINT32_MAX;
-        for (auto [it, end] = kept_lists.equal_range(mine.hash); it != end && id == UINT32_MAX; ++it) {
-          const ChildLists& kept = child_lists_[it->second];
-          if (kept.at == mine.lists.at && kept.list == mine.lists.list) id = it->second;
-        }
-        if (id == UINT32_MAX) {
-          id = static_cast<std::uint32_t>(child_lists_.size());
-          kept_lists.emplace(mine.hash, id);
-          child_lists_.push_back(mine.lists);
-        }
-        rank_children_[r] = id;
-        first_keys.insert(first_keys.end(), mine.first_keys.begin(), mine.first_keys.end());
-      });
   // Over MPI processes a remote sender names its message's receiver by key.
   if (network_->over_processes()) {
     for (RankAgent& a : agents_) network_->register_observer(&a);
@@ -129,10 +62,11 @@ TraceReplay::TraceReplay(Network& network, Trace trace, std::vector<HostId> rank
   // Each collective's handlers get their order keys now, from its lowest member's op:
   // the same whenever, and on whichever thread, it is launched.
   first_key_.assign(trace_.keys.size(), 0);
-  for (const auto& [key, members] : first_keys) {
+  for (const auto& [key, members] : program_.first_keys) {
     first_key_[key] = network_->next_order_key();
     for (std::size_t k = 1; k < 2 * static_cast<std::size_t>(members); ++k) network_->next_order_key();
   }
+  std::vector<std::pair<std::uint32_t, std::uint32_t>>().swap(program_.first_keys);
   // A group in one unit (links shorter than the fabric's longest: a DGX node) is in one
   // partition however the run is split; a group across units hears that its last member
   // arrived one notice later.
@@ -150,15 +84,10 @@ bool TraceReplay::one_unit(const std::vector<int>& group) const {
 
 std::size_t TraceReplay::operation_count() const {
   std::size_t n = 0;
-  for (const auto& ops : slots_) n += ops.size();
+  for (const auto& ops : program_.slots) n += ops.size();
   return n;
 }
 
-std::span<const int> TraceReplay::children(int rank, int op) const {
-  const ChildLists& c = child_lists_[rank_children_[static_cast<std::size_t>(rank)]];
-  const std::uint32_t from = c.at[static_cast<std::size_t>(op)];
-  return {c.list.data() + from, c.at[static_cast<std::size_t>(op) + 1] - from};
-}
 
 bool TraceReplay::done() const {
   for (const ComputeStream& r : streams_) {
@@ -181,8 +110,13 @@ void TraceReplay::check_algorithms() const {
   // the members are, and are kept to check each group against.
   std::map<std::tuple<std::string, int, int>, std::optional<CollectiveProgram>> in_network;
   std::set<std::tuple<std::string, int, std::vector<int>>> seen;
+  // A rank whose collectives all take the default, when that is `auto` or the ring, has
+  // nothing to check (the same tests as below, found as the rank was taken).
+  const bool default_fits = options_.default_algorithm == "auto" || options_.default_algorithm == "ring";
   for (int r = 0; r < trace_.ranks; ++r) {
-    for (const TraceOp& op : trace_.ops[static_cast<std::size_t>(r)]) {
+    if (default_fits && !program_.names_algorithm[static_cast<std::size_t>(r)]) continue;
+    for (const OpSlot& s : program_.slots[static_cast<std::size_t>(r)]) {
+      const TraceOp& op = s.op;
       if (op.kind != TraceOpKind::kCollective) continue;
       const std::string& algorithm = op.algorithm == 0 ? options_.default_algorithm : trace_.algorithm(op);
       if (algorithm == "auto") continue;  // the tuner picks only what fits
@@ -224,7 +158,7 @@ void TraceReplay::start_at(Time at) {
 }
 
 void TraceReplay::RankStart::on_event() {
-  const std::vector<OpSlot>& ops = owner->slots_[static_cast<std::size_t>(rank)];
+  const std::vector<OpSlot>& ops = owner->program_.slots[static_cast<std::size_t>(rank)];
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].st.waiting == 0) owner->ready(rank, static_cast<int>(i));
   }
@@ -370,7 +304,7 @@ void TraceReplay::pool(ProcessGroup& group, const std::function<int(int rank)>& 
       const ComputeStream& rs = streams_[static_cast<std::size_t>(r)];
       put(out, static_cast<std::int64_t>(rs.left));
       put(out, rs.finished);
-      for (const OpSlot& s : slots_[static_cast<std::size_t>(r)]) {
+      for (const OpSlot& s : program_.slots[static_cast<std::size_t>(r)]) {
         put(out, s.st.start);
         put(out, s.st.end);
       }
@@ -384,7 +318,7 @@ void TraceReplay::pool(ProcessGroup& group, const std::function<int(int rank)>& 
       ComputeStream& rs = streams_[static_cast<std::size_t>(r)];
       rs.left = static_cast<std::int32_t>(in.get<std::int64_t>());
       rs.finished = in.get<Time>();
-      for (OpSlot& s : slots_[static_cast<std::size_t>(r)]) {
+      for (OpSlot& s : program_.slots[static_cast<std::size_t>(r)]) {
         s.st.start = in.get<Time>();
         s.st.end = in.get<Time>();
       }
@@ -546,7 +480,7 @@ TraceReplay::Launched TraceReplay::launch_ring(Tuned& kind, std::vector<std::pai
 
 void TraceReplay::try_compute(int rank) {
   ComputeStream& s = streams_[static_cast<std::size_t>(rank)];
-  const std::vector<OpSlot>& ops = slots_[static_cast<std::size_t>(rank)];
+  const std::vector<OpSlot>& ops = program_.slots[static_cast<std::size_t>(rank)];
   if (s.running >= 0) return;
   while (s.next < ops.size() && ops[s.next].op.kind != TraceOpKind::kCompute) ++s.next;
   if (s.next == ops.size()) return;
@@ -575,7 +509,7 @@ void TraceReplay::ComputeStream::on_event() {
 }
 
 void TraceReplay::ComputeStream::prefetch() const {
-  __builtin_prefetch(&owner->slots_[static_cast<std::size_t>(rank)]);
+  __builtin_prefetch(&owner->program_.slots[static_cast<std::size_t>(rank)]);
 }
 
 void TraceReplay::ComputeStream::prefetch_next() const {
@@ -640,7 +574,7 @@ void TraceReplay::finish(int rank, int i) {
   --mine.left;
   if (activity_ != nullptr) report(rank, i);
   prefetch_children(rank, i);
-  OpSlot* ops = slots_[static_cast<std::size_t>(rank)].data();
+  OpSlot* ops = program_.slots[static_cast<std::size_t>(rank)].data();
   for (int c : children(rank, i)) {
     if (--ops[c].st.waiting == 0) ready(rank, c);
   }
@@ -649,7 +583,7 @@ void TraceReplay::finish(int rank, int i) {
 void TraceReplay::prefetch_children(int rank, int i) const {
   // Cold (a line each per operation at 100,000 ranks): asked for together, so their
   // misses overlap rather than follow each other.
-  const OpSlot* ops = slots_[static_cast<std::size_t>(rank)].data();
+  const OpSlot* ops = program_.slots[static_cast<std::size_t>(rank)].data();
   for (int c : children(rank, i)) __builtin_prefetch(&ops[c], 1);
 }
 
@@ -715,7 +649,7 @@ std::vector<RankBreakdown> TraceReplay::work_out_breakdown() const {
     for (std::size_t l : labels) by_label[l].clear();
     labels.clear();
     RankBreakdown& b = out[static_cast<std::size_t>(r)];
-    for (const OpSlot& s : slots_[static_cast<std::size_t>(r)]) {
+    for (const OpSlot& s : program_.slots[static_cast<std::size_t>(r)]) {
       const OpState& st = s.st;
       const TraceOp& op = s.op;
       if (st.end < 0) continue;

@@ -25,6 +25,7 @@
 #include "workloads/collectives/collective_executor.h"
 #include "workloads/collectives/coupled_ring.h"
 #include "workloads/collectives/nccl_costs.h"
+#include "workloads/traces/replay_program.h"
 #include "workloads/traces/trace.h"
 
 namespace fabricsim {
@@ -69,8 +70,6 @@ struct ReplayOptions {
   // The trace is the generator's own (workloads/traces/transformer_trace.h, whose output the
   // tests check): check_trace is skipped, a few seconds at 16,384 GPUs.
   bool generated = false;
-  // Threads that build the replay's per-rank state (the same state for any number).
-  int setup_threads = 1;
   ReplayOptions() { collective.check_data = false; }
 };
 
@@ -89,6 +88,9 @@ class TraceReplay final : public WorkloadDriver {
  public:
   // Throws std::invalid_argument when check_trace finds a problem.
   TraceReplay(Network& network, Trace trace, std::vector<HostId> rank_hosts, ReplayOptions options);
+  // A trace whose operations went into its program as it was made (every rank's; its
+  // maker's own, so not checked again).
+  TraceReplay(Network& network, PreparedTrace prepared, std::vector<HostId> rank_hosts, ReplayOptions options);
   TraceReplay(const TraceReplay&) = delete;
   TraceReplay& operator=(const TraceReplay&) = delete;
 
@@ -111,13 +113,13 @@ class TraceReplay final : public WorkloadDriver {
   const std::vector<RankBreakdown>& breakdown() const;
   // How many different dependency shapes its ranks have: each is kept once, for every
   // rank with it (data-parallel replicas share theirs).
-  std::size_t distinct_child_lists() const { return child_lists_.size(); }
+  std::size_t distinct_child_lists() const { return program_.child_lists.size(); }
   // The trace's tables (groups, keys, names). Its operations are the replay's own by now,
   // beside their states, and its dependency lists its children: the trace's own lists of
   // both are dropped as they are taken (at 100,000 GPUs, 80 million operations' worth).
   const Trace& trace() const { return trace_; }
   std::size_t operation_count() const;
-  std::size_t operation_count(int rank) const { return slots_[static_cast<std::size_t>(rank)].size(); }
+  std::size_t operation_count(int rank) const { return program_.slots[static_cast<std::size_t>(rank)].size(); }
   const std::string& model_description() const { return options_.model; }
   HostId host_of(int rank) const { return hosts_[static_cast<std::size_t>(rank)]; }
   // Told of each rank's operations as they finish (and of its collectives' steps when it
@@ -133,34 +135,12 @@ class TraceReplay final : public WorkloadDriver {
   std::vector<RankBreakdown> work_out_breakdown() const;
   mutable std::vector<RankBreakdown> breakdown_;
   mutable bool breakdown_kept_ = false;
-  // What the replay keeps of each operation as it runs (a 100,000-GPU step has about 80
-  // million).
-  struct OpState {
-    Time start = -1;
-    Time end = -1;
-    std::int32_t waiting = 0;  // dependencies not yet finished; kReady once it was ready
-    bool ready() const { return waiting == kReady; }
-  };
-  // An operation and its state in one cache line: finishing an operation and readying
-  // its children reads both, and at 100,000 ranks each is a miss of its own when apart.
-  struct alignas(64) OpSlot {
-    TraceOp op;
-    OpState st;
-  };
-  static_assert(sizeof(OpSlot) == 64);
-  OpSlot& slot(int rank, int op) { return slots_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)]; }
-  const OpSlot& slot(int rank, int op) const { return slots_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)]; }
-  // A rank's operations' children (the operations that wait for each), back to back: op
-  // i's are list[at[i] .. at[i + 1]). Ranks whose dependencies are the same share one:
-  // data-parallel replicas and a stage's tensor-parallel ranks run the same program, so a
-  // 100,000-GPU step has 8 of them (one per pipeline stage), read from the caches rather
-  // than each rank's own lists from memory.
-  struct ChildLists {
-    std::vector<std::uint32_t> at;
-    std::vector<int> list;
-  };
-  static constexpr std::int32_t kReady = -1;
-  std::span<const int> children(int rank, int op) const;
+  using OpState = ReplayProgram::OpState;
+  using OpSlot = ReplayProgram::OpSlot;
+  static constexpr std::int32_t kReady = ReplayProgram::kReady;
+  OpSlot& slot(int rank, int op) { return program_.slots[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)]; }
+  const OpSlot& slot(int rank, int op) const { return program_.slots[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)]; }
+  std::span<const int> children(int rank, int op) const { return program_.children(rank, op); }
   // A rank's compute stream, and what else of the rank each of its operations' ends
   // touches: its clock (its endpoint's partition), what is left of its operations and
   // when its last one ended. One cache line, which the event queue has just touched when
@@ -251,10 +231,8 @@ class TraceReplay final : public WorkloadDriver {
   Trace trace_;
   std::vector<HostId> hosts_;
   ReplayOptions options_;
-  // Per rank, its operations (moved out of trace_.ops) with their states.
-  std::vector<std::vector<OpSlot>> slots_;
-  std::vector<ChildLists> child_lists_;       // each different one once
-  std::vector<std::uint32_t> rank_children_;  // by rank: its child_lists_ entry
+  // Per rank, its operations (taken out of the trace) with their states and children.
+  ReplayProgram program_;
   std::deque<ComputeStream> streams_;
   std::deque<RankStart> ranks_;
   std::unordered_map<std::uint32_t, PendingCollective> collectives_;  // by key

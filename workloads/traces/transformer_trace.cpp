@@ -103,7 +103,8 @@ Deps deps(int a, int b = -1) {
 }  // namespace
 
 Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, const GpuProfile& gpu,
-                                 const std::function<void(std::uint32_t done, std::uint32_t total)>& progress) {
+                                 const std::function<void(std::uint32_t done, std::uint32_t total)>& progress,
+                                 const std::function<void(Trace&)>& rank_made) {
   if (s.tp < 1 || s.pp < 1 || s.dp < 1 || s.ep < 1 || s.microbatches < 1) throw std::invalid_argument("parallel sizes must be at least 1");
   if (m.heads % s.tp != 0) {
     throw std::invalid_argument("tp (" + std::to_string(s.tp) + ") must divide the model's attention heads (" + std::to_string(m.heads) + ")");
@@ -279,6 +280,7 @@ Trace generate_transformer_trace(const ModelSpec& m, const ParallelSpec& s, cons
         t.dep_at[static_cast<std::size_t>(rank)].shrink_to_fit();
         last_ops = t.ops[static_cast<std::size_t>(rank)].size();
         last_deps = t.dep_lists[static_cast<std::size_t>(rank)].size();
+        if (rank_made) rank_made(t);
       }
     }
     if (progress) progress(static_cast<std::uint32_t>(d + 1), static_cast<std::uint32_t>(s.dp));

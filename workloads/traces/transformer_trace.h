@@ -62,7 +62,11 @@ double lm_head_forward_flops(const ModelSpec& m, const ParallelSpec& s);
 // Throws std::invalid_argument for impossible splits (layers not divisible by pp, ep
 // not dividing dp, MoE without experts divisible by ep, ...).
 // `progress`, when given, hears of each data-parallel replica made (done, of all).
+// `rank_made`, when given, is handed the trace as each rank's operations are complete,
+// in rank order (a ReplayProgram takes them from there; the generator never reads a
+// rank's operations again, only the trace's tables).
 Trace generate_transformer_trace(const ModelSpec& model, const ParallelSpec& par, const GpuProfile& gpu,
-                                 const std::function<void(std::uint32_t done, std::uint32_t total)>& progress = {});
+                                 const std::function<void(std::uint32_t done, std::uint32_t total)>& progress = {},
+                                 const std::function<void(Trace&)>& rank_made = {});
 
 }  // namespace fabricsim
