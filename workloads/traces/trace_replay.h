@@ -114,9 +114,10 @@ class TraceReplay final : public WorkloadDriver {
   // How many different dependency shapes its ranks have: each is kept once, for every
   // rank with it (data-parallel replicas share theirs).
   std::size_t distinct_child_lists() const { return program_.child_lists.size(); }
-  // The trace's tables (groups, keys, names). Its operations are the replay's own by now,
-  // beside their states, and its dependency lists its children: the trace's own lists of
-  // both are dropped as they are taken (at 100,000 GPUs, 80 million operations' worth).
+  // The trace's tables (groups and names; its keys' names are dropped once their order
+  // keys are dealt). Its operations are the replay's own by now, beside their states, and
+  // its dependency lists its children: the trace's own lists of both are dropped as they
+  // are taken (at 100,000 GPUs, 80 million operations' worth).
   const Trace& trace() const { return trace_; }
   std::size_t operation_count() const;
   std::size_t operation_count(int rank) const { return program_.slots[static_cast<std::size_t>(rank)].size(); }
