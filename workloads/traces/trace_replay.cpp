@@ -9,7 +9,6 @@
 #include <stdexcept>
 #include <tuple>
 
-
 namespace fabricsim {
 
 namespace {
@@ -17,7 +16,6 @@ PreparedTrace prepare(Trace trace, bool generated) {
   if (!generated) {
     if (std::string problem = check_trace(trace); !problem.empty()) throw std::invalid_argument(problem);
   }
-  trace.drop_indexes();  // the lookups built it; running needs only the tables
   PreparedTrace out;
   for (int r = 0; r < trace.ranks; ++r) out.program.take_rank(trace);
   out.trace = std::move(trace);
@@ -33,7 +31,7 @@ TraceReplay::TraceReplay(Network& network, PreparedTrace prepared, std::vector<H
       program_(std::move(prepared.program)) {
   if (static_cast<int>(hosts_.size()) != trace_.ranks) throw std::invalid_argument("one endpoint per trace rank needed");
   if (program_.ranks() != trace_.ranks) throw std::logic_error("TraceReplay: a program of " + std::to_string(program_.ranks()) + " ranks for a trace of " + std::to_string(trace_.ranks));
-  trace_.drop_indexes();
+  trace_.drop_indexes();  // the lookups built it; running needs only the tables
   if (!options_.ideal_network) check_algorithms();
   const auto n = static_cast<std::size_t>(trace_.ranks);
   streams_.resize(n);
@@ -50,7 +48,7 @@ TraceReplay::TraceReplay(Network& network, PreparedTrace prepared, std::vector<H
     ranks_[r].rank = static_cast<int>(r);
     agents_[r].owner = this;
     agents_[r].rank = static_cast<int>(r);
-    streams_[r].set_order(network_->next_order_key());
+    stream.set_order(network_->next_order_key());
     ranks_[r].set_order(network_->next_order_key());
     if (hosts_[r] >= rank_of_host_.size()) rank_of_host_.resize(static_cast<std::size_t>(hosts_[r]) + 1, -1);
     rank_of_host_[hosts_[r]] = static_cast<int>(r);
