@@ -188,6 +188,9 @@ TEST_CASE("ranks with the same dependencies share one list of children, and each
     REQUIRE(run.replay());
     REQUIRE(run.replay()->done());
     CHECK(run.replay()->distinct_child_lists() == 2);
+    // Ranks 1 and 3 run one program (their receives differ only in peer); 0, 2 and 4 each
+    // their own (0 and 2 compute for different times).
+    CHECK(run.replay()->distinct_programs() == 4);
     CHECK(run.replay()->operation_count() == 10);
     const std::vector<Time> finish_us{10, 15, 30, 35, 14};
     for (std::size_t r = 0; r < 5; ++r) CHECK(run.replay()->breakdown()[r].finish == finish_us[r] * 1'000'000);
@@ -386,7 +389,11 @@ TEST_CASE("a replay program takes a trace rank by rank: children by hand, one li
   CHECK(p.slots[1][0].st.waiting == 0);
   CHECK(p.slots[1][1].st.waiting == 1);
   CHECK(p.slots[1][2].st.waiting == 2);
-  CHECK(p.slots[2][0].op.duration == 7);
+  CHECK(p.op(2, 0).duration == 7);
+  CHECK(p.op(1, 1).group == pair);
+  // Ranks 0 and 1 run one program; rank 2 its own.
+  CHECK(p.programs.size() == 2);
+  CHECK(p.rank_program == std::vector<std::uint32_t>{0, 0, 1});
   // The pair's key is rank 0's to deal (2 members); the AllToAll's is rank 2's (1).
   using KeyMembers = std::pair<std::uint32_t, std::uint32_t>;
   CHECK(p.first_keys == std::vector<KeyMembers>{{t.key_id("ar"), 2u}, {t.key_id("x"), 1u}});
@@ -396,6 +403,57 @@ TEST_CASE("a replay program takes a trace rank by rank: children by hand, one li
   CHECK(t.dep_lists[0].empty());
   CHECK(t.groups.size() == 3);
   CHECK_THROWS_AS(p.take_rank(t), std::logic_error);
+}
+
+TEST_CASE("a replay program keeps a program once for ranks that differ only in groups, keys, peers and tags") {
+  // Ranks 0-3: compute 5, then a send to the next rank (tag 1), a receive from the one
+  // before (tag 1) and an AllReduce over its pair ({0, 1} or {2, 3}). They differ only
+  // in peers and groups, so they share one program. Rank 4 is the same with a compute of
+  // 6: a second program. Each rank's own parts come back as the trace had them.
+  Trace t;
+  t.set_ranks(5);
+  const auto add_rank = [&](int r, Time compute) {
+    TraceOp c;
+    c.id = 0;
+    c.duration = compute;
+    t.add(r, c);
+    TraceOp send;
+    send.id = 1;
+    send.kind = TraceOpKind::kSend;
+    send.bytes = 100;
+    send.peer = (r + 1) % 4;
+    send.tag = 1;
+    t.add(r, send, std::vector<int>{0});
+    TraceOp recv = send;
+    recv.id = 2;
+    recv.kind = TraceOpKind::kRecv;
+    recv.peer = (r + 3) % 4;
+    t.add(r, recv);
+    TraceOp a;
+    a.id = 3;
+    a.kind = TraceOpKind::kCollective;
+    a.bytes = 1024;
+    a.group = t.group_id(r < 2 ? std::vector<int>{0, 1} : std::vector<int>{2, 3});
+    a.key = t.key_id(r < 2 ? "ar01" : "ar23");
+    t.add(r, a, std::vector<int>{1, 2});
+  };
+  for (int r = 0; r < 4; ++r) add_rank(r, 5);
+  add_rank(4, 6);
+  const std::uint32_t pair23 = t.group_id({2, 3});
+  const std::uint32_t key23 = t.key_id("ar23");
+  ReplayProgram p;
+  for (int r = 0; r < 5; ++r) p.take_rank(t);
+  CHECK(p.programs.size() == 2);
+  CHECK(p.rank_program == std::vector<std::uint32_t>{0, 0, 0, 0, 1});
+  CHECK(p.programs[0].size() == 4);
+  CHECK(p.op(2, 1).peer == 3);
+  CHECK(p.op(2, 1).tag == 1);
+  CHECK(p.op(0, 2).peer == 3);
+  CHECK(p.op(3, 3).group == pair23);
+  CHECK(p.op(3, 3).key == key23);
+  CHECK(p.op(3, 3).bytes == 1024);
+  CHECK(p.op(4, 0).duration == 6);
+  CHECK(p.op(1, 0).peer == -1);  // a compute op's, as made
 }
 
 TEST_CASE("a Chakra trace for 8 ranks replays exactly as our own trace of the same operations") {

@@ -247,10 +247,10 @@ WorkloadNeeds trace_needs(const ScenarioConfig& config, const Topology& t) {
   if (w.trace.generate) {
     // A generated step: per rank, per micro-batch and layer of its stage, forward and
     // backward compute (and four TP AllReduces with TP), its PP sends and receives, a
-    // DP bucket per layer or so; 64 bytes per operation with its state (a 40-byte op and
-    // 24 bytes of replay state in one line): each rank's dependencies are turned round
-    // into children as it is made, those kept once per dependency shape (shared by the
-    // ranks of a pipeline stage). docs/model.md's scale table has the measured peaks.
+    // DP bucket per layer or so; 32 bytes per operation (its replay state, group and key
+    // or peer and tag): its other fields are its program's and each rank's dependencies
+    // are turned round into children as it is made, both kept once per shape (shared by
+    // the ranks of a pipeline stage). docs/model.md's scale table has the measured peaks.
     const std::int64_t ranks = static_cast<std::int64_t>(w.trace.tp) * w.trace.pp * w.trace.dp;
     std::int64_t layers = 96;
     try {
@@ -260,7 +260,7 @@ WorkloadNeeds trace_needs(const ScenarioConfig& config, const Topology& t) {
     }
     const std::int64_t per_rank = w.trace.microbatches * (layers / w.trace.pp + 1) * (w.trace.tp > 1 ? 8 : 4) +
                                   4 * w.trace.microbatches + layers / w.trace.pp + 4;
-    needs.message_bytes += ranks * per_rank * 64;
+    needs.message_bytes += ranks * per_rank * 32;
   } else {
     const auto size = std::filesystem::file_size(path, ec);
     // Parsed operations, their states and indices: 3.5 bytes per byte of JSON Lines

@@ -1,9 +1,10 @@
 #pragma once
-// A trace's operations as the replay runs them (trace_replay.h): each rank's operations
-// beside their states, and their children (the operations that wait for each), kept once
-// per dependency shape. Taken from a trace rank by rank, so a generated step goes in as it
-// is made: the trace never holds every rank's operations at once (80 million at 100,000
-// GPUs), and each rank's are copied while they are still in cache.
+// A trace's operations as the replay runs them (trace_replay.h): each rank's operations'
+// states, their programs (what ranks running the same one share) and their children (the
+// operations that wait for each), both kept once per shape. Taken from a trace rank by
+// rank, so a generated step goes in as it is made: the trace never holds every rank's
+// operations at once (80 million at 100,000 GPUs), and each rank's are copied while they
+// are still in cache.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -26,13 +27,17 @@ class ReplayProgram {
     bool ready() const { return waiting == kReady; }
   };
   static constexpr std::int32_t kReady = -1;
-  // An operation and its state in one cache line: finishing an operation and readying
-  // its children reads both, and at 100,000 ranks each is a miss of its own when apart.
-  struct alignas(64) OpSlot {
-    TraceOp op;
+  // A rank's own part of an operation, beside its state: what tells apart ranks that run
+  // the same program (a collective's group and key, a send's or receive's peer and tag).
+  // The rest is its program's, kept once for all of them (data-parallel replicas and a
+  // stage's tensor-parallel ranks: 8 programs for a 100,000-GPU step's 80 million
+  // operations). Two to a cache line.
+  struct alignas(32) OpSlot {
     OpState st;
+    std::uint32_t who = 0;    // group (collective), peer (send, recv)
+    std::uint32_t which = 0;  // key (collective), tag (send, recv)
   };
-  static_assert(sizeof(OpSlot) == 64);
+  static_assert(sizeof(OpSlot) == 32);
   // A rank's operations' children, back to back: op i's are list[at[i] .. at[i + 1]).
   // Ranks whose dependencies are the same share one: data-parallel replicas and a stage's
   // tensor-parallel ranks run the same program, so a 100,000-GPU step has 8 of them (one
@@ -48,6 +53,12 @@ class ReplayProgram {
   // on ids the rank does not have.
   void take_rank(Trace& trace);
   int ranks() const { return static_cast<int>(slots.size()); }
+  // Operation `op` of `rank` as the trace had it, and what of it its program holds (all but
+  // group, key, peer and tag, which are the slot's).
+  TraceOp op(int rank, int op) const;
+  const TraceOp& shared(int rank, int op) const {
+    return programs[rank_program[static_cast<std::size_t>(rank)]][static_cast<std::size_t>(op)];
+  }
   std::span<const int> children(int rank, int op) const {
     const ChildLists& c = child_lists[rank_children[static_cast<std::size_t>(rank)]];
     const std::uint32_t from = c.at[static_cast<std::size_t>(op)];
@@ -55,6 +66,8 @@ class ReplayProgram {
   }
 
   std::vector<std::vector<OpSlot>> slots;     // by rank
+  std::vector<std::vector<TraceOp>> programs;  // each different one once (group, key, peer and tag 0)
+  std::vector<std::uint32_t> rank_program;     // by rank: its programs entry
   std::vector<ChildLists> child_lists;        // each different one once
   std::vector<std::uint32_t> rank_children;   // by rank: its child_lists entry
   // Collectives whose lowest member a rank is, in rank then operation order: their keys
@@ -65,8 +78,11 @@ class ReplayProgram {
   std::vector<bool> names_algorithm;
 
  private:
+  std::uint32_t keep_program();  // program_'s entry in programs (added if new)
   std::vector<int> lowest_;  // by trace group: its lowest member, -1 until seen
   std::unordered_multimap<std::size_t, std::uint32_t> kept_;  // child lists by hash
+  std::unordered_multimap<std::size_t, std::uint32_t> kept_programs_;  // programs by hash
+  std::vector<TraceOp> program_;     // the rank being taken, its own parts cleared
   ChildLists lists_;                 // the rank being taken
   std::vector<std::uint32_t> next_;  // where each op's next child goes
 };

@@ -116,9 +116,9 @@ void TraceReplay::check_algorithms() const {
   const bool default_fits = options_.default_algorithm == "auto" || options_.default_algorithm == "ring";
   for (int r = 0; r < trace_.ranks; ++r) {
     if (default_fits && !program_.names_algorithm[static_cast<std::size_t>(r)]) continue;
-    for (const OpSlot& s : program_.slots[static_cast<std::size_t>(r)]) {
-      const TraceOp& op = s.op;
-      if (op.kind != TraceOpKind::kCollective) continue;
+    for (int i = 0; i < static_cast<int>(operation_count(r)); ++i) {
+      if (program_.shared(r, i).kind != TraceOpKind::kCollective) continue;
+      const TraceOp op = program_.op(r, i);
       const std::string& algorithm = op.algorithm == 0 ? options_.default_algorithm : trace_.algorithm(op);
       if (algorithm == "auto") continue;  // the tuner picks only what fits
       // The ring does these for any group of two or more on any channels, so its program
@@ -166,10 +166,9 @@ void TraceReplay::RankStart::on_event() {
 }
 
 void TraceReplay::ready(int rank, int i) {
-  OpSlot& here = slot(rank, i);
-  OpState& st = here.st;
+  OpState& st = slot(rank, i).st;
   st.waiting = kReady;
-  const TraceOp& op = here.op;
+  const TraceOp op = program_.op(rank, i);
   const Time now = streams_[static_cast<std::size_t>(rank)].sim->now();
   switch (op.kind) {
     case TraceOpKind::kCompute: try_compute(rank); break;
@@ -281,7 +280,7 @@ void TraceReplay::between_windows(ProcessGroup* group) {
   });
   std::vector<PendingCollective> complete;
   for (const Arrival& a : arrivals) {
-    const TraceOp& op = slot(a.rank, a.op).op;
+    const TraceOp op = program_.op(a.rank, a.op);
     PendingCollective& pending = collectives_[op.key];
     pending.members.emplace_back(a.rank, a.op);
     pending.arrived = std::max(pending.arrived, a.at);
@@ -345,7 +344,7 @@ void TraceReplay::Launched::start_at(Time at) const {
 
 TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) {
   const auto [rank0, op0] = pending.members.front();
-  const TraceOp& op = slot(rank0, op0).op;
+  const TraceOp op = program_.op(rank0, op0);
   const std::vector<int>& group = trace_.group(op);
   const int n = static_cast<int>(group.size());
   const std::int64_t bytes = std::max<std::int64_t>(1, op.bytes);
@@ -481,9 +480,9 @@ TraceReplay::Launched TraceReplay::launch_ring(Tuned& kind, std::vector<std::pai
 
 void TraceReplay::try_compute(int rank) {
   ComputeStream& s = streams_[static_cast<std::size_t>(rank)];
-  const std::vector<OpSlot>& ops = program_.slots[static_cast<std::size_t>(rank)];
+  const std::vector<TraceOp>& ops = program_.programs[program_.rank_program[static_cast<std::size_t>(rank)]];
   if (s.running >= 0) return;
-  while (s.next < ops.size() && ops[s.next].op.kind != TraceOpKind::kCompute) ++s.next;
+  while (s.next < ops.size() && ops[s.next].kind != TraceOpKind::kCompute) ++s.next;
   if (s.next == ops.size()) return;
   const int i = static_cast<int>(s.next);
   OpState& st = slot(rank, i).st;
@@ -492,7 +491,7 @@ void TraceReplay::try_compute(int rank) {
   s.running = i;
   Simulator& sim = *s.sim;
   st.start = sim.now();
-  Time duration = trace_.compute_time(ops[static_cast<std::size_t>(i)].op);
+  Time duration = trace_.compute_time(ops[static_cast<std::size_t>(i)]);
   if (static_cast<std::size_t>(rank) < options_.compute_scale.size()) {
     duration = static_cast<Time>(std::llround(static_cast<double>(duration) * options_.compute_scale[static_cast<std::size_t>(rank)]));
   }
@@ -532,9 +531,8 @@ void TraceReplay::reap_collectives() {
 }
 
 void TraceReplay::report(int rank, int i) const {
-  const OpSlot& here = slot(rank, i);
-  const OpState& st = here.st;
-  const TraceOp& op = here.op;
+  const OpState& st = slot(rank, i).st;
+  const TraceOp op = program_.op(rank, i);
   const HostId host = hosts_[static_cast<std::size_t>(rank)];
   if (op.kind == TraceOpKind::kCompute) {
     activity_->on_activity(host, Activity::kCompute, op.label == 0 ? "compute" : trace_.label(op), st.start, st.end, ActivityDetail{});
@@ -650,9 +648,10 @@ std::vector<RankBreakdown> TraceReplay::work_out_breakdown() const {
     for (std::size_t l : labels) by_label[l].clear();
     labels.clear();
     RankBreakdown& b = out[static_cast<std::size_t>(r)];
-    for (const OpSlot& s : program_.slots[static_cast<std::size_t>(r)]) {
-      const OpState& st = s.st;
-      const TraceOp& op = s.op;
+    const std::vector<OpSlot>& slots = program_.slots[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      const OpState& st = slots[i].st;
+      const TraceOp& op = program_.shared(r, static_cast<int>(i));
       if (st.end < 0) continue;
       b.finish = std::max(b.finish, st.end - started_);
       if (op.kind == TraceOpKind::kCompute) {

@@ -114,6 +114,9 @@ class TraceReplay final : public WorkloadDriver {
   // How many different dependency shapes its ranks have: each is kept once, for every
   // rank with it (data-parallel replicas share theirs).
   std::size_t distinct_child_lists() const { return program_.child_lists.size(); }
+  // How many different programs they run (ranks differing only in their collectives'
+  // groups and keys, and their sends' and receives' peers and tags, run one).
+  std::size_t distinct_programs() const { return program_.programs.size(); }
   // The trace's tables (groups and names; its keys' names are dropped once their order
   // keys are dealt). Its operations are the replay's own by now, beside their states, and
   // its dependency lists its children: the trace's own lists of both are dropped as they
@@ -232,7 +235,7 @@ class TraceReplay final : public WorkloadDriver {
   Trace trace_;
   std::vector<HostId> hosts_;
   ReplayOptions options_;
-  // Per rank, its operations (taken out of the trace) with their states and children.
+  // Per rank, its operations (taken out of the trace): their states, programs and children.
   ReplayProgram program_;
   std::deque<ComputeStream> streams_;
   std::deque<RankStart> ranks_;
