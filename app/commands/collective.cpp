@@ -127,7 +127,7 @@ int collective_command(const po::variables_map& vm) {
   const std::unique_ptr<ChromeTraceRecorder> timeline = start_timeline(trace, run);
   const ProgressStyle style = progress_style(vm);
   run.run(run_progress(style));
-  if (style.terminal && run.events() > 4'000'000) std::fputs("\n", stderr);
+  if (style.terminal && run.events() > ScenarioRun::kFirstProgressEvents) std::fputs("\n", stderr);
   finish_timeline(timeline.get());
   const CollectiveSweep& c = *run.collective();
   std::string results_path;

@@ -85,7 +85,7 @@ int run_here(const po::variables_map& vm, ProcessGroup* processes) {
     dprintf(error_fd, "fabricsim: error in process %d of %d: %s\n", processes->rank(), processes->size(), e.what());
     processes->abort(kExitFailure);
   }
-  if (style.terminal && run.events() > 4'000'000) std::fputs("\n", stderr);
+  if (style.terminal && run.events() > ScenarioRun::kFirstProgressEvents) std::fputs("\n", stderr);
   // Several jobs: each alone on the same endpoints too, for what sharing cost it.
   if (run.job_count() > 1) run.measure_jobs_alone();
   const std::string results_path = (std::filesystem::path(out_dir) / "results.json").string();

@@ -87,7 +87,7 @@ int scale_command(const po::variables_map& vm) {
     ScenarioRun run(load(vm["config"].as<std::string>(), with));
     const ProgressStyle style = progress_style(vm);
     run.run(run_progress(style));
-    if (style.terminal && run.events() > 4'000'000) std::fputs("\n", stderr);
+    if (style.terminal && run.events() > ScenarioRun::kFirstProgressEvents) std::fputs("\n", stderr);
     if (!run.replay()->done()) {
       std::cerr << "fabricsim scale: dp " << dp << ": the step did not finish\n";
       return kExitFailure;

@@ -100,7 +100,13 @@ std::uint64_t ScenarioRun::delivered_payload() const {
 }
 
 void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
+  // Events between progress reports (and the watchdog's checks): 4 M at most, fewer
+  // where events are slow (a flow-level solve over 100,000 flows is milliseconds), so a
+  // chunk takes about a second: starting small, doubled while chunks are quick and halved
+  // while slow. Where a chunk ends does not change the run.
   constexpr std::uint64_t kChunk = 4'000'000;
+  constexpr std::uint64_t kLeastChunk = 16;
+  std::uint64_t chunk_events = kFirstProgressEvents;
   const auto t0 = std::chrono::steady_clock::now();
   // The fabric is built: at scale its state goes onto huge pages (see huge_pages.h), and
   // what the run adds to it as it goes (queues grow, the packet pool's neighbours), read
@@ -111,8 +117,17 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   // A flow-level run is one thread: the others it was given copy pages aside.
   HugePageKeeper huge_pages(kHugePageHeap, kMinResident, !engine_ && config_.threads > 1);
   huge_pages.keep();
-  const auto keep_on_huge_pages = [&huge_pages] { huge_pages.keep(); };
+  // A pass scans the heap's mappings: after 4 M events or 2 s, whichever comes first.
+  std::uint64_t kept_at_events = 0;
+  double kept_at_seconds = 0;
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  const auto keep_on_huge_pages = [&](std::uint64_t events) {
+    const double now = elapsed();
+    if (events - kept_at_events < kChunk && now - kept_at_seconds < 2.0) return;
+    kept_at_events = events;
+    kept_at_seconds = now;
+    huge_pages.keep();
+  };
   // Runs until `until` (or the stop limits), reporting progress between chunks; false
   // once the run is over for good.
   // Between chunks, the watchdog: a run whose time or deliveries stopped moving is stopped
@@ -125,8 +140,15 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
     for (;;) {
       const std::uint64_t done = sim_->events_processed();
       const std::uint64_t left = config_.stop.events - std::min(done, config_.stop.events);
-      const std::uint64_t chunk = std::min(left, watchdog.check_every(kChunk));
+      const std::uint64_t chunk = std::min(left, watchdog.check_every(chunk_events));
+      const double chunk_began = elapsed();
       stop_reason_ = sim_->run(std::min(until, config_.stop.time), chunk);
+      const double took = elapsed() - chunk_began;
+      if (took < 0.5) {
+        chunk_events = std::min(kChunk, 2 * chunk_events);
+      } else if (took > 2.0) {
+        chunk_events = std::max(kLeastChunk, chunk_events / 2);
+      }
       if (stop_reason_ != StopReason::kEventLimit) break;
       if (chunk == left) return false;
       if (const auto stall = stalled(sim_->now(), sim_->events_processed())) {
@@ -139,7 +161,7 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
         stop_reason_ = *moved;
         if (stop_reason_ != StopReason::kEventLimit) break;
       }
-      keep_on_huge_pages();
+      keep_on_huge_pages(sim_->events_processed());
       if (progress) {
         progress({sim_->now(), sim_->events_processed(), messages_finished(), network_->messages().created(), elapsed()});
       }
@@ -148,7 +170,7 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   };
   // The same over a split run's partitions (its engine reports progress between windows).
   const std::function<void()> report = [&] {
-    keep_on_huge_pages();  // (between windows: the other threads wait)
+    keep_on_huge_pages(engine_->events());  // (between windows: the other threads wait)
     if (!no_progress_) {
       if (const auto stall = stalled(engine_->last_event_time(), engine_->events())) {
         (void)diagnose_no_progress(*stall, kTimeMax, 0);  // (not watched: confirmed)

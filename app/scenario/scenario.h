@@ -54,9 +54,12 @@ class ScenarioRun {
   ScenarioRun(const ScenarioRun&) = delete;
   ScenarioRun& operator=(const ScenarioRun&) = delete;
 
-  // Runs to completion or to the stop limits; `progress` is called every few million
-  // events (never per event), so a long run can report on a terminal.
+  // Runs to completion or to the stop limits; `progress` is called between chunks of
+  // events (never per event): the first after 65,536 events, then about once a second,
+  // at most 4 million events apart, so a long run can report on a terminal however slow
+  // its events are.
   void run(const std::function<void(const Progress&)>& progress = {});
+  static constexpr std::uint64_t kFirstProgressEvents = 1 << 16;  // a run of more has reported
 
   const ScenarioConfig& config() const { return config_; }
   const Topology& topology() const { return topology_; }
