@@ -1,7 +1,12 @@
-// The progress watchdog: a run whose simulated time stands still, or that delivers
-// nothing while started messages wait, is stopped after a bounded number of events with a
-// diagnosis naming what kept the event queue busy and the messages left.
+// A run's progress: its reports come between chunks of events, the first after 65,536
+// events, and where the chunks end does not change the run; its watchdog stops a run
+// whose simulated time stands still, or that delivers nothing while started messages
+// wait, after a bounded number of events with a diagnosis naming what kept the event
+// queue busy and the messages left.
 #include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
 
 #include "app/config/config_loader.h"
 #include "app/scenario/scenario.h"
@@ -84,4 +89,31 @@ TEST_CASE("the watchdog leaves a run that makes progress alone") {
     CHECK(run.stop_reason() == StopReason::kQueueEmpty);
     CHECK_FALSE(run.no_progress());
   }
+}
+
+TEST_CASE("progress is first reported after 65,536 events, and reporting leaves the run as it was") {
+  // The pair with a 256 MiB message: 65,536 packets of 4 KiB, each several events.
+  std::string yaml = kPair;
+  yaml.replace(yaml.find("bytes: 1MiB"), 11, "bytes: 256MiB");
+  ScenarioRun quiet(load_config_text(yaml, "quiet"));
+  quiet.run();
+  REQUIRE(quiet.complete());
+  REQUIRE(quiet.events() > 2 * 65'536);
+
+  ScenarioRun watched(load_config_text(yaml, "watched"));
+  std::vector<Progress> reports;
+  watched.run([&](const Progress& p) { reports.push_back(p); });
+  REQUIRE(watched.complete());
+  REQUIRE_FALSE(reports.empty());
+  CHECK(reports.front().events == 65'536);
+  for (std::size_t i = 1; i < reports.size(); ++i) {
+    CHECK(reports[i].events > reports[i - 1].events);
+    CHECK(reports[i].events - reports[i - 1].events <= 4'000'000);
+    CHECK(reports[i].sim_time >= reports[i - 1].sim_time);
+  }
+  CHECK(reports.back().events < watched.events());
+  // The same run: its events, its end and its message's delivery.
+  CHECK(watched.events() == quiet.events());
+  CHECK(watched.sim_time() == quiet.sim_time());
+  CHECK(watched.network().messages()[0].delivered == quiet.network().messages()[0].delivered);
 }
