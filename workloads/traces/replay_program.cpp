@@ -1,11 +1,11 @@
 #include "workloads/traces/replay_program.h"
 
-#include "sim/core/hash_mix.h"
-
 #include <algorithm>
 #include <bit>
 #include <stdexcept>
 #include <string>
+
+#include "sim/core/hash_mix.h"
 
 namespace fabricsim {
 
