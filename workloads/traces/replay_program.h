@@ -53,12 +53,11 @@ class ReplayProgram {
   // on ids the rank does not have.
   void take_rank(Trace& trace);
   int ranks() const { return static_cast<int>(slots.size()); }
-  // Operation `op` of `rank` as the trace had it, and what of it its program holds (all but
-  // group, key, peer and tag, which are the slot's).
+  // Operation `op` of `rank` as the trace had it; the rank's program; and what of the
+  // operation its program holds (all but group, key, peer and tag, which are the slot's).
   TraceOp op(int rank, int op) const;
-  const TraceOp& shared(int rank, int op) const {
-    return programs[rank_program[static_cast<std::size_t>(rank)]][static_cast<std::size_t>(op)];
-  }
+  const std::vector<TraceOp>& program(int rank) const { return programs[rank_program[static_cast<std::size_t>(rank)]]; }
+  const TraceOp& shared(int rank, int op) const { return program(rank)[static_cast<std::size_t>(op)]; }
   std::span<const int> children(int rank, int op) const {
     const ChildLists& c = child_lists[rank_children[static_cast<std::size_t>(rank)]];
     const std::uint32_t from = c.at[static_cast<std::size_t>(op)];

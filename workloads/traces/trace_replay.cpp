@@ -168,10 +168,14 @@ void TraceReplay::RankStart::on_event() {
 void TraceReplay::ready(int rank, int i) {
   OpState& st = slot(rank, i).st;
   st.waiting = kReady;
+  if (program_.shared(rank, i).kind == TraceOpKind::kCompute) {
+    try_compute(rank);  // (needs nothing of the rank's own: no whole operation made)
+    return;
+  }
   const TraceOp op = program_.op(rank, i);
   const Time now = streams_[static_cast<std::size_t>(rank)].sim->now();
   switch (op.kind) {
-    case TraceOpKind::kCompute: try_compute(rank); break;
+    case TraceOpKind::kCompute: break;  // (above)
     case TraceOpKind::kCollective: {
       st.start = now;
       std::unique_lock<std::mutex> lock(mutex_);
@@ -480,7 +484,7 @@ TraceReplay::Launched TraceReplay::launch_ring(Tuned& kind, std::vector<std::pai
 
 void TraceReplay::try_compute(int rank) {
   ComputeStream& s = streams_[static_cast<std::size_t>(rank)];
-  const std::vector<TraceOp>& ops = program_.programs[program_.rank_program[static_cast<std::size_t>(rank)]];
+  const std::vector<TraceOp>& ops = program_.program(rank);
   if (s.running >= 0) return;
   while (s.next < ops.size() && ops[s.next].kind != TraceOpKind::kCompute) ++s.next;
   if (s.next == ops.size()) return;

@@ -118,9 +118,10 @@ class TraceReplay final : public WorkloadDriver {
   // groups and keys, and their sends' and receives' peers and tags, run one).
   std::size_t distinct_programs() const { return program_.programs.size(); }
   // The trace's tables (groups and names; its keys' names are dropped once their order
-  // keys are dealt). Its operations are the replay's own by now, beside their states, and
-  // its dependency lists its children: the trace's own lists of both are dropped as they
-  // are taken (at 100,000 GPUs, 80 million operations' worth).
+  // keys are dealt). Its operations are the replay's own by now (programs shared by ranks,
+  // each rank's own parts beside their states) and its dependency lists its children: the
+  // trace's own lists of both are dropped as they are taken (at 100,000 GPUs, 80 million
+  // operations' worth).
   const Trace& trace() const { return trace_; }
   std::size_t operation_count() const;
   std::size_t operation_count(int rank) const { return program_.slots[static_cast<std::size_t>(rank)].size(); }
