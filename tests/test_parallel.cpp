@@ -18,6 +18,7 @@
 #include "app/config/config_loader.h"
 #include "app/output/results.h"
 #include "app/scenario/scenario.h"
+#include "app/scenario/setup_threads.h"
 #include "local_process_group.h"
 #include "sim/parallel/ordered_pipeline.h"
 #include "test_support.h"
@@ -643,4 +644,23 @@ TEST_CASE("an item that fails to be made or taken stops the rest and is rethrown
                          "take 5", std::invalid_argument);
     CHECK(taken == 5);
   }
+}
+
+TEST_CASE("set-up threads: --threads when given, every core (at most 16) for a large flow-level run, else one") {
+  ScenarioConfig flow;
+  flow.network.fidelity = NetworkConfig::Fidelity::kFlow;
+  MemoryEstimate large;
+  large.routes = kLargeFlowSetup;  // exactly the threshold counts as large
+  MemoryEstimate small;
+  small.routes = kLargeFlowSetup - 1;
+  CHECK(setup_threads(flow, large, 8) == 8);
+  CHECK(setup_threads(flow, large, 64) == 16);
+  CHECK(setup_threads(flow, large, 0) == 1);  // hardware_concurrency() unknown
+  CHECK(setup_threads(flow, small, 8) == 1);
+  ScenarioConfig asked = flow;
+  asked.threads = 3;
+  CHECK(setup_threads(asked, large, 8) == 3);
+  CHECK(setup_threads(asked, small, 8) == 3);
+  ScenarioConfig packet;  // a packet-level run's threads split the run itself
+  CHECK(setup_threads(packet, large, 8) == 1);
 }

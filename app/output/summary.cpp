@@ -113,9 +113,11 @@ void print_summary(std::ostream& out, const ScenarioRun& run, const std::string&
                 wall > 0 ? static_cast<double>(run.events()) / wall * 1e-6 : 0.0);
   out << "  simulated " << format_time(sim_time) << " in " << run.events() << " events, " << rate
       << "\n";
-  char setup[96];
-  std::snprintf(setup, sizeof setup, "  setup     %.3f s; peak memory %.1f MB (estimated %.1f MB)\n", run.setup_wall_seconds(),
-                static_cast<double>(peak_memory_bytes()) / 1e6, static_cast<double>(run.memory_estimate().total()) / 1e6);
+  char threads[32] = "";
+  if (run.setup_threads() > 1) std::snprintf(threads, sizeof threads, " on %d threads", run.setup_threads());
+  char setup[128];
+  std::snprintf(setup, sizeof setup, "  setup     %.3f s%s; peak memory %.1f MB (estimated %.1f MB)\n", run.setup_wall_seconds(),
+                threads, static_cast<double>(peak_memory_bytes()) / 1e6, static_cast<double>(run.memory_estimate().total()) / 1e6);
   out << setup;
   if (!results_path.empty()) out << "  results   " << results_path << "\n";
 }

@@ -115,7 +115,7 @@ void ScenarioRun::run(const std::function<void(const Progress&)>& progress) {
   // those would fill them (docs/performance.md).
   constexpr double kMinResident = 0.9;
   // A flow-level run is one thread: the others it was given copy pages aside.
-  HugePageKeeper huge_pages(kHugePageHeap, kMinResident, !engine_ && config_.threads > 1);
+  HugePageKeeper huge_pages(kHugePageHeap, kMinResident, !engine_ && setup_threads_ > 1);
   huge_pages.keep();
   // A pass scans the heap's mappings: after 4 M events or 2 s, whichever comes first.
   std::uint64_t kept_at_events = 0;

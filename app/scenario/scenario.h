@@ -83,6 +83,7 @@ class ScenarioRun {
   double wall_seconds() const { return wall_seconds_; }
   // From the config to the first event: building the fabric, routes and workload.
   double setup_wall_seconds() const { return setup_wall_seconds_; }
+  int setup_threads() const { return setup_threads_; }
   // When a message was meant to start: its configured start, or (for messages a
   // collective creates during the run) when it was posted.
   Time message_start(MessageId id) const { return id < starts_.size() ? starts_[id] : network_->messages()[id].posted; }
@@ -161,6 +162,8 @@ class ScenarioRun {
   Topology topology_;
   std::vector<AppliedFault> applied_faults_;
   MemoryEstimate memory_;
+  // Threads for the set-up (routes, a generated step, pages copied aside): setup_threads.h.
+  int setup_threads_ = 1;
   std::unique_ptr<Simulator> sim_;  // unsplit: everything; split: the monitors' clock
   std::vector<std::unique_ptr<Simulator>> partitions_;
   std::unique_ptr<Network> network_;

@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
+#include <thread>
 
 #include "app/config/config_error.h"
 #include "app/scenario/huge_pages.h"
+#include "app/scenario/setup_threads.h"
 #include "sim/parallel/process_group.h"
 #include "topologies/analysis.h"
 #include "topologies/cluster.h"
@@ -95,6 +97,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   topology_ = build_topology(config_.topology);
   apply_config_faults();
   refuse_if_too_big();
+  setup_threads_ = fabricsim::setup_threads(config_, memory_, std::thread::hardware_concurrency());
   // A large flow-level run's state onto huge pages as it is built: its operations and flows
   // are read in no order (docs/performance.md). Not a packet-level run's: its pools and
   // queues take many small blocks, which whole committed segments would inflate, and the
@@ -104,7 +107,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   }
   // A generated step needs only the config: with threads, made while the fabric is routed.
   const WorkloadConfig& w = config_.workload;
-  if (config_.threads > 1 && w.is("trace") && w.trace.generate) trace_ahead_ = std::make_unique<TraceAhead>(w.trace, trace_progress);
+  if (setup_threads_ > 1 && w.is("trace") && w.trace.generate) trace_ahead_ = std::make_unique<TraceAhead>(w.trace, trace_progress);
   build_network(network_options(config_, topology_), routing_progress);
   add_traffic(trace_progress);
   start_watchers();
@@ -167,7 +170,7 @@ void ScenarioRun::build_network(NetworkOptions options, const RoutingProgress& r
   // A flow-level run is one solver: its threads split the set-up alone (the routes, a
   // generated trace, the replay's ranks) and copy pages aside (HugePageKeeper).
   const bool flow = n.fidelity == NetworkConfig::Fidelity::kFlow;
-  options.route_threads = std::max(1, config_.threads);
+  options.route_threads = setup_threads_;
   if ((config_.threads > 0 && !flow) || processes > 1) {
     check_splittable();
     // Under mpirun: --threads per process (default one), so a partition per thread of each.
