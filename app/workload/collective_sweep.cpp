@@ -78,7 +78,8 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   }
   // Check every size's program now, so a bad algorithm fails before any event.
   const bool split = network.partition_count() > 1;
-  for (std::int64_t bytes : config_.sizes) {
+  for (std::size_t i = 0; i < config_.sizes.size(); ++i) {
+    const std::int64_t bytes = config_.sizes[i];
     const CollectiveAlgorithm* chosen = find_collective_algorithm(choice_for(bytes).algorithm);
     if (split && chosen != nullptr && chosen->packet_only) {
       throw ConfigError(where, "workload.algorithm",
@@ -90,11 +91,21 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
     // program is right by construction.
     if (!coupled_rings_for(bytes, choice_for(bytes)).empty()) continue;
     try {
-      const CollectiveProgram p = program_for(bytes);
-      if (auto problem = check_program(p, config_.check_data)) throw std::invalid_argument(*problem);
+      CollectiveProgram built = program_for(bytes);
+      const CollectiveProgram* p = &built;
+      if (i > 0 || config_.check_data) {
+        if (auto problem = check_program(built, config_.check_data)) throw std::invalid_argument(*problem);
+      }
+      if (i == 0) {
+        // The first size runs first: checked once and prepared here, not built and
+        // checked again when it starts (at 16,384 ranks a tree's program is millions of
+        // steps, seconds to build and to check).
+        first_prepared_ = PreparedCollective::prepare(std::move(built));
+        p = &first_prepared_->program;
+      }
       // In-network algorithms need switches that reduce and copy for these ranks.
-      if (bytes == config_.sizes.front() && uses_in_network(p)) {
-        if (auto problem = CollectiveExecutor::in_network_problem(network, p, hosts_)) throw ConfigError(where, "workload.algorithm", *problem);
+      if (i == 0 && uses_in_network(*p)) {
+        if (auto problem = CollectiveExecutor::in_network_problem(network, *p, hosts_)) throw ConfigError(where, "workload.algorithm", *problem);
       }
     } catch (const ConfigError&) {
       throw;  // already located in the steps file
@@ -225,7 +236,8 @@ void CollectiveSweep::start_next(Time at) {
   options.traffic_class = traffic_class_;
   options.activity = activity_;
   options.rank_node = rank_node_;
-  current_ = std::make_unique<CollectiveExecutor>(*network_, program_for(bytes), hosts_, options);
+  current_ = first_prepared_ ? std::make_unique<CollectiveExecutor>(*network_, std::move(first_prepared_), hosts_, options)
+                            : std::make_unique<CollectiveExecutor>(*network_, program_for(bytes), hosts_, options);
   current_->set_on_done([this] { start_next(current_->finished_at() + notice_); }, split_);
   current_->start_at(at);
 }

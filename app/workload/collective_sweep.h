@@ -106,6 +106,8 @@ class CollectiveSweep final : public WorkloadDriver {
   Time notice_ = 0;  // the fabric's longest link latency
   bool split_ = false;
   ActivityListener* activity_ = nullptr;
+  // The first size's program, checked and prepared with the workload: taken when it starts.
+  std::shared_ptr<const PreparedCollective> first_prepared_;
   std::unique_ptr<CollectiveExecutor> current_;
   std::vector<std::unique_ptr<CollectiveExecutor>> finished_;  // kept until quiescent: the message table observes them
   NetworkConfig::FlowRings flow_rings_ = NetworkConfig::FlowRings::kSteps;  // packet fidelity: steps

@@ -37,12 +37,27 @@ CollectiveProgram nccl_tree(int n, int g, std::int64_t bytes, const AlgorithmPar
   Builder b{p};
   // A rank's sends to one peer in one direction go piece after piece, as NCCL's slices
   // do (otherwise every piece would share the link at once and none finish early).
-  std::map<std::tuple<int, int, int, int>, int> last_send;  // (rank, peer, direction, tree and channel) -> step
+  // A rank sends to at most three peers per direction on one tree and channel (up: its
+  // chain's next or its parent node's head; down: two child nodes' heads and its chain's
+  // next), the same peers for every piece: the last send to each, by (tree and channel,
+  // rank, direction).
+  struct LastSend {
+    int peer = -1;
+    int step = -1;
+  };
+  constexpr int kPeersPerDirection = 3;
+  std::vector<LastSend> last_send(static_cast<std::size_t>(trees) * static_cast<std::size_t>(c) * static_cast<std::size_t>(n) * 2 *
+                                  kPeersPerDirection);
   const auto send = [&](int r, int peer, int ch, int slot, int dir, std::vector<int> deps) {
-    auto [it, fresh] = last_send.try_emplace({r, peer, dir, slot % (trees * c)}, -1);
-    if (it->second >= 0) deps.push_back(it->second);
-    it->second = b.send(r, peer, ch, slot, 1, std::move(deps));
-    return it->second;
+    const std::size_t tree_channel = static_cast<std::size_t>(slot % (trees * c));
+    LastSend* at = &last_send[((tree_channel * static_cast<std::size_t>(n) + static_cast<std::size_t>(r)) * 2 +
+                               static_cast<std::size_t>(dir)) * kPeersPerDirection];
+    LastSend* last = std::find_if(at, at + kPeersPerDirection, [&](const LastSend& l) { return l.peer == peer || l.peer < 0; });
+    if (last == at + kPeersPerDirection) throw std::logic_error("tree: a rank with more than three peers one way");
+    if (last->step >= 0) deps.push_back(last->step);
+    last->peer = peer;
+    last->step = b.send(r, peer, ch, slot, 1, std::move(deps));
+    return last->step;
   };
   for (int s = 0; s < streams; ++s) {
     const int t = s % trees;
