@@ -2,10 +2,8 @@
 // over all ranks; AllReduce, Broadcast and Reduce.
 #include <algorithm>
 #include <functional>
-#include <map>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "workloads/collectives/collective_algorithms.h"
