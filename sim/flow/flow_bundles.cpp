@@ -33,6 +33,7 @@ void FlowModel::set_link_bundles(const std::vector<std::vector<std::uint32_t>>& 
     }
     LinkState& own = links_.emplace_back();
     own.capacity = total;
+    link_flows_.emplace_back();
   }
   bundle_use_of_.assign(bundles_.size(), kNoUse);
 }
@@ -105,8 +106,8 @@ void FlowModel::dissolve(std::uint32_t b) {
   own.load_since = now;
   bundle.dissolved = true;  // from here its flows' windows are on their own links again
   ++dissolutions_;
-  const std::vector<Member> moving = std::move(own.members);
-  own.members.clear();
+  const std::vector<Member> moving = std::move(link_flows_[bundle.link].members);
+  link_flows_[bundle.link].members.clear();
   own.load = 0;
   own.window_users = 0;
   for (const Member& m : moving) {
@@ -126,8 +127,9 @@ void FlowModel::dissolve(std::uint32_t b) {
         s.hops.push_back(hop);
         s.member_pos.push_back(0);
       }
-      s.member_pos[at] = static_cast<std::uint32_t>(l.members.size());
-      l.members.push_back({m.flow, static_cast<std::uint32_t>(at)});
+      std::vector<Member>& members = link_flows_[link].members;
+      s.member_pos[at] = static_cast<std::uint32_t>(members.size());
+      members.push_back({m.flow, static_cast<std::uint32_t>(at)});
       l.load += contribution(s, hop);
       if (!l.dirty) {
         l.dirty = true;

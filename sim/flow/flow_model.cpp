@@ -12,6 +12,7 @@ namespace fabricsim {
 FlowModel::FlowModel(Simulator& sim, std::vector<double> capacity, MessageObserver* observer)
     : sim_(&sim), observer_(observer) {
   links_.resize(capacity.size());
+  link_flows_.resize(capacity.size());
   for (std::size_t i = 0; i < capacity.size(); ++i) {
     if (!(capacity[i] > 0)) throw std::invalid_argument("a link of the flow model has no capacity");
     links_[i].capacity = capacity[i];
@@ -112,9 +113,10 @@ void FlowModel::start_now(MessageId id, std::int64_t wire_bytes, std::int64_t pa
   s.member_pos.resize(s.hops.size());
   for (std::size_t h = 0; h < s.hops.size(); ++h) {
     LinkState& l = links_[s.hops[h].link];
-    s.member_pos[h] = static_cast<std::uint32_t>(l.members.size());
-    l.members.push_back({f, static_cast<std::uint32_t>(h)});
-    ++l.flows;
+    LinkFlows& on = link_flows_[s.hops[h].link];
+    s.member_pos[h] = static_cast<std::uint32_t>(on.members.size());
+    on.members.push_back({f, static_cast<std::uint32_t>(h)});
+    ++on.flows;
     if (!l.dirty) {
       l.dirty = true;
       dirty_links_.push_back(s.hops[h].link);
@@ -149,12 +151,13 @@ void FlowModel::remove_from_links(std::uint32_t f) {
     // Its load leaves with it (what it carried so far is counted first).
     l.bytes += l.load * static_cast<double>(now - l.load_since);
     l.load_since = now;
-    l.load = l.members.size() == 1 ? 0.0 : std::max(0.0, l.load - contribution(s, s.hops[h]));
+    std::vector<Member>& members = link_flows_[link].members;
+    l.load = members.size() == 1 ? 0.0 : std::max(0.0, l.load - contribution(s, s.hops[h]));
     const std::uint32_t pos = s.member_pos[h];
-    const Member last = l.members.back();
-    l.members[pos] = last;
+    const Member last = members.back();
+    members[pos] = last;
     flows_[last.flow].member_pos[last.hop] = pos;
-    l.members.pop_back();
+    members.pop_back();
     if (!l.dirty) {
       l.dirty = true;
       dirty_links_.push_back(link);

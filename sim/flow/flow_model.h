@@ -123,7 +123,7 @@ class FlowModel final : public EventHandler {
   double link_bytes(std::uint32_t link, Time now) const;
   std::uint64_t link_flows(std::uint32_t link) const {
     const std::uint32_t b = link < bundle_of_.size() ? bundle_of_[link] : kNoBundle;
-    return links_[link].flows + (b == kNoBundle ? 0 : links_[bundles_[b].link].flows);
+    return link_flows_[link].flows + (b == kNoBundle ? 0 : link_flows_[bundles_[b].link].flows);
   }
   double link_capacity(std::uint32_t link) const { return links_[link].capacity; }
   std::uint64_t flows_started() const { return started_; }
@@ -135,22 +135,30 @@ class FlowModel final : public EventHandler {
   std::size_t active_flows() const { return active_; }
 
  private:
-  struct FlowState {
+  // The fields a solve reads for every flow it takes in come first (one cache line:
+  // at thousands of flows a solve is bound by their misses), the rest after them.
+  struct alignas(64) FlowState {
+    double rate = 0;           // bytes per picosecond
+    double next_rate = 0;      // solve()'s scratch: the rate being worked out
+    double shares = 1;         // equal flows it stands for
+    double cap = 0;            // Route::cap
+    std::vector<Hop> hops;
+    std::uint32_t bottleneck = UINT32_MAX;  // the link that froze it in the last solve
+    std::uint32_t visit = 0;   // solve stamp
+    bool frozen = false;
+    bool sent = false;  // the sender's last byte has left (told)
+    bool body = false;  // a flow's body: silent; once sent, its last quantum takes its turn
+    bool posted = false;  // its sending was told as it started
+    bool acknowledged = true;
+    std::uint32_t heap_pos = UINT32_MAX;
     MessageId id = 0;
     std::uint64_t serial = 0;  // start order: breaks ties between equal finish times
     double remaining = 0;      // bytes left at `last`
-    double rate = 0;           // bytes per picosecond
-    double next_rate = 0;      // solve()'s scratch: the rate being worked out
-    std::uint32_t bottleneck = UINT32_MAX;  // the link that froze it in the last solve
     Time last = 0;
     Time finish = kTimeMax;
     Time deliver_delay = 0;
     Time ack_delay = 0;
     std::int64_t payload = 0;
-    std::uint32_t heap_pos = UINT32_MAX;
-    std::uint32_t visit = 0;   // solve stamp
-    bool frozen = false;
-    bool acknowledged = true;
     std::uint32_t sum = kNoSum;
     std::uint32_t sum_parts = 0;
     // Running ahead on a credit-based first link (see the top): bytes beyond those
@@ -160,25 +168,18 @@ class FlowModel final : public EventHandler {
     double ahead = 0;
     double ahead_cap = 0;
     double push = 0;
-    bool sent = false;  // the sender's last byte has left (told)
-    bool body = false;  // a flow's body: silent; once sent, its last quantum takes its turn
-    double shares = 1;  // equal flows it stands for
-    double cap = 0;     // Route::cap
-    bool posted = false;  // its sending was told as it started
     std::uint64_t in_turn = kNoTurn;
     std::int64_t tail_wire = 0;
     std::int64_t tail_payload = 0;
     std::vector<MessageId> deliver;
-    std::vector<Hop> hops;
     std::vector<std::uint32_t> member_pos;  // per hop: its place in the link's member list
   };
   struct Member {
     std::uint32_t flow;
     std::uint32_t hop;
   };
-  // The fields a solve's passes over its links read come first (within 64 bytes); the
-  // members and the count of flows, which starts, ends and freezing read, after them.
-  struct LinkState {
+  // What a solve's passes over its links read: one cache line.
+  struct alignas(64) LinkState {
     double capacity = 0;
     double load = 0;        // bytes per ps, the sum of weight x rate over its flows
     // Progressive filling's scratch.
@@ -192,8 +193,13 @@ class FlowModel final : public EventHandler {
     std::uint32_t held = 0;
     std::uint32_t window_users = 0;  // active flows whose credit window is on this link
     bool dirty = false;
+  };
+  static_assert(sizeof(LinkState) == 64);
+  // A link's flows, beside its state (read where a link freezes flows or flows join and
+  // leave it, not by every pass of a solve).
+  struct LinkFlows {
     std::vector<Member> members;
-    std::uint64_t flows = 0;
+    std::uint64_t flows = 0;  // flows that crossed it, in all
   };
   struct Note {  // something to tell the observer at `time`
     Time time;
@@ -280,6 +286,7 @@ class FlowModel final : public EventHandler {
   Simulator* sim_;
   MessageObserver* observer_;
   std::vector<LinkState> links_;  // the real ones (link_count()), then the bundles'
+  std::vector<LinkFlows> link_flows_;  // likewise
   std::size_t real_links_ = 0;
   std::vector<Bundle> bundles_;
   std::size_t dissolutions_ = 0;  // bundles dissolved so far

@@ -43,10 +43,10 @@ void FlowModel::take_in(std::uint32_t f) {
 void FlowModel::take_in_held(bool every_link) {
   for (; scanned_ < comp_links_.size(); ++scanned_) {
     const std::uint32_t link = comp_links_[scanned_];
-    const LinkState& l = links_[link];
-    if (!every_link && l.held == 0) continue;  // (most links of a long ring flow)
-    for (std::size_t i = 0; i < l.members.size(); ++i) {
-      const std::uint32_t f = l.members[i].flow;
+    if (!every_link && links_[link].held == 0) continue;  // (most links of a long ring flow)
+    const std::vector<Member>& members = link_flows_[link].members;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const std::uint32_t f = members[i].flow;
       if (every_link || flows_[f].bottleneck == link) take_in(f);
     }
   }
@@ -115,7 +115,7 @@ void FlowModel::fill() {
     }
     const double share = top.share;
     bottlenecks_.push_back(top);
-    for (const Member& m : bottleneck.members) {
+    for (const Member& m : link_flows_[top.link].members) {
       FlowState& s = flows_[m.flow];
       if (s.visit != stamp_ || s.frozen) continue;
       freeze(s, share, top.link);
@@ -126,7 +126,7 @@ void FlowModel::fill() {
 
 bool FlowModel::fill_alone(FlowState& s, std::uint32_t f) {
   for (const Hop& h : s.hops) {
-    if (links_[h.link].members.size() != 1) return false;
+    if (link_flows_[h.link].members.size() != 1) return false;
   }
   // Alone on each of its links: progressive filling would freeze it at its first entry to
   // leave the heap, the least (share, link) of its links' and its cap's, computed alike.
@@ -167,11 +167,11 @@ void FlowModel::freeze(FlowState& s, double share, std::uint32_t bottleneck) {
 bool FlowModel::take_in_faster() {
   const std::size_t before = comp_flows_.size();
   for (const Share& b : bottlenecks_) {
-    const LinkState& l = links_[b.link];
+    const std::vector<Member>& members = link_flows_[b.link].members;
     const double limit = b.share * (1 + 1e-9);
-    for (std::size_t i = 0; i < l.members.size(); ++i) {
-      const FlowState& s = flows_[l.members[i].flow];
-      if (s.visit != stamp_ && s.rate / s.shares > limit) take_in(l.members[i].flow);
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const FlowState& s = flows_[members[i].flow];
+      if (s.visit != stamp_ && s.rate / s.shares > limit) take_in(members[i].flow);
     }
   }
   return comp_flows_.size() != before;
@@ -247,7 +247,7 @@ void FlowModel::solve(Time now) {
     LinkState& l = links_[link];
     l.load = std::clamp(l.load, 0.0, l.capacity);
     if (l.window_users == 0) continue;
-    for (const Member& m : l.members) {
+    for (const Member& m : link_flows_[link].members) {
       FlowState& s = flows_[m.flow];
       if (s.visit == stamp_ || s.sent || window_constraint(s) != link) continue;
       advance(s, now);
