@@ -311,3 +311,27 @@ TEST_CASE("the tree on one node is NCCL's chain: each GPU talks to the GPUs befo
     }
   }
 }
+
+TEST_CASE("a collective's set-up tells each size's program as it is built and as it is checked") {
+  // A ring broadcast over n = 8 ranks on c = 2 channels, in k = 4 pieces a channel (64 KiB
+  // over 2 channels in 8 KiB pieces): each piece goes down the chain, n - 1 sends and
+  // n - 1 receives, so 2 (n - 1) c k = 112 steps. The first size is checked and prepared;
+  // the second is built and checked.
+  const std::string yaml = R"(
+topology: {kind: nvswitch, gpus: 8, switches: 1, links_per_switch: 18, nvlink_bandwidth: 25GBps, latency: 250ns}
+network: {mtu: 64KiB, header_bytes: 64}
+workload: {kind: collective, op: broadcast, algorithm: ring, protocol: none, channels: 2, chunk_bytes: 8KiB, sizes: {from: 64KiB, to: 128KiB, factor: 2}, check_data: false}
+)";
+  std::vector<std::string> notes;
+  ScenarioRun run(load_config_text(yaml, "notes"), {}, {}, [&](const std::string& what, double seconds) {
+    CHECK(seconds >= 0);
+    notes.push_back(what);
+  });
+  const std::vector<std::string> expected{
+      "collective program for 65536 B: built, 8 ranks, 112 steps",
+      "collective program for 65536 B: checked and prepared",
+      "collective program for 131072 B: built, 8 ranks, 224 steps",  // k = 8
+      "collective program for 131072 B: checked",
+  };
+  CHECK(notes == expected);
+}

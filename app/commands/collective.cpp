@@ -119,7 +119,8 @@ int collective_command(const po::variables_map& vm) {
   if (!timeline_options(vm, trace)) return kExitBadInput;
   std::optional<ScenarioRun> built;
   try {
-    built.emplace(std::move(config));
+    const ProgressStyle shown = progress_style(vm);
+    built.emplace(std::move(config), routing_progress(shown), trace_progress(shown), setup_note(shown));
   } catch (const ConfigError& e) {
     blame_flag(vm, e);  // e.g. --ranks above the endpoints, found when the workload is built
   }

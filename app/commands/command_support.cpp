@@ -181,6 +181,15 @@ RoutingProgress trace_progress(ProgressStyle style) { return phase_progress(styl
 
 RoutingProgress routing_progress(ProgressStyle style) { return phase_progress(style, "routing", "destination groups"); }
 
+SetupNote setup_note(ProgressStyle style) {
+  if (!style.on) return {};
+  return [](const std::string& what, double seconds) {
+    if (seconds < 1.0) return;  // (a sweep's small sizes: milliseconds each)
+    std::fprintf(stderr, "fabricsim: %s in %.1f s\n", what.c_str(), seconds);
+    std::fflush(stderr);
+  };
+}
+
 ParallelSpec parallel_from(const po::variables_map& vm) {
   const auto count = [&](const char* key, int fallback) { return vm.count(key) ? vm[key].as<int>() : fallback; };
   ParallelSpec par;

@@ -44,6 +44,8 @@ std::function<void(const Progress&)> run_progress(ProgressStyle style);
 RoutingProgress routing_progress(ProgressStyle style);
 // How far a generated training step is (workload.generate), likewise.
 RoutingProgress trace_progress(ProgressStyle style);
+// The end of another long step of the set-up (a collective's program built, checked).
+SetupNote setup_note(ProgressStyle style);
 
 // CONFIG with overrides, or the built-in default scenario when the path is empty.
 ScenarioConfig load(const std::string& config_path, const std::vector<std::string>& sets);

@@ -58,7 +58,7 @@ int run_here(const po::variables_map& vm, ProcessGroup* processes) {
   // Not freed at the end of a run in one process: returning millions of small blocks to
   // the allocator took seconds at 16,384 GPUs, and the process's exit frees it all at once.
   auto owned = std::make_unique<ScenarioRun>(std::move(config), routing_progress(progress_style(vm)),
-                                             trace_progress(progress_style(vm)));
+                                             trace_progress(progress_style(vm)), setup_note(progress_style(vm)));
   ScenarioRun& run = *owned;
   const std::unique_ptr<ChromeTraceRecorder> timeline = start_timeline(trace, run);
   if (vm.count("records")) {

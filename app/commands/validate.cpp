@@ -93,7 +93,8 @@ int validate_command(const po::variables_map& vm) {
   if (!apply_memory_limit(vm, config)) return kExitBadInput;
   if (!apply_threads(vm, config)) return kExitBadInput;
   const std::string name = config.name;
-  ScenarioRun run(std::move(config), routing_progress(progress_style(vm)), trace_progress(progress_style(vm)));  // builds the network too, so name errors show here
+  ScenarioRun run(std::move(config), routing_progress(progress_style(vm)), trace_progress(progress_style(vm)),
+                  setup_note(progress_style(vm)));  // builds the network too, so name errors show here
   std::cout << vm["config"].as<std::string>() << ": ok: " << name << ", " << run.network().host_count() << " hosts, "
             << run.network().switch_count() << " switches, " << run.network().directions().size() / 2 << " links, "
             << run.messages_created() << " messages made before the run\n";

@@ -23,6 +23,7 @@
 #include "topologies/routing.h"
 #include "topologies/topology.h"
 #include "app/workload/collective_sweep.h"
+#include "app/workload/setup_note.h"
 #include "app/workload/trace_ahead.h"
 #include "app/workload/workload_kind.h"
 #include "sim/net/deadlock_detector.h"
@@ -48,9 +49,11 @@ class ScenarioRun {
   // Resolves names and builds everything; throws ConfigError on references to nothing.
   // `routing_progress`, when given, hears how far route compilation is (groups done, of
   // all): on a large fabric the longest phase before the first event; `trace_progress`
-  // how far a generated training step is (data-parallel replicas made, of all).
+  // how far a generated training step is (data-parallel replicas made, of all);
+  // `setup_note` each other long step of the set-up as it ends (a collective's program
+  // built, then checked and prepared: at 16,384 ranks a tree's are tens of seconds).
   explicit ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_progress = {},
-                       const RoutingProgress& trace_progress = {});
+                       const RoutingProgress& trace_progress = {}, const SetupNote& setup_note = {});
   ScenarioRun(const ScenarioRun&) = delete;
   ScenarioRun& operator=(const ScenarioRun&) = delete;
 
@@ -131,10 +134,10 @@ class ScenarioRun {
   void apply_config_faults();   // what-if faults that hold from the start
   void refuse_if_too_big();     // the memory estimate against what is free
   void build_network(NetworkOptions options, const RoutingProgress& routing_progress);
-  void add_traffic(const RoutingProgress& trace_progress);  // messages, jobs, the workload
+  void add_traffic(const RoutingProgress& trace_progress, const SetupNote& setup_note);  // messages, jobs, the workload
   void start_watchers();        // deadlock check, queue sampler, a split run's engine
   // The workloads (app/scenario_workload.cpp).
-  void add_workload(const RoutingProgress& trace_progress);
+  void add_workload(const RoutingProgress& trace_progress, const SetupNote& setup_note);
   // Owns `driver` and starts it at `at`.
   void add_driver(std::unique_ptr<WorkloadDriver> driver, Time at);
   // Located errors for what a split run cannot do yet.

@@ -91,7 +91,8 @@ Topology build_topology(const TopologyConfig& config) {
   return t;
 }
 
-ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_progress, const RoutingProgress& trace_progress)
+ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_progress, const RoutingProgress& trace_progress,
+                         const SetupNote& setup_note)
     : config_(std::move(config)) {
   const auto setup_start = std::chrono::steady_clock::now();
   topology_ = build_topology(config_.topology);
@@ -109,7 +110,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   const WorkloadConfig& w = config_.workload;
   if (setup_threads_ > 1 && w.is("trace") && w.trace.generate) trace_ahead_ = std::make_unique<TraceAhead>(w.trace, trace_progress);
   build_network(network_options(config_, topology_), routing_progress);
-  add_traffic(trace_progress);
+  add_traffic(trace_progress, setup_note);
   start_watchers();
   setup_wall_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
 }
@@ -230,7 +231,7 @@ void ScenarioRun::build_network(NetworkOptions options, const RoutingProgress& r
   }
 }
 
-void ScenarioRun::add_traffic(const RoutingProgress& trace_progress) {
+void ScenarioRun::add_traffic(const RoutingProgress& trace_progress, const SetupNote& setup_note) {
   fault_timeline_ = FaultTimeline::prepare(config_, topology_, *network_, applied_faults_);
   if (fault_timeline_) fault_timeline_->start(*sim_);
   // One schedule per sending endpoint, in its partition: the same events however the run
@@ -255,7 +256,7 @@ void ScenarioRun::add_traffic(const RoutingProgress& trace_progress) {
   }
   first_workload_ = static_cast<MessageId>(starts_.size());
   if (!config_.jobs.empty()) add_jobs();
-  add_workload(trace_progress);
+  add_workload(trace_progress, setup_note);
   for (auto& s : schedules_) {
     if (s) s->arm();
   }

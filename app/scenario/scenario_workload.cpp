@@ -84,7 +84,7 @@ void ScenarioRun::add_driver(std::unique_ptr<WorkloadDriver> driver, Time at) {
   drivers_.push_back(std::move(driver));
 }
 
-void ScenarioRun::add_workload(const RoutingProgress& trace_progress) {
+void ScenarioRun::add_workload(const RoutingProgress& trace_progress, const SetupNote& setup_note) {
   const WorkloadKind* kind = find_workload_kind(config_.workload.kind);
   if (kind == nullptr) return;
   const WorkloadSetup setup{config_,
@@ -97,7 +97,8 @@ void ScenarioRun::add_workload(const RoutingProgress& trace_progress) {
                               starts_.push_back(start);
                             },
                             [this](HostId h) { return endpoint_rate_bps(h); },
-                            trace_ahead_ ? std::function<PreparedTrace()>([this] { return trace_ahead_->take(); }) : nullptr};
+                            trace_ahead_ ? std::function<PreparedTrace()>([this] { return trace_ahead_->take(); }) : nullptr,
+                            setup_note};
   WorkloadStart start = kind->make(setup);
   window_ = start.window;
   if (!start.driver) return;

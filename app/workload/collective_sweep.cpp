@@ -1,6 +1,7 @@
 #include "app/workload/collective_sweep.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
@@ -16,7 +17,8 @@
 
 namespace fabricsim {
 
-CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, const ScenarioConfig& config, std::vector<HostId> placement)
+CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, const ScenarioConfig& config, std::vector<HostId> placement,
+                                 const SetupNote& note)
     : network_(&network),
       config_(config.workload.collective),
       traffic_class_(static_cast<std::uint8_t>(config.workload.traffic_class)) {
@@ -91,10 +93,20 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
     // program is right by construction.
     if (!coupled_rings_for(bytes, choice_for(bytes)).empty()) continue;
     try {
+      auto since = std::chrono::steady_clock::now();
+      const auto tell = [&](const std::string& what) {
+        const auto now = std::chrono::steady_clock::now();
+        if (note) note("collective program for " + std::to_string(bytes) + " B: " + what, std::chrono::duration<double>(now - since).count());
+        since = now;
+      };
       CollectiveProgram built = program_for(bytes);
       const CollectiveProgram* p = &built;
+      std::size_t steps = 0;
+      for (const RankProgram& r : built.programs) steps += r.steps.size();
+      tell("built, " + std::to_string(built.ranks) + " ranks, " + std::to_string(steps) + " steps");
       if (i > 0 || config_.check_data) {
         if (auto problem = check_program(built, config_.check_data)) throw std::invalid_argument(*problem);
+        tell(config_.check_data ? "checked with its data" : "checked");
       }
       if (i == 0) {
         // The first size runs first: checked once and prepared here, not built and
@@ -102,6 +114,7 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
         // steps, seconds to build and to check).
         first_prepared_ = PreparedCollective::prepare(std::move(built));
         p = &first_prepared_->program;
+        tell("checked and prepared");
       }
       // In-network algorithms need switches that reduce and copy for these ranks.
       if (i == 0 && uses_in_network(*p)) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "workloads/workload_driver.h"
+#include "app/workload/setup_note.h"
 #include "app/workload/tuner_facts.h"
 #include "workloads/collectives/collective_algorithms.h"
 #include "app/config/config.h"
@@ -42,8 +43,10 @@ class CollectiveSweep final : public WorkloadDriver {
   // Checks the algorithm for every size before the run (throws ConfigError naming the
   // workload key on a problem: an unsupported group size, a custom algorithm that does
   // not fit together or computes a wrong result).
-  // Rank r runs on placement[r] (empty: on endpoint r).
-  CollectiveSweep(Network& network, const Topology& topology, const ScenarioConfig& config, std::vector<HostId> placement = {});
+  // Rank r runs on placement[r] (empty: on endpoint r). `note` hears of each size's
+  // program as it is built and as it is checked (and, the first size's, prepared).
+  CollectiveSweep(Network& network, const Topology& topology, const ScenarioConfig& config, std::vector<HostId> placement = {},
+                  const SetupNote& note = {});
 
   // Starts the first size at `at` (before the run). `split`: the run is split over
   // threads, and poll() is called between windows to see the end of each size.

@@ -83,7 +83,7 @@ void read_collective_workload(MapReader& m, WorkloadConfig& w, const WorkloadRea
 
 WorkloadStart make_collective_workload(const WorkloadSetup& s) {
   WorkloadStart start;
-  start.driver = std::make_unique<CollectiveSweep>(s.network, s.topology, s.config, s.placement);
+  start.driver = std::make_unique<CollectiveSweep>(s.network, s.topology, s.config, s.placement, s.setup_note);
   return start;
 }
 

@@ -13,6 +13,7 @@
 
 #include "app/config/config.h"
 #include "app/config/yaml_reader.h"
+#include "app/workload/setup_note.h"
 #include "sim/network.h"
 #include "topologies/routing.h"
 #include "topologies/topology.h"
@@ -43,6 +44,7 @@ struct WorkloadSetup {
   // A generated trace made already, or being made, on a thread of its own (app/workload/
   // trace_ahead.h); unset: the kind generates it.
   std::function<PreparedTrace()> generated_trace;
+  const SetupNote& setup_note;  // told as a long step of the kind's set-up ends
 };
 
 struct WorkloadStart {
