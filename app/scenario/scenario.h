@@ -50,8 +50,8 @@ class ScenarioRun {
   // `routing_progress`, when given, hears how far route compilation is (groups done, of
   // all): on a large fabric the longest phase before the first event; `trace_progress`
   // how far a generated training step is (data-parallel replicas made, of all);
-  // `setup_note` each other long step of the set-up as it ends (a collective's program
-  // built, then checked and prepared: at 16,384 ranks a tree's are tens of seconds).
+  // `setup_note` each other step of the set-up as it ends, with its seconds (a
+  // collective's program built, then checked and prepared).
   explicit ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_progress = {},
                        const RoutingProgress& trace_progress = {}, const SetupNote& setup_note = {});
   ScenarioRun(const ScenarioRun&) = delete;

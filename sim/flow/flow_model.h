@@ -135,8 +135,9 @@ class FlowModel final : public EventHandler {
   std::size_t active_flows() const { return active_; }
 
  private:
-  // The fields a solve reads for every flow it takes in come first (one cache line:
-  // at thousands of flows a solve is bound by their misses), the rest after them.
+  // Its first cache line holds what a solve reads of every flow it takes in (rate, shares,
+  // cap, hops, bottleneck, stamp), its flags next, the rest after them: at thousands of
+  // flows a solve is bound by their misses.
   struct alignas(64) FlowState {
     double rate = 0;           // bytes per picosecond
     double next_rate = 0;      // solve()'s scratch: the rate being worked out
