@@ -18,8 +18,9 @@ inline constexpr std::size_t kHugePageHeap = std::size_t{64} << 20;
 // first touched (mimalloc's large OS pages), so a large run's state is on them from the
 // start instead of copied onto them by back_heap_with_huge_pages (which then finds little
 // left to do). The allocator then commits its segments whole, so the footprint grows by
-// what they hold unused. Where the executable's allocator is not mimalloc (the Python
-// module, the tests), nothing.
+// what they hold unused, and keeps what is freed rather than handing it back (a freed
+// range would come back as small pages). Where the executable's allocator is not mimalloc
+// (the Python module, the tests), nothing.
 void allocate_heap_on_huge_pages();
 
 // Backs the heap as built so far (a fabric's ports, links, queues and tables) with huge
