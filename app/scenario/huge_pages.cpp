@@ -37,12 +37,13 @@ void allocate_heap_on_huge_pages() {
 #if defined(FABRICSIM_MIMALLOC_OPTIONS)
   // Advice to mimalloc: its segments from here on are marked for huge pages (or refused
   // them, and keep small ones); committed whole as they are mapped.
-  if (&mi_option_set_enabled != nullptr) mi_option_set_enabled(mi_option_large_os_pages, true);
+  if (&mi_option_set_enabled == nullptr) return;
+  mi_option_set_enabled(mi_option_large_os_pages, true);
 #if MI_MALLOC_VERSION < 210
   // Nor does it hand freed pages back: the next allocation would fault them in again,
   // zeroed, as small pages that split the huge ones around them. (mimalloc 2.1 renamed
   // this; there its default stays.)
-  if (&mi_option_set_enabled != nullptr) mi_option_set_enabled(mi_option_allow_decommit, false);
+  mi_option_set_enabled(mi_option_allow_decommit, false);
 #endif
 #endif
 }
