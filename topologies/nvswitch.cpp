@@ -55,11 +55,23 @@ std::optional<NvSwitchSpec> nvswitch_preset(const std::string& name) {
     s.compute_capability = 100;
     return s;
   }
+  if (name == "dgx_b200") {
+    // B200's 18 NVLink5 links as in gb200_nvl72; DGX B200 and HGX B200: 8 GPUs on 2
+    // fifth-generation NVSwitch chips, 9 links to each (NVIDIA DGX B200 datasheet:
+    // 1.8 TB/s of GPU-to-GPU bandwidth, 2 NVLink switch chips).
+    s.gpus = 8;
+    s.switches = 2;
+    s.links_per_switch = {9, 9};
+    s.nvlink_bandwidth = Bandwidth::gBps(50);
+    s.nvlink_data_fraction = 40.1 / 50.0;  // NCCL's SM100_NVLINK_BW
+    s.compute_capability = 100;
+    return s;
+  }
   return std::nullopt;
 }
 
 const std::vector<std::string>& nvswitch_preset_names() {
-  static const std::vector<std::string> names{"dgx_h100", "dgx_a100", "gb200_nvl72"};
+  static const std::vector<std::string> names{"dgx_h100", "dgx_a100", "gb200_nvl72", "dgx_b200"};
   return names;
 }
 
