@@ -135,7 +135,7 @@ TEST_CASE("4x4x4 torus: 64 nodes, 192 links, diameter 6, dimension-order paths =
 }
 
 TEST_CASE("NVSwitch presets give the published per-GPU bandwidth into the switch layer, at NCCL's data rate") {
-  // 450, 300 and 900 GB/s of line rate carrying 20.6 / 25, 20 / 25 and 40.1 / 50 of data.
+  // 450, 300, 900 and 900 GB/s of line rate carrying 20.6 / 25, 20 / 25, 40.1 / 50 and 40.1 / 50 of data.
   for (const auto& [preset, gpus, chips, gbytes] :
        {std::tuple{"dgx_h100", 8, 4, 370.8}, std::tuple{"dgx_a100", 8, 6, 240.0}, std::tuple{"gb200_nvl72", 72, 18, 721.8},
         std::tuple{"dgx_b200", 8, 2, 721.8}}) {

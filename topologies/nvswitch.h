@@ -35,7 +35,7 @@ struct NvSwitchSpec {
   Bandwidth trunk_bandwidth(int links) const;  // data per direction over `links` NVLinks
 };
 
-// "dgx_h100", "dgx_a100", "gb200_nvl72", "dgx_b200"; nullopt for another name.
+// The preset of that name (one of nvswitch_preset_names()); nullopt for another name.
 std::optional<NvSwitchSpec> nvswitch_preset(const std::string& name);
 const std::vector<std::string>& nvswitch_preset_names();
 
