@@ -376,7 +376,7 @@ check "--trace-limit bounds the events and says what was left out" \
 if command -v mpirun >/dev/null && [ -e "$(dirname "$bin_abs")/libfabricsim_mpi.so" ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
   mpi() { local np=$1; shift; timeout 300 mpirun --oversubscribe -np "$np" "$bin_abs" "$@"; }
-  # 2 ms of the workload's 10 (567 flows) already crosses every partition boundary.
+  # 2 ms of the workload's 10 (567 flows) keeps all 8 partitions busy (0.5-1.0 M events each).
   short=(--set workload.duration=2ms)
   "$bin" run "$examples/fat_tree_k8_websearch.yaml" "${short[@]}" --out "$work/ws1" --records messages >/dev/null 2>&1; rc0=$?
   mpi 2 run "$examples/fat_tree_k8_websearch.yaml" "${short[@]}" --out "$work/ws2" --records messages >"$work/ws2.out" 2>&1; rc2=$?
