@@ -394,6 +394,43 @@ TEST_CASE("NCCL 2.29.2's printed tables for 2, 4 and 6 H100s of one node: the ri
   CHECK(nccl_nvls_graph(90, 370.8, 0, 0, 1, 8, false).bw_intra == 40.0);
 }
 
+TEST_CASE("Blackwell's graph search uses its own speed lists and NVLS channel counts from 2.27's line on") {
+  // NCCL 2.27.7 and 2.28.9's search.cc: sm100SpeedArrayIntra {90, 80, 70, 60, 50, 40, ...},
+  // sm100SpeedArrayInter {96, 48, 45.1, ...}; nvls.cc: NVLS_NCHANNELS_SM100_NVL 24 in one
+  // NVLink domain, NVLS_NCHANNELS_SM100 32 across nodes. A B200's 18 NVLinks carry 721.8 GB/s.
+  // One node's ring: 8 channels at 90 carry 720 (9 at 80 and 12 at 60 no more), duplicated
+  // to 16 at 45; under Hopper's list 12 at 60, duplicated to 24 at 30.
+  NcclGraph ring = nccl_ring_graph(100, 721.8, 0, 0, 1, true);
+  CHECK(ring.channels == 16);
+  CHECK(ring.bw_intra == 45.0);
+  ring = nccl_ring_graph(100, 721.8, 0, 0, 1, false);
+  CHECK(ring.channels == 24);
+  CHECK(ring.bw_intra == 30.0);
+  // NVLS on 8 GPUs: a channel per GPU at the fastest s with 9 x s <= 721.8 (80, Hopper's
+  // list: 60), the inter speed raised to the list's top (90; Hopper's: 60), 24 kernel channels.
+  const NcclGraph nvls = nccl_nvls_graph(100, 721.8, 0, 0, 1, 8, false, true);
+  CHECK(nvls.channels == 8);
+  CHECK(nvls.bw_intra == 80.0);
+  CHECK(nvls.bw_inter == 90.0);
+  CHECK(nvls.run_channels == 24);
+  const NcclGraph hopper_lists = nccl_nvls_graph(100, 721.8, 0, 0, 1, 8, false, false);
+  CHECK(hopper_lists.bw_intra == 60.0);
+  CHECK(hopper_lists.run_channels == 16);
+  // Across 2 nodes of 8 NICs at 50 GB/s: NVLS-tree's 16 channels, intra 721.8 / 16 = 45.1 ->
+  // 40, inter 8 x 50 / 16 = 25 -> 24 (both lists alike), kernels on 32 channels.
+  const NcclGraph tree = nccl_nvls_graph(100, 721.8, 50, 8, 2, 8, false, true);
+  CHECK(tree.channels == 16);
+  CHECK(tree.bw_intra == 40.0);
+  CHECK(tree.bw_inter == 24.0);
+  CHECK(tree.run_channels == 32);
+  // The rules say which search a release ran: Hopper's lists for Blackwell through 2.22.
+  CHECK(nccl_rules("2.28")->blackwell_search);
+  CHECK(nccl_rules("2.27")->blackwell_search);
+  CHECK_FALSE(nccl_rules("2.21")->blackwell_search);
+  // Hopper keeps its own lists whatever the release.
+  CHECK(nccl_ring_graph(90, 370.8, 0, 0, 1, true).bw_intra == nccl_ring_graph(90, 370.8, 0, 0, 1, false).bw_intra);
+}
+
 TEST_CASE("a collective row carries NCCL's own prediction, and unset channels are NCCL's graph's") {
   // 2 x DGX H100, the ring forced, 1 MiB: NCCL 2.28 picks LL128 (75.2 us + 1 MiB at
   // 293.6 x 16/30 GB/s = 81.90 us; LL 40.0 + 50.4, Simple 184.2 + 5.1), and runs it on its

@@ -95,6 +95,7 @@ NcclRules rules_2_27() {
   r.ring_inter_steps_per_node_pair = true;
   r.tree_net_latency_at_one_gpu_per_node = true;
   r.ring_ll128_one_gpu_share = 0.92;
+  r.blackwell_search = true;
   return r;
 }
 
@@ -110,15 +111,24 @@ NcclRules rules_2_28() {
   return r;
 }
 
-// NCCL's speed lists for its graph search (src/graph/search.cc), GB/s per channel.
-const std::vector<double>& speeds(bool sm90, bool inter) {
+// NCCL's speed lists for its graph search (src/graph/search.cc), GB/s per channel: before
+// Hopper, Hopper's, and Blackwell's (v2.27.7-1 and v2.28.9-1; releases before 2.25 search
+// Blackwell with Hopper's lists).
+const std::vector<double>& speeds(NcclSpeedLists lists, bool inter) {
   static const std::vector<double> intra_old{40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
   static const std::vector<double> inter_old{48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
                                              7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
   static const std::vector<double> intra_90{60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
   static const std::vector<double> inter_90{48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                             15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-  if (sm90) return inter ? inter_90 : intra_90;
+  static const std::vector<double> intra_100{90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+  static const std::vector<double> inter_100{96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
+                                             17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+  switch (lists) {
+    case NcclSpeedLists::kBlackwell: return inter ? inter_100 : intra_100;
+    case NcclSpeedLists::kHopper: return inter ? inter_90 : intra_90;
+    case NcclSpeedLists::kBeforeHopper: break;
+  }
   return inter ? inter_old : intra_old;
 }
 
@@ -358,22 +368,27 @@ double NcclCostModel::time_us(CollectiveOp op, NcclAlgo a, NcclProtocol p, std::
   return latency_us(op, a, p, bytes) + static_cast<double>(bytes) / (1000 * bw);
 }
 
-NcclGraph nccl_ring_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes) {
+NcclSpeedLists nccl_speed_lists(int cc, bool blackwell_search) {
+  if (cc >= 100 && blackwell_search) return NcclSpeedLists::kBlackwell;
+  return cc >= 90 ? NcclSpeedLists::kHopper : NcclSpeedLists::kBeforeHopper;
+}
+
+NcclGraph nccl_ring_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes, bool blackwell_search) {
   // NCCL searches for as many channels as its paths carry at the fastest listed speed;
   // across nodes each channel leaves through one NIC, so a node's NICs give its channels.
   NcclGraph g;
-  const bool sm90 = cc >= 90;
+  const NcclSpeedLists lists = nccl_speed_lists(cc, blackwell_search);
   const double intra_cap = nvlink_GBps > 0 ? nvlink_GBps : nic_GBps;
   if (intra_cap <= 0) return g;
   if (nodes > 1 && nic_GBps > 0) {
     g.channels = std::max(1, nics_per_node);
     const double limit = std::min(nic_GBps, intra_cap / g.channels);
-    g.bw_intra = g.bw_inter = fastest_speed_within(speeds(sm90, true), limit);
+    g.bw_intra = g.bw_inter = fastest_speed_within(speeds(lists, true), limit);
   } else {
     g.same_channels = true;
     // One node: the channel count and speed that carry the most, the faster on a tie.
     double best = 0;
-    for (double s : speeds(sm90, false)) {
+    for (double s : speeds(lists, false)) {
       const int c = std::min(16, static_cast<int>(std::floor(intra_cap / s + 1e-9)));
       if (c >= 1 && c * s > best + 1e-9) best = c * s, g.channels = c, g.bw_intra = g.bw_inter = s;
     }
@@ -390,33 +405,36 @@ NcclGraph nccl_ring_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_
   return g;
 }
 
-NcclGraph nccl_tree_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes) {
-  NcclGraph g = nccl_ring_graph(cc, nvlink_GBps, nic_GBps, nics_per_node, nodes);
+NcclGraph nccl_tree_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes, bool blackwell_search) {
+  NcclGraph g = nccl_ring_graph(cc, nvlink_GBps, nic_GBps, nics_per_node, nodes, blackwell_search);
   if (nodes != 2 || g.channels <= 0 || nvlink_GBps <= 0) return g;
   const double limit = std::min(2 * g.bw_inter, nvlink_GBps / g.channels);
-  g.bw_intra = std::max(g.bw_intra, fastest_speed_within(speeds(cc >= 90, false), limit));
+  g.bw_intra = std::max(g.bw_intra, fastest_speed_within(speeds(nccl_speed_lists(cc, blackwell_search), false), limit));
   return g;
 }
 
-NcclGraph nccl_one_node_tree_graph(int cc, double nvlink_GBps, int ring_channels, int gpus) {
+NcclGraph nccl_one_node_tree_graph(int cc, double nvlink_GBps, int ring_channels, int gpus, bool blackwell_search) {
   NcclGraph g;
   if (nvlink_GBps <= 0 || ring_channels <= 0 || gpus < 2) return g;
   g.same_channels = true;
   g.channels = ring_channels;
   const double carried = (gpus == 2 ? 2 : 1) * nvlink_GBps / ring_channels;
-  g.bw_intra = g.bw_inter = fastest_speed_within(speeds(cc >= 90, false), carried);
+  g.bw_intra = g.bw_inter = fastest_speed_within(speeds(nccl_speed_lists(cc, blackwell_search), false), carried);
   return g;
 }
 
 NcclGraph nccl_nvls_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes, int gpus,
-                          bool search_2_18) {
+                          bool search_2_18, bool blackwell_search) {
   NcclGraph g;
   if (nvlink_GBps <= 0) return g;
-  const bool sm90 = cc >= 90;
-  constexpr int kRunChannels = 16;  // NCCL_NVLS_NCHANNELS' default on Hopper
+  const NcclSpeedLists lists = nccl_speed_lists(cc, blackwell_search);
+  // The channels NVLS's kernels run (src/transport/nvls.cc): 16 on Hopper; on Blackwell 24
+  // inside one NVLink domain and 32 across nodes.
+  const bool blackwell = lists == NcclSpeedLists::kBlackwell;
+  const int run_channels = blackwell ? (nodes == 1 ? 24 : 32) : 16;
   if (nodes == 1 && gpus >= 1) {
     constexpr int kMaxArity = 32;  // NCCL_MAX_NVLS_ARITY
-    std::vector<double> list = speeds(sm90, false);
+    std::vector<double> list = speeds(lists, false);
     if (search_2_18) list.erase(std::remove(list.begin(), list.end(), 50.0), list.end());
     g.channels = std::min(kMaxArity, gpus);
     g.bw_intra = fastest_speed_within(list, nvlink_GBps / (gpus + 1));
@@ -425,14 +443,15 @@ NcclGraph nccl_nvls_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_
       auto at = std::find(list.begin(), list.end(), g.bw_intra);
       while (at != list.begin() && g.bw_inter < 2 * g.bw_intra) g.bw_inter = *--at;
     }
-    g.run_channels = kRunChannels;
+    g.run_channels = run_channels;
     return g;
   }
-  g.channels = kRunChannels;
-  g.bw_intra = fastest_speed_within(speeds(sm90, false), nvlink_GBps / g.channels);
+  g.channels = 16;
+  g.run_channels = run_channels;
+  g.bw_intra = fastest_speed_within(speeds(lists, false), nvlink_GBps / g.channels);
   g.bw_inter = g.bw_intra;
   if (nodes > 1 && nic_GBps > 0) {
-    g.bw_inter = fastest_speed_within(speeds(sm90, true), nic_GBps * std::max(1, nics_per_node) / g.channels);
+    g.bw_inter = fastest_speed_within(speeds(lists, true), nic_GBps * std::max(1, nics_per_node) / g.channels);
   }
   return g;
 }

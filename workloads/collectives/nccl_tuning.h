@@ -51,6 +51,9 @@ struct NcclRules {
   // 2.18: NVLS's older latency and bandwidth rules, and gathers and scatters on the ring only.
   bool rules_2_18 = false;
   double collnet_arity_us = 0.4;  // CollNet Direct's per-GPU serialization (0.5 in 2.18)
+  // Blackwell's own graph search (2.25 on; from 2.27 NVLS's 24 channels in one NVLink
+  // domain): its speed lists and NVLS channel counts, where older lines search it as Hopper.
+  bool blackwell_search = false;
 };
 
 // A release ("2.21", "2.21.5", "2.25.1-1") to its line's rules: 2.18; 2.19 and 2.20
@@ -130,18 +133,23 @@ class NcclCostModel {
 // bandwidth into its node's switches, one NIC's bandwidth, the NICs per node and the node
 // count, the channel count and per-channel speeds NCCL's search and channel duplication
 // settle on (speeds from its per-generation speed lists; docs/model.md).
-NcclGraph nccl_ring_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes);
+enum class NcclSpeedLists : std::uint8_t { kBeforeHopper, kHopper, kBlackwell };
+NcclSpeedLists nccl_speed_lists(int compute_capability, bool blackwell_search);
+NcclGraph nccl_ring_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes,
+                          bool blackwell_search = false);
 // NCCL's tree graph: the ring's search, then (its second pass, for trees on two nodes)
 // the intra-node speed raised while the GPU's NVLinks carry it, up to twice the
 // inter-node speed: a 2-node tree sends half as much over the network as inside a node.
-NcclGraph nccl_tree_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes);
+NcclGraph nccl_tree_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes,
+                          bool blackwell_search = false);
 // NCCL's tree graph inside one node (a chain of its `gpus`): init.cc gives the tree's
 // search the ring's channel count as its most, so duplication adds none, and each channel
 // goes at the fastest listed speed the GPU's NVLinks carry over all of them; a tree of two
 // GPUs at up to twice that. As NCCL 2.29.2 prints its tree entries for 2, 4 and 6 H100s
 // (12 channels at 60, 30 and 30 GB/s under the cap of 38.7 per channel) and as its graph
 // dumps show for two GPUs (the tree at twice the ring's speed).
-NcclGraph nccl_one_node_tree_graph(int compute_capability, double nvlink_GBps, int ring_channels, int gpus);
+NcclGraph nccl_one_node_tree_graph(int compute_capability, double nvlink_GBps, int ring_channels, int gpus,
+                                   bool blackwell_search = false);
 // NCCL's NVLS graph. On one node (NCCL 2.18.3 on: "pull evenly from all GPUs") its
 // search makes a channel per GPU of the communicator (`gpus`), each GPU the head of one;
 // a channel reads from every GPU's NVLinks once and from its head's twice, so its speed
@@ -152,7 +160,7 @@ NcclGraph nccl_one_node_tree_graph(int compute_capability, double nvlink_GBps, i
 // Its kernels run 16 channels (NCCL_NVLS_NCHANNELS on Hopper). Across nodes: 16 channels
 // at the fastest intra speed within the NVLinks, the inter one within the node's NICs.
 NcclGraph nccl_nvls_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes,
-                          int gpus, bool search_2_18);
+                          int gpus, bool search_2_18, bool blackwell_search = false);
 
 // floor(log2(n)) for n >= 1 (NCCL's log2i): a tree's depth over n nodes.
 int floor_log2(int n);

@@ -17,12 +17,13 @@ NcclSystem nccl_system(const TunerFacts& f) {
   const int cc = f.compute_capability;
   const std::optional<NcclRules> rules = nccl_rules(f.nccl_version);
   const bool search_2_18 = rules && rules->rules_2_18;
-  const NcclGraph ring = nccl_ring_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes);
+  const bool blackwell = rules && rules->blackwell_search;
+  const NcclGraph ring = nccl_ring_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes, blackwell);
   const auto at = [&](NcclAlgo a) -> NcclGraph& { return s.graphs[static_cast<std::size_t>(a)]; };
   at(NcclAlgo::kRing) = ring;
   const bool whole_nodes = f.nodes > 1 && f.gpus_per_node >= 1 && f.ranks % f.gpus_per_node == 0;
-  if (whole_nodes) at(NcclAlgo::kTree) = nccl_tree_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes);
-  if (f.nodes == 1) at(NcclAlgo::kTree) = nccl_one_node_tree_graph(cc, f.nvlink_GBps, ring.channels, f.ranks);
+  if (whole_nodes) at(NcclAlgo::kTree) = nccl_tree_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes, blackwell);
+  if (f.nodes == 1) at(NcclAlgo::kTree) = nccl_one_node_tree_graph(cc, f.nvlink_GBps, ring.channels, f.ranks, blackwell);
   if (f.sharp && whole_nodes && f.nvlink_GBps > 0 && f.nics_per_node > 0) {
     // CollNet Direct: a channel per NIC (its heads), each at what that NIC carries.
     NcclGraph g;
@@ -30,9 +31,10 @@ NcclSystem nccl_system(const TunerFacts& f) {
     g.bw_intra = g.bw_inter = std::min(f.nic_GBps, f.nvlink_GBps / f.nics_per_node);
     at(NcclAlgo::kCollNetDirect) = g;
   }
-  if (f.nvls_GBps > 0 && f.nodes == 1) at(NcclAlgo::kNvls) = nccl_nvls_graph(cc, f.nvlink_GBps, 0, 0, 1, f.ranks, search_2_18);
+  if (f.nvls_GBps > 0 && f.nodes == 1) at(NcclAlgo::kNvls) = nccl_nvls_graph(cc, f.nvlink_GBps, 0, 0, 1, f.ranks, search_2_18, blackwell);
   if (f.nvls_GBps > 0 && whole_nodes && f.gpus_per_node >= 2 && f.node_nic_GBps > 0) {
-    at(NcclAlgo::kNvlsTree) = nccl_nvls_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes, f.gpus_per_node, search_2_18);
+    at(NcclAlgo::kNvlsTree) = nccl_nvls_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes, f.gpus_per_node, search_2_18,
+                                                 blackwell);
   }
   s.comm_channels = ring.channels;
   return s;
