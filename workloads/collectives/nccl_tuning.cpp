@@ -111,6 +111,13 @@ NcclRules rules_2_28() {
   return r;
 }
 
+enum class NcclSpeedLists : std::uint8_t { kBeforeHopper, kHopper, kBlackwell };
+
+NcclSpeedLists nccl_speed_lists(int cc, bool blackwell_search) {
+  if (cc >= 100 && blackwell_search) return NcclSpeedLists::kBlackwell;
+  return cc >= 90 ? NcclSpeedLists::kHopper : NcclSpeedLists::kBeforeHopper;
+}
+
 // NCCL's speed lists for its graph search (src/graph/search.cc), GB/s per channel: before
 // Hopper, Hopper's, and Blackwell's (v2.27.7-1 and v2.28.9-1; releases before 2.25 search
 // Blackwell with Hopper's lists).
@@ -366,11 +373,6 @@ double NcclCostModel::time_us(CollectiveOp op, NcclAlgo a, NcclProtocol p, std::
   double bw = c.algbw_GBps;
   if (a == NcclAlgo::kTree && op == CollectiveOp::kAllReduce) bw *= tree_correction(nccl_proto_index(p), bytes);
   return latency_us(op, a, p, bytes) + static_cast<double>(bytes) / (1000 * bw);
-}
-
-NcclSpeedLists nccl_speed_lists(int cc, bool blackwell_search) {
-  if (cc >= 100 && blackwell_search) return NcclSpeedLists::kBlackwell;
-  return cc >= 90 ? NcclSpeedLists::kHopper : NcclSpeedLists::kBeforeHopper;
 }
 
 NcclGraph nccl_ring_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes, bool blackwell_search) {

@@ -133,8 +133,6 @@ class NcclCostModel {
 // bandwidth into its node's switches, one NIC's bandwidth, the NICs per node and the node
 // count, the channel count and per-channel speeds NCCL's search and channel duplication
 // settle on (speeds from its per-generation speed lists; docs/model.md).
-enum class NcclSpeedLists : std::uint8_t { kBeforeHopper, kHopper, kBlackwell };
-NcclSpeedLists nccl_speed_lists(int compute_capability, bool blackwell_search);
 NcclGraph nccl_ring_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes,
                           bool blackwell_search = false);
 // NCCL's tree graph: the ring's search, then (its second pass, for trees on two nodes)
