@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace fabricsim {
 
@@ -34,15 +35,25 @@ AlphaBetaFit fit_alpha_beta(const std::vector<std::int64_t>& bytes, const std::v
   AlphaBetaFit f;
   f.alpha_us = mt - slope * mx;
   f.beta_GBps = slope > 0 ? 1.0 / slope * 1e-3 : INFINITY;  // bytes/us -> GB/s
-  double sq = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double fitted = f.alpha_us + slope * static_cast<double>(bytes[i]);
-    f.residuals_us.push_back(time_us[i] - fitted);
-    f.relative_residuals.push_back((time_us[i] - fitted) / time_us[i]);
-    sq += f.relative_residuals.back() * f.relative_residuals.back();
-  }
-  f.rms_relative = std::sqrt(sq / static_cast<double>(n));
+  std::vector<double> fitted;
+  for (std::size_t i = 0; i < n; ++i) fitted.push_back(f.alpha_us + slope * static_cast<double>(bytes[i]));
+  FitResiduals r = fit_residuals(time_us, fitted);
+  f.residuals_us = std::move(r.residuals_us);
+  f.relative_residuals = std::move(r.relative_residuals);
+  f.rms_relative = r.rms_relative;
   return f;
+}
+
+FitResiduals fit_residuals(const std::vector<double>& time_us, const std::vector<double>& fitted_us) {
+  FitResiduals r;
+  double sq = 0;
+  for (std::size_t i = 0; i < time_us.size() && i < fitted_us.size(); ++i) {
+    r.residuals_us.push_back(time_us[i] - fitted_us[i]);
+    r.relative_residuals.push_back((time_us[i] - fitted_us[i]) / time_us[i]);
+    sq += r.relative_residuals.back() * r.relative_residuals.back();
+  }
+  if (!r.relative_residuals.empty()) r.rms_relative = std::sqrt(sq / static_cast<double>(r.relative_residuals.size()));
+  return r;
 }
 
 }  // namespace fabricsim

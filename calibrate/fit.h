@@ -14,6 +14,14 @@ struct AlphaBetaFit {
   double rms_relative = 0;
 };
 
+// Measured minus fitted times, each over its measured time, and the relative error's rms.
+struct FitResiduals {
+  std::vector<double> residuals_us;
+  std::vector<double> relative_residuals;
+  double rms_relative = 0;
+};
+FitResiduals fit_residuals(const std::vector<double>& time_us, const std::vector<double>& fitted_us);
+
 // Throws std::invalid_argument with fewer than two distinct sizes. `relative`: least
 // squares of the relative error (each point weighted by 1/time), so that small sizes
 // count as much as large ones.

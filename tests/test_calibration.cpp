@@ -11,6 +11,7 @@
 #include "app/config/config_loader.h"
 #include "app/config/model_files.h"
 #include "app/config/profile.h"
+#include "calibrate/fill_fit.h"
 #include "calibrate/probe_stats.h"
 #include "test_support.h"
 
@@ -154,6 +155,61 @@ TEST_CASE("the fit on the published 8x H100 NVLS log agrees with the normal equa
   CHECK(std::fabs(fit.relative_residuals[0]) < 0.05);  // 128 MiB is the worst point: -4.85%
 }
 
+TEST_CASE("the fill fit recovers a rate and rounds from exact times, and sees no fill where there is none") {
+  // t = 25 + (S + 3 R) / 400 GB/s, R 8 MiB below 1 GiB and 16 MiB from it: at 128 MiB
+  // 25 + (134217728 + 25165824) / 4e5 = 423.4554 us, and so on.
+  const std::vector<std::int64_t> sizes{128 << 20, 512 << 20, 1LL << 30, 4LL << 30};
+  const std::vector<std::int64_t> rounds{8 << 20, 8 << 20, 16 << 20, 16 << 20};
+  std::vector<double> times;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    times.push_back(25 + (static_cast<double>(sizes[i]) + 3.0 * static_cast<double>(rounds[i])) / 4e5);
+  }
+  CHECK(times[0] == within(423.455, 1e-5));
+  const FillFit f = fit_fill(sizes, rounds, times, 25);
+  CHECK(f.beta_GBps == within(400.0, 1e-9));
+  CHECK(f.rounds == within(3.0, 1e-9));
+  CHECK(f.rms_relative < 1e-12);
+  // Times with no fill in them (t = 25 + S / 400 GB/s, the rounds' pattern unseen): 0 rounds.
+  std::vector<double> plain;
+  for (const std::int64_t s : sizes) plain.push_back(25 + static_cast<double>(s) / 4e5);
+  const FillFit none = fit_fill(sizes, rounds, plain, 25);
+  CHECK(none.rounds < 1e-6);
+  CHECK(none.beta_GBps == within(400.0, 1e-9));
+  CHECK_THROWS_AS(fit_fill({1 << 20}, {1 << 20}, {30.0}, 25), std::invalid_argument);
+  CHECK_THROWS_AS(fit_fill(sizes, rounds, std::vector<double>(4, 20.0), 25), std::invalid_argument);
+}
+
+TEST_CASE("an NVLS log's fit takes NCCL's latency and the kernel's channels from the GPU and the release") {
+  // The H100 table (NCCL's Hopper NVLS: 16 channels; 2.28's tables: 25 us). Its rounds by
+  // hand: 16 x 8 x 64 KiB = 8 MiB below 1 GiB (NCCL's chunk shrinks from 128 KiB below
+  // 64 x 128 x 128 KiB), 16 MiB from 1 GiB; the fit must be fit_fill's on those.
+  ImportRequest request;
+  request.nccl_tests_logs = {kDir + "h100-1node-nvls-allreduce.txt"};
+  request.ranks = 8;
+  request.algorithm = "nvls";
+  const CollectiveCalibration c = calibrate_collective(load_nccl_tests(request.nccl_tests_logs[0]), request);
+  CHECK(c.nvls_channels == 16);
+  const NcclTestsLog log = load_nccl_tests(request.nccl_tests_logs[0]);
+  std::vector<std::int64_t> sizes, rounds;
+  std::vector<double> times;
+  for (const auto& s : log.samples) {
+    sizes.push_back(s.bytes);
+    rounds.push_back(s.bytes < (1LL << 30) ? 8 << 20 : 16 << 20);
+    times.push_back(s.time_us);
+  }
+  const FillFit f = fit_fill(sizes, rounds, times, 25);
+  CHECK(c.fit.alpha_us == within(25.0, 1e-12));
+  CHECK(c.fit.beta_GBps == within(f.beta_GBps, 1e-12));
+  CHECK(c.nvls_fill_rounds == within(f.rounds, 1e-12));
+  // Blackwell under 2.28 runs 24 channels in one domain, under 2.25 32; 2.18's NVLS latency is 23 us.
+  request.compute_capability = 100;
+  CHECK(calibrate_collective(log, request).nvls_channels == 24);
+  request.nccl_version = "2.25";
+  CHECK(calibrate_collective(log, request).nvls_channels == 32);
+  request.nccl_version = "2.18";
+  CHECK(calibrate_collective(log, request).fit.alpha_us == within(23.0, 1e-12));
+}
+
 TEST_CASE("import translates busbw into link bandwidth with the busbw factor and the topology") {
   ImportRequest one_node;
   one_node.nccl_tests_logs = {kDir + "synthetic_allreduce_8gpu.log"};
@@ -199,6 +255,10 @@ TEST_CASE("a profile written by import reads back, and its errors are located") 
   LinkProfile p = import_logs(request).profile;
   p.reduce_GBps_bf16 = 1234.5;
   p.matmul_tflops = 700.25;
+  p.nvls = LinkSpec{};
+  p.nvls->bandwidth = Bandwidth::gBps(466.5);
+  p.nvls->latency = 25000000;
+  p.nvls_fill_rounds = 3.8125;
   p.launch_latency_us = 4.5;
   const auto path = test_temp_path("fabricsim_test_profile.yaml");
   std::ofstream(path) << profile_yaml(p);
@@ -210,6 +270,9 @@ TEST_CASE("a profile written by import reads back, and its errors are located") 
   CHECK(*q.reduce_GBps_bf16 == within(1234.5, 1e-6));
   CHECK(*q.matmul_tflops == within(700.25, 1e-9));
   CHECK(*q.launch_latency_us == within(4.5, 1e-9));
+  REQUIRE(q.nvls_fill_rounds);
+  CHECK(*q.nvls_fill_rounds == within(3.8125, 1e-9));
+  CHECK(q.nvls->latency == 25000000);
   REQUIRE(q.fits.size() == 2);
   CHECK(q.fits[0].ranks == 8);
   std::filesystem::remove(path);
@@ -236,6 +299,8 @@ TEST_CASE("a topology's profile: replaces the preset's NVLink and NVLS figures, 
   CHECK(c.topology.nvswitch.gpu_bandwidth().bits_per_second == Bandwidth{2'966'400'000'000}.bits_per_second);
   CHECK(c.topology.nvswitch.nvls_bandwidth == p.nvls->bandwidth);
   CHECK(c.topology.nvswitch.nvls_latency == p.nvls->latency);
+  REQUIRE(p.nvls_fill_rounds);
+  CHECK(c.topology.nvswitch.nvls_fill_rounds == *p.nvls_fill_rounds);
 
   const auto profile_path = test_temp_path("fabricsim_test_cluster_profile.yaml");
   std::ofstream(profile_path) << "version: 1\nnvlink: {bandwidth: 360GBps, latency: 1us}\nnic: {bandwidth: 48GBps, latency: 700ns}\n";

@@ -258,7 +258,7 @@ TEST_CASE("NCCL's rules by release: the same system under 2.18, 2.21 and 2.27") 
   CHECK(m18.cost(ar, NcclAlgo::kNvlsTree, NcclProtocol::kSimple).latency_us == within(61.0, 1e-9));
   CHECK(m18.cost(ar, NcclAlgo::kNvlsTree, NcclProtocol::kSimple).algbw_GBps == within(268.8, 1e-9));
   // 2.27: 2(nodes - 1) network steps, and no NVLS-tree cap or efficiency yet.
-  const NcclCostModel m27(*nccl_rules("2.25.1-1"), two_dgx_h100_system());
+  const NcclCostModel m27(*nccl_rules("2.27.3-1"), two_dgx_h100_system());
   CHECK(m27.rules().version == "2.27");
   CHECK(m27.cost(ar, NcclAlgo::kRing, NcclProtocol::kLL).latency_us == within(40.0, 1e-9));
   CHECK(m27.cost(ar, NcclAlgo::kNvlsTree, NcclProtocol::kSimple).latency_us == within(25 + 2 * 14.0, 1e-9));
@@ -429,6 +429,15 @@ TEST_CASE("Blackwell's graph search uses its own speed lists and NVLS channel co
   CHECK_FALSE(nccl_rules("2.21")->blackwell_search);
   // Hopper keeps its own lists whatever the release.
   CHECK(nccl_ring_graph(90, 370.8, 0, 0, 1, true).bw_intra == nccl_ring_graph(90, 370.8, 0, 0, 1, false).bw_intra);
+  // 2.25 and 2.26 (nvls.cc: NVLS_NCHANNELS_SM100 32, no NVL figure yet) run 32 in one domain too.
+  const NcclRules r25 = *nccl_rules("2.25.1-1");
+  CHECK(r25.version == "2.25");
+  CHECK(r25.nvls_blackwell_domain_channels == 32);
+  CHECK(nccl_rules("2.26.5")->version == "2.25");
+  CHECK(nccl_nvls_run_channels(100, 1, r25.blackwell_search, r25.nvls_blackwell_domain_channels) == 32);
+  CHECK(nccl_nvls_run_channels(100, 1, true) == 24);
+  CHECK(nccl_nvls_run_channels(100, 2, true) == 32);
+  CHECK(nccl_nvls_run_channels(90, 1, true, 32) == 16);
 }
 
 TEST_CASE("a collective row carries NCCL's own prediction, and unset channels are NCCL's graph's") {

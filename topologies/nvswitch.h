@@ -26,6 +26,10 @@ struct NvSwitchSpec {
   // this), and the fixed start-up cost of an NVLS collective. 0: the chips do not reduce.
   Bandwidth nvls_bandwidth{0};
   Time nvls_latency = 0;
+  // NCCL's NVLS kernel's pipeline fill, in rounds of its chunks through the switch
+  // (nvls_pipeline_fill_ps): at least 2, its AllReduce's three stages less one; a
+  // calibrated profile fits it.
+  double nvls_fill_rounds = 2;
   // The GPUs' CUDA compute capability (80 A100, 90 H100/H200, 100 B200/GB200): NCCL's
   // tuner picks its per-generation figures by it.
   int compute_capability = 90;

@@ -30,6 +30,7 @@ LinkProfile load_profile(const std::string& path) {
     const std::string k = key;
     if (k == "pcie" && !l.has("latency")) p.pcie_latency_given = false;
     s.latency = l.time("latency", s.latency);
+    if (k == "nvls" && l.has("fill_rounds")) p.nvls_fill_rounds = l.real("fill_rounds", 0, 1e6);
     l.finish();
     (k == "nvlink" ? p.nvlink : k == "pcie" ? p.pcie : k == "nic" ? p.nic : p.nvls) = s;
   }
@@ -86,7 +87,16 @@ std::string profile_yaml(const LinkProfile& p) {
     link("pcie", p.pcie, "GPU to NIC");
   }
   link("nic", p.nic, "NIC to the fabric");
-  link("nvls", p.nvls, "NVLink SHARP: the switch layer's reduction rate (AllReduce algbw), an NVLS collective's start-up cost");
+  if (p.nvls && p.nvls_fill_rounds) {
+    std::snprintf(buf, sizeof buf,
+                  "nvls: {bandwidth: %.3fGBps, latency: %.3fns, fill_rounds: %.4f}  # NVLink SHARP: the switch layer's reduction rate "
+                  "(AllReduce algbw), an NVLS collective's start-up cost, its kernel's pipeline fill in rounds of chunks\n",
+                  static_cast<double>(p.nvls->bandwidth.bits_per_second) / 8e9, static_cast<double>(p.nvls->latency) * 1e-3,
+                  *p.nvls_fill_rounds);
+    out << buf;
+  } else {
+    link("nvls", p.nvls, "NVLink SHARP: the switch layer's reduction rate (AllReduce algbw), an NVLS collective's start-up cost");
+  }
   if (p.reduce_GBps_fp32 || p.reduce_GBps_bf16 || p.matmul_tflops || p.launch_latency_us) {
     out << "gpu:\n";
     if (p.reduce_GBps_fp32) { std::snprintf(buf, sizeof buf, "  reduce_fp32: %.3fGBps\n", *p.reduce_GBps_fp32); out << buf; }

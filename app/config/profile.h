@@ -29,6 +29,8 @@ struct LinkProfile {
   // NVLink SHARP: the switch layer's reduction rate (as an AllReduce's algorithm
   // bandwidth) and an NVLS collective's start-up cost.
   std::optional<LinkSpec> nvls;
+  // The NVLS kernel's pipeline fill, in rounds of its chunks (nvls_pipeline_fill_ps).
+  std::optional<double> nvls_fill_rounds;
   std::optional<double> reduce_GBps_fp32, reduce_GBps_bf16, matmul_tflops, launch_latency_us;
   std::vector<CollectiveFitRecord> fits;
   std::vector<std::string> sources;

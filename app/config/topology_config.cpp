@@ -18,10 +18,12 @@ void apply_nvlink_profile(NvSwitchSpec& s, const LinkSpec& nvlink) {
   s.latency = nvlink.latency;
 }
 
-// A profile's NVLS figures: the switch layer's reduction rate and the start-up cost.
-void apply_nvls_profile(NvSwitchSpec& s, const LinkSpec& nvls) {
-  s.nvls_bandwidth = nvls.bandwidth;
-  s.nvls_latency = nvls.latency;
+// A profile's NVLS figures: the switch layer's reduction rate, the start-up cost and,
+// where fitted, the kernel's pipeline fill.
+void apply_nvls_profile(NvSwitchSpec& s, const LinkProfile& profile) {
+  s.nvls_bandwidth = profile.nvls->bandwidth;
+  s.nvls_latency = profile.nvls->latency;
+  if (profile.nvls_fill_rounds) s.nvls_fill_rounds = *profile.nvls_fill_rounds;
 }
 
 // A link's latency: at least 1 ns, as every link's latency is the lookahead a parallel
@@ -198,11 +200,11 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
       m.context().fail(m.node()["profile"], m.child_path("profile"), "expected a profile with an nvlink or nvls entry");
     }
     if (profile.nvlink) apply_nvlink_profile(s, *profile.nvlink);
-    if (profile.nvls) apply_nvls_profile(s, *profile.nvls);
+    if (profile.nvls) apply_nvls_profile(s, profile);
   } else {
     m.string("profile", std::string());
   }
-  // NVLink SHARP: `nvls: {bandwidth, latency}` sets it, `nvls: false` turns it off.
+  // NVLink SHARP: `nvls: {bandwidth, latency, fill_rounds}` sets it, `nvls: false` turns it off.
   if (m.has("nvls") && m.node()["nvls"].IsScalar()) {
     if (!m.boolean("nvls")) s.nvls_bandwidth = Bandwidth{0};
     else if (s.nvls_bandwidth.bits_per_second == 0) {
@@ -212,6 +214,7 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
     MapReader nvls = m.map("nvls");
     s.nvls_bandwidth = nvls.bandwidth("bandwidth", s.nvls_bandwidth.bits_per_second > 0 ? std::optional<Bandwidth>(s.nvls_bandwidth) : std::nullopt);
     s.nvls_latency = nvls.time("latency", s.nvls_latency);
+    s.nvls_fill_rounds = nvls.real("fill_rounds", 0, 1e6, s.nvls_fill_rounds);
     nvls.finish();
   }
   if (s.links_per_gpu() == 0) m.context().fail(m.node(), m.path(), "expected at least one NVLink per GPU");
@@ -279,7 +282,7 @@ void read_cluster(MapReader& m, ClusterSpec& c) {
   MapReader node = m.map("node");
   c.node = read_nvswitch(node);
   if (profile && profile->nvlink && !node.has("profile")) apply_nvlink_profile(c.node, *profile->nvlink);
-  if (profile && profile->nvls && !node.has("profile") && !node.has("nvls")) apply_nvls_profile(c.node, *profile->nvls);
+  if (profile && profile->nvls && !node.has("profile") && !node.has("nvls")) apply_nvls_profile(c.node, *profile);
   node.finish();
   c.nics_per_node = static_cast<int>(m.integer("nics_per_node", 1, c.node.gpus, c.node.gpus));
   c.nic_ports = static_cast<int>(m.integer("nic_ports", 1, 8, c.nic_ports));

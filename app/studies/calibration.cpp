@@ -1,6 +1,9 @@
 #include "app/studies/calibration.h"
 
+#include "calibrate/fill_fit.h"
 #include "calibrate/probe_stats.h"
+#include "workloads/collectives/nccl_protocol.h"
+#include "workloads/collectives/nvls.h"
 
 #include <algorithm>
 #include <cmath>
@@ -33,9 +36,9 @@ Bandwidth from_GBps(double gbytes_per_second) {
 
 Time from_us(double us) { return static_cast<Time>(std::llround(std::max(0.0, us) * 1e6)); }
 
-std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
+std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0, double e = 0) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c, d, e);
   return buf;
 }
 
@@ -98,13 +101,31 @@ CollectiveCalibration calibrate_collective(const NcclTestsLog& log, const Import
   const int gpus_per_node = request.gpus_per_node > 0 ? request.gpus_per_node : c.ranks;
   c.nvls = request.algorithm == "nvls" || (request.algorithm.empty() && log.mentions_nvls);
   if (c.nvls) {
-    // NVLS (docs/collectives.md): time = start-up + size / the switch layer's reduction
-    // rate. Fitted on relative error, as accuracy is judged per size; single-node only.
+    // NVLS (docs/collectives.md): time = NCCL's own NVLS latency (its tuning tables) +
+    // (size + rounds x one round of the kernel's chunks) / the switch layer's reduction
+    // rate (nvls_pipeline_fill_ps): the rate and the rounds fitted on relative error, as
+    // accuracy is judged per size; single-node only.
     if (request.op != CollectiveOp::kAllReduce) throw std::invalid_argument(log.name + ": NVLS calibration reads all_reduce logs");
     if (c.ranks > gpus_per_node) {
       throw std::invalid_argument(log.name + ": an NVLS log of more than one node; calibrate from a single node's log");
     }
-    c.fit = fit_alpha_beta(bytes, times, /*relative=*/true);
+    const auto rules = nccl_rules(request.nccl_version);
+    if (!rules) throw std::invalid_argument("no NCCL rules for version " + request.nccl_version);
+    c.nvls_channels = nccl_nvls_run_channels(request.compute_capability, 1, rules->blackwell_search, rules->nvls_blackwell_domain_channels);
+    std::vector<std::int64_t> rounds;  // one round's bytes: a rate of a byte a picosecond, one round
+    for (const std::int64_t b : bytes) {
+      const std::int64_t chunk = nccl_nvls_chunk_bytes(false, b, c.nvls_channels, c.ranks, 1);
+      rounds.push_back(nvls_pipeline_fill_ps(request.op, b, c.nvls_channels, c.ranks, chunk, 1e12, 1));
+    }
+    const int nvls = static_cast<int>(NcclAlgo::kNvls), simple = nccl_proto_index(NcclProtocol::kSimple);
+    const double nccl_latency_us = rules->base[nvls][simple] + rules->hw[0][nvls][simple];  // hw 0: NVLink
+    const FillFit fill = fit_fill(bytes, rounds, times, nccl_latency_us);
+    c.nvls_fill_rounds = fill.rounds;
+    c.fit.alpha_us = fill.latency_us;
+    c.fit.beta_GBps = fill.beta_GBps;
+    c.fit.residuals_us = fill.residuals_us;
+    c.fit.relative_residuals = fill.relative_residuals;
+    c.fit.rms_relative = fill.rms_relative;
     c.busbw_asymptote_GBps = c.fit.beta_GBps * busbw_factor(request.op, c.ranks);
     c.link.bandwidth = from_GBps(c.fit.beta_GBps);
     c.link.latency = from_us(c.fit.alpha_us);
@@ -140,8 +161,15 @@ ImportResult import_logs(const ImportRequest& request) {
     r.profile.sources.push_back("nccl-tests " + std::string(op_name(request.op)) + ": " + path);
     out += "nccl-tests " + path + ": " + op_name(request.op) + ", " + std::to_string(c.ranks) + " ranks, " +
            std::to_string(c.log.samples.size()) + " sizes\n";
-    out += format("  fit  time = %.3f us + size / %.3f GB/s   (busbw asymptote %.2f GB/s, rms residual %.2f%%)\n",
-                  c.fit.alpha_us, c.fit.beta_GBps, c.busbw_asymptote_GBps, c.fit.rms_relative * 100);
+    if (c.nvls) {
+      out += format("  fit  time = %.3f us (NCCL's NVLS latency) + (size + %.3f rounds) / %.3f GB/s   (busbw asymptote %.2f GB/s, rms residual %.2f%%)\n",
+                    c.fit.alpha_us, c.nvls_fill_rounds, c.fit.beta_GBps, c.busbw_asymptote_GBps, c.fit.rms_relative * 100);
+      out += format("  (a round: %.0f channels x the ranks x NCCL's NVLS chunk, or the size when smaller; the kernel's pipeline fill)\n",
+                    static_cast<double>(c.nvls_channels));
+    } else {
+      out += format("  fit  time = %.3f us + size / %.3f GB/s   (busbw asymptote %.2f GB/s, rms residual %.2f%%)\n",
+                    c.fit.alpha_us, c.fit.beta_GBps, c.busbw_asymptote_GBps, c.fit.rms_relative * 100);
+    }
     out += "  size             measured_us    fitted_us   residual\n";
     for (std::size_t i = 0, k = 0; i < c.log.samples.size(); ++i) {
       const auto& s = c.log.samples[i];
@@ -163,7 +191,8 @@ ImportResult import_logs(const ImportRequest& request) {
     f.relative_residuals = c.fit.relative_residuals;
     r.profile.fits.push_back(f);
     (c.nvls ? r.profile.nvls : c.inter_node ? r.profile.nic : r.profile.nvlink) = c.link;
-    out += format(c.nvls         ? "  -> nvls: %.2f GB/s switch-layer reduction rate (AllReduce algbw), %.3f us start-up\n"
+    if (c.nvls) r.profile.nvls_fill_rounds = c.nvls_fill_rounds;
+    out += format(c.nvls         ? "  -> nvls: %.2f GB/s switch-layer reduction rate (AllReduce algbw), %.3f us start-up, the fill's rounds as fitted\n"
                   : c.inter_node ? "  -> nic: %.2f GB/s per NIC, %.3f us per link\n"
                                  : "  -> nvlink: %.2f GB/s per GPU, %.3f us per hop\n",
                   static_cast<double>(c.link.bandwidth.bits_per_second) / 8e9, static_cast<double>(c.link.latency) * 1e-6);

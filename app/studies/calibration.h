@@ -9,6 +9,7 @@
 #include "calibrate/fit.h"
 #include "calibrate/log_import.h"
 #include "workloads/collectives/collective.h"
+#include "workloads/collectives/nccl_tuning.h"
 
 namespace fabricsim {
 
@@ -21,6 +22,10 @@ struct ImportRequest {
   int nics_per_node = 0;  // 0: one NIC per GPU
   // The algorithm the log ran: "ring", "nvls", or empty: NVLS if the log says so, else ring.
   std::string algorithm;
+  // NVLS logs: the GPUs' compute capability and the NCCL line whose rules set the NVLS
+  // kernels' channels and chunks (the rounds of the pipeline's fill) and NCCL's latency.
+  int compute_capability = 90;
+  std::string nccl_version = kDefaultNcclVersion;
 };
 
 // One nccl-tests log, fitted and translated.
@@ -31,6 +36,8 @@ struct CollectiveCalibration {
   double busbw_asymptote_GBps = 0;  // beta times the busbw factor
   bool inter_node = false;          // the NICs, not NVLink, bound the busbw
   bool nvls = false;                // an NVLS log: `link` is the profile's nvls entry
+  int nvls_channels = 0;            // NVLS: the channels NCCL's kernels ran
+  double nvls_fill_rounds = 0;      // NVLS: the kernel's pipeline fill, fitted (nvls_pipeline_fill_ps)
   LinkSpec link;                    // what the profile gets: nvlink, nic when inter_node, or nvls
 };
 

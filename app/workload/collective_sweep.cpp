@@ -159,7 +159,11 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   params.local_size = local_size_;
   params.one_node = one_node_;
   const CollectiveAlgorithm* algorithm = find_collective_algorithm(choice.algorithm);
-  if (algorithm != nullptr && algorithm->nvls_start) params.start_latency_ps = nvls_latency_;
+  if (algorithm != nullptr && algorithm->nvls_start) {
+    params.start_latency_ps = nvls_latency_;
+    params.nvls_stage_bytes_per_second = tuner_facts_.nvls_GBps * 1e9;
+    params.nvls_fill_rounds = tuner_facts_.nvls_fill_rounds;
+  }
   CollectiveProgram p = build_collective(choice.algorithm, config_.op, ranks_, bytes, params);
   if (choice.protocol != NcclProtocol::kNone) apply_nccl_costs(p, nccl_costs(choice, tuner_facts_, config_.op));
   return p;

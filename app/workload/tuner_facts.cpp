@@ -20,6 +20,7 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
     f.nvlink_GBps = GBps(s.gpu_bandwidth());
     f.nvls_GBps = GBps(s.nvls_bandwidth);
     f.nvls_latency_us = us_of(s.nvls_latency);
+    f.nvls_fill_rounds = s.nvls_fill_rounds;
     f.hop_latency_us = us_of(s.latency);
     f.intra_step_us = 2 * us_of(s.latency);
     f.compute_capability = s.compute_capability;
@@ -29,6 +30,7 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
     f.nvlink_GBps = GBps(c.node.gpu_bandwidth());
     f.nvls_GBps = GBps(c.node.nvls_bandwidth);
     f.nvls_latency_us = us_of(c.node.nvls_latency);
+    f.nvls_fill_rounds = c.node.nvls_fill_rounds;
     // NCCL sees each RDMA port as a NIC of its own.
     f.nic_GBps = GBps(c.nic_link.bandwidth) / c.nic_ports;
     f.node_nic_GBps = GBps(c.nic_link.bandwidth) * c.nics_per_node;

@@ -94,6 +94,9 @@ struct CollectiveProgram {
   // A fixed cost before any rank starts (e.g. NVLS's set-up, fitted from measurements),
   // in picoseconds.
   std::int64_t start_latency_ps = 0;
+  // The part of start_latency_ps that is a pipeline's fill (NVLS's kernel), which comes
+  // after whichever fixed start-up applies (apply_nccl_costs), not instead of it.
+  std::int64_t start_fill_ps = 0;
   // Wire bytes per payload byte (an NCCL protocol's flags: LL 2, LL128 128/120).
   double wire_factor = 1.0;
   // NCCL's per-step latency beyond what the links charge (its flag, the proxy, the RDMA

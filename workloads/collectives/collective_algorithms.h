@@ -26,6 +26,10 @@ struct AlgorithmParams {
   int local_size = 8;             // hierarchical: GPUs per node (ranks node-major)
   bool one_node = false;          // tree: every rank in one NVLink domain, where NCCL's tree is a chain
   std::int64_t start_latency_ps = 0;  // nvls: fixed start-up cost before any rank moves data
+  // nvls, nvls_tree: the pipeline fill of NCCL's NVLS kernel (nvls_pipeline_fill_ps), in
+  // rounds of its chunks through the switch at its reduction rate (algbw); 0: none.
+  double nvls_stage_bytes_per_second = 0;
+  double nvls_fill_rounds = 0;
 };
 
 // What an estimate of step state needs (app/scenario/memory_estimate.cpp): the largest size's

@@ -43,7 +43,8 @@ NcclCosts nccl_costs(const TunerChoice& choice, const TunerFacts& facts, Collect
 
 void apply_nccl_costs(CollectiveProgram& p, const NcclCosts& c) {
   p.wire_factor = c.wire_factor;
-  p.start_latency_ps = std::max(p.start_latency_ps, c.start_latency_ps);
+  // The larger fixed start-up (a calibrated one or NCCL's latency), then any pipeline fill.
+  p.start_latency_ps = std::max(p.start_latency_ps - p.start_fill_ps, c.start_latency_ps) + p.start_fill_ps;
   p.step_sync_ps[0] = c.step_sync_ps[0];
   p.step_sync_ps[1] = c.step_sync_ps[1];
   p.channel_bytes_per_second = c.channel_bytes_per_second;

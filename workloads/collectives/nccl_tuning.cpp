@@ -99,6 +99,14 @@ NcclRules rules_2_27() {
   return r;
 }
 
+// 2.25 and 2.26: 2.27's rules but for NVLS's kernels on Blackwell, 32 channels everywhere.
+NcclRules rules_2_25() {
+  NcclRules r = rules_2_27();
+  r.version = "2.25";
+  r.nvls_blackwell_domain_channels = 32;
+  return r;
+}
+
 NcclRules rules_2_28() {
   NcclRules r = rules_2_27();
   r.version = "2.28";
@@ -172,12 +180,13 @@ std::optional<NcclRules> nccl_rules(std::string_view version) {
   if (minor == 18) return rules_2_18();
   if (minor <= 20) return rules_2_19();
   if (minor <= 22) return rules_2_21();
+  if (minor == 25 || minor == 26) return rules_2_25();
   if (minor <= 27) return rules_2_27();
   return rules_2_28();
 }
 
 const std::vector<std::string>& nccl_rule_versions() {
-  static const std::vector<std::string> v{"2.18", "2.19", "2.21", "2.27", "2.28"};
+  static const std::vector<std::string> v{"2.18", "2.19", "2.21", "2.25", "2.27", "2.28"};
   return v;
 }
 
@@ -425,15 +434,17 @@ NcclGraph nccl_one_node_tree_graph(int cc, double nvlink_GBps, int ring_channels
   return g;
 }
 
+int nccl_nvls_run_channels(int cc, int nodes, bool blackwell_search, int blackwell_domain_channels) {
+  if (nccl_speed_lists(cc, blackwell_search) != NcclSpeedLists::kBlackwell) return 16;
+  return nodes == 1 ? blackwell_domain_channels : 32;
+}
+
 NcclGraph nccl_nvls_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes, int gpus,
-                          bool search_2_18, bool blackwell_search) {
+                          bool search_2_18, bool blackwell_search, int blackwell_domain_channels) {
   NcclGraph g;
   if (nvlink_GBps <= 0) return g;
   const NcclSpeedLists lists = nccl_speed_lists(cc, blackwell_search);
-  // The channels NVLS's kernels run (src/transport/nvls.cc): 16 on Hopper; on Blackwell 24
-  // inside one NVLink domain and 32 across nodes.
-  const bool blackwell = lists == NcclSpeedLists::kBlackwell;
-  const int run_channels = blackwell ? (nodes == 1 ? 24 : 32) : 16;
+  const int run_channels = nccl_nvls_run_channels(cc, nodes, blackwell_search, blackwell_domain_channels);
   if (nodes == 1 && gpus >= 1) {
     constexpr int kMaxArity = 32;  // NCCL_MAX_NVLS_ARITY
     std::vector<double> list = speeds(lists, false);

@@ -54,11 +54,14 @@ struct NcclRules {
   // Blackwell's own graph search (2.25 on; from 2.27 NVLS's 24 channels in one NVLink
   // domain): its speed lists and NVLS channel counts, where older lines search it as Hopper.
   bool blackwell_search = false;
+  // NVLS's kernel channels on Blackwell inside one NVLink domain (src/transport/nvls.cc):
+  // 24 from 2.27, 32 in 2.25 and 2.26 (their one Blackwell figure).
+  int nvls_blackwell_domain_channels = 24;
 };
 
 // A release ("2.21", "2.21.5", "2.25.1-1") to its line's rules: 2.18; 2.19 and 2.20
-// take 2.19's; 2.21 and 2.22 take 2.21's; 2.23 to 2.27 take 2.27's; 2.28 and later take
-// 2.28's. nullopt before 2.18 or for what is not a version.
+// take 2.19's; 2.21 and 2.22 take 2.21's; 2.25 and 2.26 take 2.25's; 2.23, 2.24 and 2.27
+// take 2.27's; 2.28 and later take 2.28's. nullopt before 2.18 or for what is not a version.
 std::optional<NcclRules> nccl_rules(std::string_view version);
 const std::vector<std::string>& nccl_rule_versions();
 inline constexpr const char* kDefaultNcclVersion = "2.28";  // the newest line's rules
@@ -158,7 +161,11 @@ NcclGraph nccl_one_node_tree_graph(int compute_capability, double nvlink_GBps, i
 // Its kernels run 16 channels (NCCL_NVLS_NCHANNELS on Hopper). Across nodes: 16 channels
 // at the fastest intra speed within the NVLinks, the inter one within the node's NICs.
 NcclGraph nccl_nvls_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes,
-                          int gpus, bool search_2_18, bool blackwell_search = false);
+                          int gpus, bool search_2_18, bool blackwell_search = false, int blackwell_domain_channels = 24);
+// The channels NCCL's NVLS kernels run (src/transport/nvls.cc): 16 on Hopper; on Blackwell
+// (searched as Blackwell: the 2.27 and 2.28 lines) `blackwell_domain_channels` inside one
+// NVLink domain and 32 across nodes.
+int nccl_nvls_run_channels(int compute_capability, int nodes, bool blackwell_search = false, int blackwell_domain_channels = 24);
 
 // floor(log2(n)) for n >= 1 (NCCL's log2i): a tree's depth over n nodes.
 int floor_log2(int n);

@@ -3,6 +3,7 @@
 #include "workloads/collectives/tuner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -33,6 +34,15 @@ void add_contributions(CollectiveProgram& p, int rank, int first_owner, int owne
 
 }  // namespace
 
+std::int64_t nvls_pipeline_fill_ps(CollectiveOp op, std::int64_t bytes, int channels, int heads, std::int64_t chunk_bytes,
+                                   double stage_bytes_per_second, double rounds) {
+  if (stage_bytes_per_second <= 0 || bytes <= 0 || rounds <= 0) return 0;
+  const double unoverlapped_rounds = op == CollectiveOp::kAllReduce ? rounds : rounds / 2;
+  const double round = static_cast<double>(std::max(1, channels)) * std::max(1, heads) *
+                       static_cast<double>(chunk_bytes > 0 ? chunk_bytes : kNvlsChunkBytes);
+  return static_cast<std::int64_t>(std::llround(unoverlapped_rounds * std::min(static_cast<double>(bytes), round) / stage_bytes_per_second * 1e12));
+}
+
 CollectiveProgram nvls(CollectiveOp op, int n, std::int64_t bytes, const AlgorithmParams& a) {
   const bool reduce = op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter;
   const bool gather = op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather;
@@ -44,7 +54,8 @@ CollectiveProgram nvls(CollectiveOp op, int n, std::int64_t bytes, const Algorit
   const int k = static_cast<int>(std::min<std::int64_t>(4096, (share + chunk - 1) / chunk));
   CollectiveProgram p;
   p.name = "nvls";
-  p.start_latency_ps = a.start_latency_ps;
+  p.start_fill_ps = nvls_pipeline_fill_ps(op, bytes, channels, n, chunk, a.nvls_stage_bytes_per_second, a.nvls_fill_rounds);
+  p.start_latency_ps = a.start_latency_ps + p.start_fill_ps;
   p.op = op;
   p.ranks = n;
   p.chunks = n * channels * k;
@@ -120,7 +131,8 @@ CollectiveProgram nvls_tree(CollectiveOp op, int n, std::int64_t bytes, const Al
   p.name = "nvls_tree";
   p.op = op;
   p.ranks = n;
-  p.start_latency_ps = a.start_latency_ps;
+  p.start_fill_ps = nvls_pipeline_fill_ps(op, bytes, channels, g, chunk, a.nvls_stage_bytes_per_second, a.nvls_fill_rounds);
+  p.start_latency_ps = a.start_latency_ps + p.start_fill_ps;
   p.chunks = g * channels * k;
   p.slots = p.chunks;
   p.slot_bytes = std::max<std::int64_t>(1, (bytes + p.chunks - 1) / p.chunks);
@@ -221,7 +233,9 @@ double nvls_tree_wire_latency_us(const WireFacts& f) {
 double nvls_ideal_estimate_us(CollectiveOp op, double size, const TunerFacts& f) {
   const bool reducing = op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather;
   if (!reducing || f.nvls_GBps <= 0 || f.nodes != 1) return -1;
-  return f.nvls_latency_us + size / (f.nvls_GBps * 1e3);
+  const double fill_us = 1e-6 * static_cast<double>(nvls_pipeline_fill_ps(op, static_cast<std::int64_t>(size), kNvlsChannels, f.ranks,
+                                                                         kNvlsChunkBytes, f.nvls_GBps * 1e9, f.nvls_fill_rounds));
+  return f.nvls_latency_us + fill_us + size / (f.nvls_GBps * 1e3);
 }
 // The switches sum and multicast the whole buffer; each node's NICs carry it once each
 // way (each GPU its share on its rail), over a tree of depth log2(nodes).
@@ -233,7 +247,9 @@ double nvls_tree_ideal_estimate_us(CollectiveOp op, double size, const TunerFact
   int depth = 0;
   for (int m = 1; m < f.nodes; m *= 2) ++depth;
   const double algbw = std::min(f.nvls_GBps, f.node_nic_GBps);
-  return f.nvls_latency_us + 2 * depth * 3 * f.hop_latency_us + size / (algbw * 1e3);
+  const double fill_us = 1e-6 * static_cast<double>(nvls_pipeline_fill_ps(op, static_cast<std::int64_t>(size), kNvlsChannels,
+                                                                         f.gpus_per_node, kNvlsChunkBytes, f.nvls_GBps * 1e9, f.nvls_fill_rounds));
+  return f.nvls_latency_us + fill_us + 2 * depth * 3 * f.hop_latency_us + size / (algbw * 1e3);
 }
 
 // Per channel, NVLS's pieces of each local owner's share, each with a contribution from

@@ -18,6 +18,19 @@ inline constexpr std::int64_t kNvlsChunkBytes = 128 * 1024;
 // parameters ask for more than one channel.
 inline constexpr int kNvlsChannels = 16;
 
+// NCCL's NVLS kernels on buffers not registered with NCCL (as nccl-tests runs them, and
+// always inside an MNNVL domain, src/init.cc) are a pipeline of warp groups per channel.
+// AllReduce (src/device/all_reduce.h) has three: scatter (the input into each head's slot
+// of the NVLS buffer), reduce and multicast through the switch, gather (the slots into the
+// output); ReduceScatter two (scatter, reduce), AllGather two (multicast, gather). A round
+// is one chunk per channel and head, channels x heads x chunk bytes (all the bytes when
+// fewer), as long as it takes through the switch at `stage_bytes_per_second`. What nothing
+// overlaps is `rounds` of them for an AllReduce: at least its stages less one (2), more
+// where the stages are slower than the switch or wait on each other (a calibrated profile
+// fits it); half as many for the two-stage kernels. 0 when the rate is 0.
+std::int64_t nvls_pipeline_fill_ps(CollectiveOp op, std::int64_t bytes, int channels, int heads, std::int64_t chunk_bytes,
+                                   double stage_bytes_per_second, double rounds);
+
 // all_reduce (both phases), reduce_scatter (the sums), all_gather (the multicasts).
 // Throws std::invalid_argument for other operations.
 CollectiveProgram nvls(CollectiveOp op, int ranks, std::int64_t bytes, const AlgorithmParams& params);

@@ -31,7 +31,10 @@ NcclSystem nccl_system(const TunerFacts& f) {
     g.bw_intra = g.bw_inter = std::min(f.nic_GBps, f.nvlink_GBps / f.nics_per_node);
     at(NcclAlgo::kCollNetDirect) = g;
   }
-  if (f.nvls_GBps > 0 && f.nodes == 1) at(NcclAlgo::kNvls) = nccl_nvls_graph(cc, f.nvlink_GBps, 0, 0, 1, f.ranks, search_2_18, blackwell);
+  const int domain_channels = rules ? rules->nvls_blackwell_domain_channels : 24;
+  if (f.nvls_GBps > 0 && f.nodes == 1) {
+    at(NcclAlgo::kNvls) = nccl_nvls_graph(cc, f.nvlink_GBps, 0, 0, 1, f.ranks, search_2_18, blackwell, domain_channels);
+  }
   if (f.nvls_GBps > 0 && whole_nodes && f.gpus_per_node >= 2 && f.node_nic_GBps > 0) {
     at(NcclAlgo::kNvlsTree) = nccl_nvls_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes, f.gpus_per_node, search_2_18,
                                                  blackwell);

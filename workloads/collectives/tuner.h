@@ -26,6 +26,7 @@ struct TunerFacts {
   double node_nic_GBps = 0;  // all of a node's NICs together, per direction (0: one node)
   double nvls_GBps = 0;      // the NVSwitch layer's reduction rate (0: no NVLS)
   double nvls_latency_us = 0;
+  double nvls_fill_rounds = 0;  // the NVLS kernel's pipeline fill (nvls_pipeline_fill_ps), from the topology
   double hop_latency_us = 0;  // one link, typical
   // The simulated network's own latency for one ring step: GPU to GPU through the
   // NVSwitch inside a node; through PCIe, the NICs and the fabric between nodes.
