@@ -299,9 +299,8 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
       }
       if (s.kind != StepKind::kSend) {
         // The piece's address: where its slot starts in the buffer, in packets, as NVLink
-        // interleaves by address. Counting each slot as whole packets instead aliased with
-        // the chips: on 18 chips, 24 channels' 2-packet pieces in flight together (3 per
-        // owner and channel) all landed on 6 of them.
+        // interleaves by address, so a piece that is not whole packets continues the stripe
+        // where the one before it stopped rather than restarting in step with the chips.
         Message& m = x.network_->messages()[id];
         const std::int64_t mtu = std::max<std::int64_t>(1, x.network_->params().nic.mtu);
         m.stripe_base = static_cast<std::uint32_t>(static_cast<std::int64_t>(s.src) * x.program_.slot_bytes / mtu);
