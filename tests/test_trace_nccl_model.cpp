@@ -17,14 +17,14 @@ namespace {
 
 // A trace of one AllReduce of `bytes` over `members` ranks (on the first of the 16 GPUs of
 // two DGX H100 nodes unless placed; all 16 by default), no compute.
-std::string one_allreduce_trace(std::int64_t bytes, int members = 16) {
-  const auto path = test_temp_path("fabricsim_trace_nccl_" + std::to_string(bytes) + "_" + std::to_string(members) + ".jsonl");
+std::string one_allreduce_trace(std::int64_t bytes, int members = 16, const std::string& op = "all_reduce") {
+  const auto path = test_temp_path("fabricsim_trace_nccl_" + op + std::to_string(bytes) + "_" + std::to_string(members) + ".jsonl");
   std::ofstream f(path);
   f << R"({"fabricsim_trace": 1, "ranks": )" << members << R"(, "achieved_tflops": 100})" << "\n";
   std::string group;
   for (int r = 0; r < members; ++r) group += (r > 0 ? "," : "") + std::to_string(r);
   for (int r = 0; r < members; ++r) {
-    f << R"({"rank": )" << r << R"(, "id": 0, "kind": "collective", "op": "all_reduce", "bytes": )" << bytes
+    f << R"({"rank": )" << r << R"(, "id": 0, "kind": "collective", "op": ")" << op << R"(", "bytes": )" << bytes
       << R"(, "key": "ar", "group": [)" << group << R"(], "label": "dp"})" << "\n";
   }
   return path.string();
@@ -38,8 +38,9 @@ struct Both {
 };
 
 // The same AllReduce replayed from a trace and run as a collective sweep of one size.
-Both both(std::int64_t bytes, const std::string& keys, const std::string& network = "", int members = 16) {
-  const std::string path = one_allreduce_trace(bytes, members);
+Both both(std::int64_t bytes, const std::string& keys, const std::string& network = "", int members = 16,
+          const std::string& op = "all_reduce") {
+  const std::string path = one_allreduce_trace(bytes, members, op);
   const auto yaml = [&](const std::string& workload) {
     std::string text = two_dgx_h100_yaml(workload);
     if (!network.empty()) text.replace(text.find("network: {mtu: 64KiB}"), 21, "network: {mtu: 64KiB, " + network + "}");
@@ -56,7 +57,7 @@ Both both(std::int64_t bytes, const std::string& keys, const std::string& networ
   }
   {
     ScenarioRun run(load_config_text(
-        yaml("{kind: collective, op: all_reduce, ranks: " + std::to_string(members) + ", sizes: {from: " + std::to_string(bytes) +
+        yaml("{kind: collective, op: " + op + ", ranks: " + std::to_string(members) + ", sizes: {from: " + std::to_string(bytes) +
              ", to: " + std::to_string(bytes) + "}, check_data: false" + keys + "}"),
         "<collective>"));
     run.run();
@@ -99,6 +100,21 @@ TEST_CASE("a trace's collective takes what `collective` gives the same size on t
   CHECK(ideal.trace < nccl.trace);
   CHECK(nccl.trace_model == "NCCL 2.28 tuning rules, protocol auto");
   CHECK(ideal.trace_model == "ideal network (protocol none: no NCCL costs)");
+}
+
+TEST_CASE("a trace's AllToAll takes what `collective` gives it: NCCL's p2p plan, in one node and across two") {
+  // On one node's 8 GPUs 64 KiB a peer is LL, 2 MiB Simple (32 channels a peer x 16 KiB
+  // between); 16 GPUs span both nodes (NCCL's plan across nodes).
+  for (int members : {8, 16}) {
+    for (std::int64_t bytes : {std::int64_t{64} << 10 << 3, std::int64_t{1} << 20 << 4}) {
+      CAPTURE(members);
+      CAPTURE(bytes);
+      const Both b = both(bytes, ", algorithm: auto", "", members, "all_to_all");
+      CHECK(b.protocol != "-");
+      if (members == 8) CHECK(b.protocol == (bytes == (std::int64_t{64} << 13) ? "LL" : "Simple"));
+      CHECK(b.trace == b.collective + (members > 8 ? kNotice : 0));
+    }
+  }
 }
 
 TEST_CASE("a trace's tree over one node's GPUs of a cluster runs as `collective`'s: NCCL's chain of that node") {

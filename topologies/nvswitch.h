@@ -12,6 +12,22 @@
 
 namespace fabricsim {
 
+// NCCL's point-to-point kernel on these GPUs (ncclSend/ncclRecv, as AllToAll runs them;
+// workloads/collectives/nccl_p2p.h), per channel (thread block): what its copies move while
+// it serves one send (Simple; LL in payload bytes), the fixed cost of one batch of works
+// per protocol, the receiver's copy of its last Simple step out of NCCL's buffer, and the
+// kernel's launch. The defaults are fitted from one GB300 compute tray's AllToAll
+// (configs/validation/tables/gb300-4gpu-1node-alltoall.txt, calibrate import) with the
+// launch that `calibrate gpu` measured on an H200; other GPUs keep them until calibrated.
+struct P2pKernelSpec {
+  double channel_GBps = 20.832;
+  double ll_channel_GBps = 5.291;
+  Time batch_latency = ns(11624);
+  Time ll_batch_latency = ns(7325);
+  double drain_GBps = 82.27;
+  Time launch_latency = ns(3800);
+};
+
 struct NvSwitchSpec {
   int gpus = 8;
   int switches = 4;
@@ -30,6 +46,7 @@ struct NvSwitchSpec {
   // (nvls_pipeline_fill_ps): at least 2, its AllReduce's three stages less one; a
   // calibrated profile fits it.
   double nvls_fill_rounds = 2;
+  P2pKernelSpec p2p;
   // The GPUs' CUDA compute capability (80 A100, 90 H100/H200, 100 B200/GB200): NCCL's
   // tuner picks its per-generation figures by it.
   int compute_capability = 90;

@@ -27,7 +27,8 @@ void add_options(po::options_description& options) {
       ("gpus-per-node", po::value<std::string>()->value_name("G"), "import: GPUs per node (default: all ranks in one)")
       ("nics-per-node", po::value<std::string>()->value_name("K"), "import: NICs per node (default: one per GPU)")
       ("cc", po::value<std::string>()->value_name("CC"), "import, NVLS logs: the GPUs' compute capability (default 90; 100 B200/GB200, 103 GB300)")
-      ("nccl-version", po::value<std::string>()->value_name("VERSION"), "import, NVLS logs: the NCCL line that ran (default 2.28)")
+      ("nccl-version", po::value<std::string>()->value_name("VERSION"), "import, NVLS and AllToAll logs: the NCCL line that ran (default 2.28)")
+      ("p2p-channels", po::value<std::string>()->value_name("N"), "import, AllToAll logs: NCCL's p2p channels, and per peer (default 32)")
       ("json", "gpu: print one JSON object")
       ("server", "nic: wait for the client")
       ("client", po::value<std::string>()->value_name("HOST"), "nic: measure towards HOST's server")
@@ -58,7 +59,8 @@ int calibrate_import_command(const po::variables_map& vm) {
     return false;
   };
   if (!positive("ranks", request.ranks) || !positive("gpus-per-node", request.gpus_per_node) ||
-      !positive("nics-per-node", request.nics_per_node) || !positive("cc", request.compute_capability)) {
+      !positive("nics-per-node", request.nics_per_node) || !positive("cc", request.compute_capability) ||
+      !positive("p2p-channels", request.p2p_channels)) {
     return kExitBadInput;
   }
   if (vm.count("nccl-version")) {
@@ -138,7 +140,8 @@ int calibrate_command(const po::variables_map& vm, int argc, char** argv) {
 const Command kCalibrateCommand{
     "calibrate",
     "fabricsim calibrate import --nccl-tests LOG... | --perftest LOG... [--op OP] [--ranks N] [--algo ring|nvls]\n"
-    "                    [--gpus-per-node G] [--nics-per-node K] [--cc CC] [--nccl-version V] --out PROFILE.yaml\n"
+    "                    [--gpus-per-node G] [--nics-per-node K] [--cc CC] [--nccl-version V]\n"
+    "                    [--p2p-channels N] --out PROFILE.yaml\n"
     "       fabricsim calibrate gpu [--out PROFILE.yaml] [--json]\n"
     "       fabricsim calibrate nic --server | --client HOST [--device NAME] [--gid-index N] [--port P]\n",
     "import: fit nccl-tests and perftest logs (alpha + size/beta) and write a link profile that a topology references with `profile: FILE` (docs/calibration.md); gpu: measure this machine's GPUs (CUDA): copies, peers, launch, reduce, matmul; nic: RDMA WRITE bandwidth sweep and ping-pong latency between two hosts (libibverbs); exit code 5 when there is no device to measure",

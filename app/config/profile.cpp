@@ -12,6 +12,24 @@
 
 namespace fabricsim {
 
+P2pKernelSpec read_p2p_kernel(MapReader& m, const P2pKernelSpec& base) {
+  const auto GBps = [&](const char* key, double fallback) {
+    return static_cast<double>(m.bandwidth(key, Bandwidth{static_cast<std::int64_t>(fallback * 8e9)}).bits_per_second) / 8e9;
+  };
+  P2pKernelSpec k = base;
+  k.channel_GBps = GBps("bandwidth", base.channel_GBps);
+  k.ll_channel_GBps = GBps("ll_bandwidth", base.ll_channel_GBps);
+  k.batch_latency = m.time("latency", base.batch_latency);
+  k.ll_batch_latency = m.time("ll_latency", base.ll_batch_latency);
+  k.drain_GBps = GBps("drain_bandwidth", base.drain_GBps);
+  k.launch_latency = m.time("launch", base.launch_latency);
+  m.finish();
+  if (k.channel_GBps <= 0 || k.ll_channel_GBps <= 0 || k.drain_GBps <= 0) {
+    m.context().fail(m.node(), m.path(), "expected bandwidth, ll_bandwidth and drain_bandwidth above 0");
+  }
+  return k;
+}
+
 LinkProfile load_profile(const std::string& path) {
   const YAML::Node root = read_yaml_file(path);
   YamlContext ctx(path);
@@ -33,6 +51,12 @@ LinkProfile load_profile(const std::string& path) {
     if (k == "nvls" && l.has("fill_rounds")) p.nvls_fill_rounds = l.real("fill_rounds", 0, 1e6);
     l.finish();
     (k == "nvlink" ? p.nvlink : k == "pcie" ? p.pcie : k == "nic" ? p.nic : p.nvls) = s;
+  }
+  if (m.has("p2p")) {
+    MapReader k = m.map("p2p");
+    p.p2p = read_p2p_kernel(k, P2pKernelSpec{});
+  } else {
+    m.map("p2p", false);
   }
   MapReader gpu = m.map("gpu", false);
   if (gpu.has("reduce_fp32")) p.reduce_GBps_fp32 = static_cast<double>(gpu.bandwidth("reduce_fp32").bits_per_second) / 8e9;
@@ -96,6 +120,16 @@ std::string profile_yaml(const LinkProfile& p) {
     out << buf;
   } else {
     link("nvls", p.nvls, "NVLink SHARP: the switch layer's reduction rate (AllReduce algbw), an NVLS collective's start-up cost");
+  }
+  if (p.p2p) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "p2p: {bandwidth: %.3fGBps, ll_bandwidth: %.3fGBps, latency: %.1fns, ll_latency: %.1fns, drain_bandwidth: %.3fGBps, "
+                  "launch: %.1fns}  # NCCL's p2p kernel (AllToAll), per channel: Simple's and LL's rate, a batch's fixed cost each, "
+                  "the last step's drain, the launch\n",
+                  p.p2p->channel_GBps, p.p2p->ll_channel_GBps, static_cast<double>(p.p2p->batch_latency) * 1e-3,
+                  static_cast<double>(p.p2p->ll_batch_latency) * 1e-3, p.p2p->drain_GBps, static_cast<double>(p.p2p->launch_latency) * 1e-3);
+    out << line;
   }
   if (p.reduce_GBps_fp32 || p.reduce_GBps_bf16 || p.matmul_tflops || p.launch_latency_us) {
     out << "gpu:\n";

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "topologies/link_spec.h"
+#include "topologies/nvswitch.h"
 
 namespace fabricsim {
 
@@ -31,6 +32,8 @@ struct LinkProfile {
   std::optional<LinkSpec> nvls;
   // The NVLS kernel's pipeline fill, in rounds of its chunks (nvls_pipeline_fill_ps).
   std::optional<double> nvls_fill_rounds;
+  // NCCL's p2p kernel (AllToAll), fitted from one node's AllToAll.
+  std::optional<P2pKernelSpec> p2p;
   std::optional<double> reduce_GBps_fp32, reduce_GBps_bf16, matmul_tflops, launch_latency_us;
   std::vector<CollectiveFitRecord> fits;
   std::vector<std::string> sources;
@@ -42,5 +45,8 @@ class MapReader;
 // file that cannot be read is an error at that key.
 LinkProfile load_profile_key(MapReader& m);
 std::string profile_yaml(const LinkProfile& profile);
+// `p2p: {bandwidth, ll_bandwidth, latency, ll_latency, drain_bandwidth, launch}` (profiles
+// and NVSwitch topologies): each key missing keeps `base`'s.
+P2pKernelSpec read_p2p_kernel(MapReader& m, const P2pKernelSpec& base);
 
 }  // namespace fabricsim

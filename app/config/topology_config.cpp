@@ -196,11 +196,12 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
   s.compute_capability = static_cast<int>(m.integer("compute_capability", 70, 120, s.compute_capability));
   if (profiled) {
     const LinkProfile profile = load_profile_key(m);
-    if (!profile.nvlink && !profile.nvls) {
-      m.context().fail(m.node()["profile"], m.child_path("profile"), "expected a profile with an nvlink or nvls entry");
+    if (!profile.nvlink && !profile.nvls && !profile.p2p) {
+      m.context().fail(m.node()["profile"], m.child_path("profile"), "expected a profile with an nvlink, nvls or p2p entry");
     }
     if (profile.nvlink) apply_nvlink_profile(s, *profile.nvlink);
     if (profile.nvls) apply_nvls_profile(s, profile);
+    if (profile.p2p) s.p2p = *profile.p2p;
   } else {
     m.string("profile", std::string());
   }
@@ -216,6 +217,11 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
     s.nvls_latency = nvls.time("latency", s.nvls_latency);
     s.nvls_fill_rounds = nvls.real("fill_rounds", 0, 1e6, s.nvls_fill_rounds);
     nvls.finish();
+  }
+  // NCCL's p2p kernel: `p2p: {bandwidth, ll_bandwidth, latency, ll_latency, drain_bandwidth, launch}`.
+  if (m.has("p2p")) {
+    MapReader p2p = m.map("p2p");
+    s.p2p = read_p2p_kernel(p2p, s.p2p);
   }
   if (s.links_per_gpu() == 0) m.context().fail(m.node(), m.path(), "expected at least one NVLink per GPU");
   return s;
@@ -283,6 +289,7 @@ void read_cluster(MapReader& m, ClusterSpec& c) {
   c.node = read_nvswitch(node);
   if (profile && profile->nvlink && !node.has("profile")) apply_nvlink_profile(c.node, *profile->nvlink);
   if (profile && profile->nvls && !node.has("profile") && !node.has("nvls")) apply_nvls_profile(c.node, *profile);
+  if (profile && profile->p2p && !node.has("profile") && !node.has("p2p")) c.node.p2p = *profile->p2p;
   node.finish();
   c.nics_per_node = static_cast<int>(m.integer("nics_per_node", 1, c.node.gpus, c.node.gpus));
   c.nic_ports = static_cast<int>(m.integer("nic_ports", 1, 8, c.nic_ports));

@@ -1,7 +1,9 @@
 #include "app/studies/calibration.h"
 
 #include "calibrate/fill_fit.h"
+#include "calibrate/p2p_fit.h"
 #include "calibrate/probe_stats.h"
+#include "workloads/collectives/nccl_p2p.h"
 #include "workloads/collectives/nccl_protocol.h"
 #include "workloads/collectives/nvls.h"
 
@@ -99,6 +101,45 @@ CollectiveCalibration calibrate_collective(const NcclTestsLog& log, const Import
     times.push_back(s.time_us);
   }
   const int gpus_per_node = request.gpus_per_node > 0 ? request.gpus_per_node : c.ranks;
+  if (request.op == CollectiveOp::kAllToAll) {
+    // NCCL's p2p kernel (workloads/collectives/nccl_p2p.h): each size's plan as NCCL makes
+    // it, the launch given (P2pKernelSpec's), the rest fitted; single-node only.
+    if (c.ranks > gpus_per_node) {
+      throw std::invalid_argument(log.name + ": an AllToAll log of more than one node; calibrate from a single node's log");
+    }
+    NcclP2pFacts facts;
+    facts.ranks = c.ranks;
+    facts.comm_channels = request.p2p_channels;
+    facts.nvlinks_per_gpu = (request.p2p_channels + 1) / 2;
+    facts.nccl_minor = nccl_minor_version(request.nccl_version);
+    std::vector<P2pFitPoint> points;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      facts.bytes_per_peer = bytes[i] / c.ranks;
+      const NcclP2pPlan plan = nccl_p2p_plan(facts);
+      P2pFitPoint p;
+      p.ll = plan.protocol == NcclProtocol::kLL;
+      p.batches = plan.batches;
+      p.send_bytes = static_cast<double>(plan.most_sends_per_batch) * static_cast<double>(plan.part_bytes);
+      p.drain_bytes = static_cast<double>(std::min(plan.part_bytes, plan.step_bytes));
+      p.time_us = times[i];
+      points.push_back(p);
+    }
+    c.p2p = true;
+    c.p2p_kernel = P2pKernelSpec{};
+    const double launch_us = static_cast<double>(c.p2p_kernel.launch_latency) * 1e-6;
+    const P2pFit fit = fit_p2p_kernel(points, launch_us);
+    c.p2p_kernel.channel_GBps = fit.channel_GBps;
+    c.p2p_kernel.ll_channel_GBps = fit.ll_channel_GBps;
+    c.p2p_kernel.drain_GBps = fit.drain_GBps;
+    c.p2p_kernel.batch_latency = from_us(std::max(0.0, fit.batch_us));
+    c.p2p_kernel.ll_batch_latency = from_us(std::max(0.0, fit.ll_batch_us));
+    c.fit.alpha_us = launch_us;
+    c.fit.beta_GBps = fit.channel_GBps;
+    c.fit.residuals_us = fit.residuals_us;
+    c.fit.relative_residuals = fit.relative_residuals;
+    c.fit.rms_relative = fit.rms_relative;
+    return c;
+  }
   c.nvls = request.algorithm == "nvls" || (request.algorithm.empty() && log.mentions_nvls);
   if (c.nvls) {
     // NVLS (docs/collectives.md): time = NCCL's own NVLS latency (its tuning tables) +
@@ -161,7 +202,14 @@ ImportResult import_logs(const ImportRequest& request) {
     r.profile.sources.push_back("nccl-tests " + std::string(op_name(request.op)) + ": " + path);
     out += "nccl-tests " + path + ": " + op_name(request.op) + ", " + std::to_string(c.ranks) + " ranks, " +
            std::to_string(c.log.samples.size()) + " sizes\n";
-    if (c.nvls) {
+    if (c.p2p) {
+      const P2pKernelSpec& k = c.p2p_kernel;
+      out += format("  fit  NCCL's p2p kernel: time = %.3f us launch + batches x (fixed cost + a batch's sends / a channel's rate [+ Simple's last step / the drain rate]) (rms residual %.2f%%)\n",
+                    c.fit.alpha_us, c.fit.rms_relative * 100);
+      out += format("       Simple: %.3f GB/s a channel, %.3f us a batch, drain %.3f GB/s; LL: %.3f GB/s a channel (payload), %.3f us a batch\n",
+                    k.channel_GBps, static_cast<double>(k.batch_latency) * 1e-6, k.drain_GBps, k.ll_channel_GBps,
+                    static_cast<double>(k.ll_batch_latency) * 1e-6);
+    } else if (c.nvls) {
       out += format("  fit  time = %.3f us (NCCL's NVLS latency) + (size + %.3f rounds) / %.3f GB/s   (busbw asymptote %.2f GB/s, rms residual %.2f%%)\n",
                     c.fit.alpha_us, c.nvls_fill_rounds, c.fit.beta_GBps, c.busbw_asymptote_GBps, c.fit.rms_relative * 100);
       out += format("  (a round: %.0f channels x the ranks x NCCL's NVLS chunk, or the size when smaller; the kernel's pipeline fill)\n",
@@ -190,6 +238,12 @@ ImportResult import_logs(const ImportRequest& request) {
     f.rms_relative_residual = c.fit.rms_relative;
     f.relative_residuals = c.fit.relative_residuals;
     r.profile.fits.push_back(f);
+    if (c.p2p) {
+      r.profile.p2p = c.p2p_kernel;
+      out += "  -> p2p: NCCL's p2p kernel, as fitted\n";
+      r.collectives.push_back(c);
+      continue;
+    }
     (c.nvls ? r.profile.nvls : c.inter_node ? r.profile.nic : r.profile.nvlink) = c.link;
     if (c.nvls) r.profile.nvls_fill_rounds = c.nvls_fill_rounds;
     out += format(c.nvls         ? "  -> nvls: %.2f GB/s switch-layer reduction rate (AllReduce algbw), %.3f us start-up, the fill's rounds as fitted\n"

@@ -26,6 +26,9 @@ struct ImportRequest {
   // kernels' channels and chunks (the rounds of the pipeline's fill) and NCCL's latency.
   int compute_capability = 90;
   std::string nccl_version = kDefaultNcclVersion;
+  // AllToAll logs: NCCL's p2p channels, each peer's most too (its INFO line "N p2p
+  // channels, N p2p channels per peer"; 32 on GPUs of 18 NVLinks).
+  int p2p_channels = 32;
 };
 
 // One nccl-tests log, fitted and translated.
@@ -38,6 +41,8 @@ struct CollectiveCalibration {
   bool nvls = false;                // an NVLS log: `link` is the profile's nvls entry
   int nvls_channels = 0;            // NVLS: the channels NCCL's kernels ran
   double nvls_fill_rounds = 0;      // NVLS: the kernel's pipeline fill, fitted (nvls_pipeline_fill_ps)
+  bool p2p = false;                 // an AllToAll log: `p2p_kernel` is the profile's p2p entry
+  P2pKernelSpec p2p_kernel;
   LinkSpec link;                    // what the profile gets: nvlink, nic when inter_node, or nvls
 };
 

@@ -158,6 +158,7 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
   params.root = config_.root;
   params.local_size = local_size_;
   params.one_node = one_node_;
+  if (choice.p2p) params.p2p_channels = choice.p2p->p2p_channels;
   const CollectiveAlgorithm* algorithm = find_collective_algorithm(choice.algorithm);
   if (algorithm != nullptr && algorithm->nvls_start) {
     params.start_latency_ps = nvls_latency_;

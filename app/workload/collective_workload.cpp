@@ -140,6 +140,13 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
   facts.ranks = ranks;
   facts.channels = channels;
   while ((1ull << facts.log2_ranks) < ranks) ++facts.log2_ranks;
+  if (w.collective.op == CollectiveOp::kAllToAll && w.collective.protocol != "none" && w.collective.channels == 0 && biggest > 0) {
+    // NCCL's p2p plan cuts each block in parts, a send and a receive each.
+    TunerFacts tf = group;
+    tf.nccl_version = config.network.nccl_version;
+    const TunerChoice choice = choose_algorithm(w.collective.op, biggest, tf, "auto", w.collective.protocol);
+    if (choice.p2p) facts.channels = static_cast<std::uint64_t>(choice.p2p->parts);
+  }
   if (w.collective.protocol != "none" && (algo == "ring" || algo == "tree" || algo == "auto") && biggest > 0) {
     // NCCL's pipeline cuts the largest size's segments into its pieces.
     TunerFacts tf = group;

@@ -9,6 +9,10 @@ namespace fabricsim {
 namespace {
 double GBps(Bandwidth b) { return static_cast<double>(b.bits_per_second) / 8e9; }
 double us_of(Time t) { return static_cast<double>(t) * 1e-6; }
+
+NcclP2pKernel p2p_kernel(const P2pKernelSpec& s) {
+  return {s.channel_GBps, s.ll_channel_GBps, us_of(s.batch_latency), us_of(s.ll_batch_latency), s.drain_GBps, us_of(s.launch_latency)};
+}
 }  // namespace
 
 TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
@@ -21,6 +25,8 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
     f.nvls_GBps = GBps(s.nvls_bandwidth);
     f.nvls_latency_us = us_of(s.nvls_latency);
     f.nvls_fill_rounds = s.nvls_fill_rounds;
+    f.nvlinks_per_gpu = s.links_per_gpu();
+    f.p2p = p2p_kernel(s.p2p);
     f.hop_latency_us = us_of(s.latency);
     f.intra_step_us = 2 * us_of(s.latency);
     f.compute_capability = s.compute_capability;
@@ -31,6 +37,8 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
     f.nvls_GBps = GBps(c.node.nvls_bandwidth);
     f.nvls_latency_us = us_of(c.node.nvls_latency);
     f.nvls_fill_rounds = c.node.nvls_fill_rounds;
+    f.nvlinks_per_gpu = c.node.links_per_gpu();
+    f.p2p = p2p_kernel(c.node.p2p);
     // NCCL sees each RDMA port as a NIC of its own.
     f.nic_GBps = GBps(c.nic_link.bandwidth) / c.nic_ports;
     f.node_nic_GBps = GBps(c.nic_link.bandwidth) * c.nics_per_node;

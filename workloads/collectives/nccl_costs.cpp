@@ -17,6 +17,18 @@ NcclCosts nccl_costs(const TunerChoice& choice, const TunerFacts& facts, Collect
   NcclCosts c;
   if (choice.protocol == NcclProtocol::kNone) return c;
   const auto ps = [](double us) { return static_cast<std::int64_t>(std::max(0.0, us) * 1e6); };
+  if (choice.p2p) {
+    // NCCL's p2p kernel: its launch at the start; each batch's fixed cost (and Simple's
+    // drain of its last step) as each part's flag, less what the links charge; each part
+    // at its channel's share.
+    const double sync_us = nccl_p2p_batch_sync_us(*choice.p2p, facts.p2p);
+    c.start_latency_ps = ps(facts.p2p.launch_us);
+    c.step_sync_ps[0] = ps(sync_us - facts.intra_step_us);
+    c.step_sync_ps[1] = ps((choice.protocol == NcclProtocol::kLL ? facts.p2p.ll_batch_us : facts.p2p.batch_us) - facts.inter_step_us);
+    c.wire_factor = protocol_wire_factor(choice.protocol);
+    c.channel_bytes_per_second = choice.nccl_channel_GBps * 1e9;
+    return c;
+  }
   const CollectiveAlgorithm* algorithm = find_collective_algorithm(choice.algorithm);
   if (algorithm != nullptr && algorithm->nccl_pipeline) {
     // The ring and the tree: the base at the start, and each step's latency on the step

@@ -166,17 +166,22 @@ int nccl_proto_index(NcclProtocol p) {
   return -1;
 }
 
-std::optional<NcclRules> nccl_rules(std::string_view version) {
+int nccl_minor_version(std::string_view version) {
   // "2.21.5-1" -> major 2, minor 21.
   int major = 0, minor = 0;
   const char* begin = version.data();
   const char* end = begin + version.size();
   auto r = std::from_chars(begin, end, major);
-  if (r.ec != std::errc() || r.ptr == end || *r.ptr != '.') return std::nullopt;
+  if (r.ec != std::errc() || r.ptr == end || *r.ptr != '.') return -1;
   auto m = std::from_chars(r.ptr + 1, end, minor);
-  if (m.ec != std::errc()) return std::nullopt;
-  if (m.ptr != end && *m.ptr != '.' && *m.ptr != '-') return std::nullopt;
-  if (major != 2 || minor < 18) return std::nullopt;
+  if (m.ec != std::errc()) return -1;
+  if (m.ptr != end && *m.ptr != '.' && *m.ptr != '-') return -1;
+  return major == 2 ? minor : -1;
+}
+
+std::optional<NcclRules> nccl_rules(std::string_view version) {
+  const int minor = nccl_minor_version(version);
+  if (minor < 18) return std::nullopt;
   if (minor == 18) return rules_2_18();
   if (minor <= 20) return rules_2_19();
   if (minor <= 22) return rules_2_21();

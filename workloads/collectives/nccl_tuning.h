@@ -63,6 +63,8 @@ struct NcclRules {
 // take 2.19's; 2.21 and 2.22 take 2.21's; 2.25 and 2.26 take 2.25's; 2.23, 2.24 and 2.27
 // take 2.27's; 2.28 and later take 2.28's. nullopt before 2.18 or for what is not a version.
 std::optional<NcclRules> nccl_rules(std::string_view version);
+// The release's minor number ("2.28.7-1" -> 28); -1 for what is not a 2.x version.
+int nccl_minor_version(std::string_view version);
 const std::vector<std::string>& nccl_rule_versions();
 inline constexpr const char* kDefaultNcclVersion = "2.28";  // the newest line's rules
 

@@ -123,12 +123,44 @@ void choose_by_network(TunerChoice& choice, CollectiveOp op, std::int64_t bytes,
   choice.protocol = best->protocol;
 }
 
+// AllToAll as NCCL runs it: one send and one receive per peer through its p2p kernel
+// (workloads/collectives/nccl_p2p.h). NCCL's tuner has no model for it: no NCCL time.
+void choose_p2p(TunerChoice& choice, std::int64_t bytes, const TunerFacts& f, const std::string& protocol) {
+  const std::optional<NcclRules> rules = nccl_rules(f.nccl_version);
+  if (!rules || f.p2p.channel_GBps <= 0 || f.ranks < 2) return;
+  NcclP2pFacts p;
+  p.ranks = f.ranks;
+  p.nodes = f.nodes;
+  p.bytes_per_peer = bytes / f.ranks;
+  // The communicator's channels: its rings' search channels, duplicated (ncclTopoPostset).
+  p.comm_channels = std::min(64, 2 * std::max(1, nccl_system(f).graphs[static_cast<std::size_t>(NcclAlgo::kRing)].channels));
+  p.nvlinks_per_gpu = f.nvlinks_per_gpu;
+  p.nics_per_node = std::max(1, f.nics_per_node);
+  p.gpus_per_node = std::max(1, f.gpus_per_node);
+  p.nccl_minor = nccl_minor_version(f.nccl_version);
+  // A protocol asked for by name (NCCL's p2p has no LL128: Simple for it).
+  if (protocol == "ll") p.protocol = NcclProtocol::kLL;
+  else if (protocol == "simple" || protocol == "ll128") p.protocol = NcclProtocol::kSimple;
+  const NcclP2pPlan plan = nccl_p2p_plan(p);
+  choice.algorithm = "direct";
+  choice.protocol = plan.protocol;
+  choice.nccl_channels = plan.parts;
+  choice.nccl_latency_us = f.p2p.launch_us;
+  const double rate = plan.protocol == NcclProtocol::kLL ? f.p2p.ll_channel_GBps : f.p2p.channel_GBps;
+  choice.nccl_channel_GBps = rate / plan.most_sends_per_batch;
+  choice.wire_factor = protocol_wire_factor(plan.protocol);
+  choice.estimates.push_back({"direct", plan.protocol, nccl_p2p_kernel_time_us(plan, f.p2p)});
+  choice.p2p = plan;
+}
+
 }  // namespace
 
 TunerChoice choose_algorithm(CollectiveOp op, std::int64_t bytes, const TunerFacts& f, const std::string& algorithm,
                              const std::string& protocol) {
   TunerChoice choice;
-  if (protocol != "none") choose_by_nccl_model(choice, op, bytes, f, algorithm, protocol);
+  if (protocol != "none" && op == CollectiveOp::kAllToAll && (algorithm == "auto" || algorithm == "direct")) {
+    choose_p2p(choice, bytes, f, protocol);
+  } else if (protocol != "none") choose_by_nccl_model(choice, op, bytes, f, algorithm, protocol);
   else choose_by_network(choice, op, bytes, f, algorithm);
   if (choice.estimates.empty()) {
     // A fixed algorithm the model does not cost, or nothing applies: as asked, no protocol.

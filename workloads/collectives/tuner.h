@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "workloads/collectives/collective.h"
+#include "workloads/collectives/nccl_p2p.h"
 #include "workloads/collectives/nccl_protocol.h"
 #include "workloads/collectives/nccl_tuning.h"
 
@@ -38,6 +39,8 @@ struct TunerFacts {
   int compute_capability = 90;
   std::string nccl_version = kDefaultNcclVersion;
   bool cpu_amd = false;
+  int nvlinks_per_gpu = 0;  // NVLinks from a GPU into its switch layer (0: none)
+  NcclP2pKernel p2p;        // NCCL's p2p kernel on these GPUs (AllToAll), from the topology
 };
 
 struct TunerEstimate {
@@ -64,6 +67,8 @@ struct TunerChoice {
   // than that (LL's cap, LL128's per-channel cap: what the GPU's threads sustain), that
   // share, so a run pays the protocol's GPU-side rate too.
   double wire_factor = 1.0;
+  // AllToAll under NCCL's model: NCCL's point-to-point plan for each peer's bytes.
+  std::optional<NcclP2pPlan> p2p;
 };
 
 // What NCCL's pipeline needs to cut `bytes` into pieces, where the choice runs it (an

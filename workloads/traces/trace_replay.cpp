@@ -379,6 +379,7 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   AlgorithmParams params = options_.params;
   if (tuning.channels > 0) params.channels = tuning.channels;
   if (tuning.chunk_bytes > 0) params.chunk_bytes = tuning.chunk_bytes;
+  params.p2p_channels = tuning.p2p_channels;
   if (const CollectiveAlgorithm* a = find_collective_algorithm(algorithm); a != nullptr && a->nvls_start) {
     params.start_latency_ps = options_.nvls_latency_ps;
   }
@@ -443,7 +444,8 @@ TraceReplay::Launched TraceReplay::launch_collective(PendingCollective pending) 
   }
   // A trace repeats a few collectives thousands of times: each kind is built and checked once.
   const PreparedKey kind{algorithm, static_cast<int>(op.op), n, bytes, params.channels, params.chunk_bytes,
-                        params.root, params.local_size, params.start_latency_ps, tuning.costs, params.one_node};
+                        params.root, params.local_size, params.start_latency_ps, tuning.costs, params.one_node,
+                        params.p2p_channels};
   auto& prepared = prepared_[kind];
   if (!prepared) {
     CollectiveProgram program = build_collective(algorithm, op.op, n, bytes, params);

@@ -43,6 +43,7 @@ struct CollectiveTuning {
   std::string algorithm;
   int channels = 0;              // 0: the options' params.channels
   std::int64_t chunk_bytes = 0;  // NCCL's pipeline's piece (0: the options')
+  int p2p_channels = 0;          // AllToAll: NCCL's p2p channels (AlgorithmParams::p2p_channels)
   NcclCosts costs;               // none: the network alone
 };
 
@@ -254,7 +255,7 @@ class TraceReplay final : public WorkloadDriver {
   std::vector<std::unique_ptr<CollectiveExecutor>> executors_;  // running ones (and just-finished)
   std::vector<std::unique_ptr<CoupledRing>> rings_;             // likewise
   // (algorithm, op, ranks, bytes, channels, chunk, root, local size, start latency, costs)
-  using PreparedKey = std::tuple<std::string, int, int, std::int64_t, int, std::int64_t, int, int, std::int64_t, NcclCosts, bool>;
+  using PreparedKey = std::tuple<std::string, int, int, std::int64_t, int, std::int64_t, int, int, std::int64_t, NcclCosts, bool, int>;
   std::map<PreparedKey, std::shared_ptr<const PreparedCollective>> prepared_;
   // Coupled rings by (op, ranks, bytes, channels, chunk, local size), in the collective's
   // ranks, with equal channels folded into one ring (CoupledRing::fold_equal).
