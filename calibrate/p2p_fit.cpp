@@ -5,8 +5,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "calibrate/fit.h"
-
 namespace fabricsim {
 
 namespace {
@@ -78,10 +76,7 @@ P2pFit fit_p2p_kernel(const std::vector<P2pFitPoint>& points, double launch_us) 
     fitted.push_back(p.ll ? launch_us + p.batches * (f.ll_batch_us + p.send_bytes * ll[1])
                           : launch_us + p.batches * (f.batch_us + p.send_bytes * simple[1] + p.drain_bytes * simple[2]));
   }
-  FitResiduals r = fit_residuals(measured, fitted);
-  f.residuals_us = std::move(r.residuals_us);
-  f.relative_residuals = std::move(r.relative_residuals);
-  f.rms_relative = r.rms_relative;
+  f.residuals = fit_residuals(measured, fitted);
   return f;
 }
 

@@ -7,6 +7,8 @@
 // fixed costs and the inverse rates.
 #include <vector>
 
+#include "calibrate/fit.h"
+
 namespace fabricsim {
 
 struct P2pFitPoint {
@@ -20,9 +22,7 @@ struct P2pFitPoint {
 struct P2pFit {
   double channel_GBps = 0, ll_channel_GBps = 0, drain_GBps = 0;
   double batch_us = 0, ll_batch_us = 0;
-  std::vector<double> residuals_us;        // measured minus fitted, per point
-  std::vector<double> relative_residuals;  // residual / measured
-  double rms_relative = 0;
+  FitResiduals residuals;  // per point, as measured
 };
 
 // Throws std::invalid_argument with fewer than two LL points or three Simple points of

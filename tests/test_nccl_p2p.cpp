@@ -106,9 +106,12 @@ TEST_CASE("the p2p kernel fit recovers made-up figures exactly, and the defaults
   CHECK(fit.channel_GBps == within(rate, 1e-9));
   CHECK(fit.batch_us == within(batch, 1e-9));
   CHECK(fit.drain_GBps == within(drain, 1e-9));
-  CHECK(fit.rms_relative < 1e-9);
+  CHECK(fit.residuals.rms_relative < 1e-9);
 
   // The published tray (4 GB300s, NCCL 2.28.7): its fit is what every NVSwitch defaults to.
+  // The same model fitted apart from fabricsim (the plans counted by hand, a Nelder-Mead
+  // search on the relative error in a scratch script) gave 20.832 and 5.291 GB/s, 11.624 and
+  // 7.325 us, 82.268 GB/s: the defaults.
   ImportRequest request;
   request.nccl_tests_logs = {FABRICSIM_SOURCE_DIR "/configs/validation/tables/gb300-4gpu-1node-alltoall.txt"};
   request.ranks = 4;

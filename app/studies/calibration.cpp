@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include <utility>
 
 namespace fabricsim {
 
@@ -127,7 +128,7 @@ CollectiveCalibration calibrate_collective(const NcclTestsLog& log, const Import
     c.p2p = true;
     c.p2p_kernel = P2pKernelSpec{};
     const double launch_us = static_cast<double>(c.p2p_kernel.launch_latency) * 1e-6;
-    const P2pFit fit = fit_p2p_kernel(points, launch_us);
+    P2pFit fit = fit_p2p_kernel(points, launch_us);
     c.p2p_kernel.channel_GBps = fit.channel_GBps;
     c.p2p_kernel.ll_channel_GBps = fit.ll_channel_GBps;
     c.p2p_kernel.drain_GBps = fit.drain_GBps;
@@ -135,9 +136,9 @@ CollectiveCalibration calibrate_collective(const NcclTestsLog& log, const Import
     c.p2p_kernel.ll_batch_latency = from_us(std::max(0.0, fit.ll_batch_us));
     c.fit.alpha_us = launch_us;
     c.fit.beta_GBps = fit.channel_GBps;
-    c.fit.residuals_us = fit.residuals_us;
-    c.fit.relative_residuals = fit.relative_residuals;
-    c.fit.rms_relative = fit.rms_relative;
+    c.fit.residuals_us = std::move(fit.residuals.residuals_us);
+    c.fit.relative_residuals = std::move(fit.residuals.relative_residuals);
+    c.fit.rms_relative = fit.residuals.rms_relative;
     return c;
   }
   c.nvls = request.algorithm == "nvls" || (request.algorithm.empty() && log.mentions_nvls);
