@@ -14,6 +14,7 @@
 #include "app/scenario/memory_estimate.h"
 #include "app/output/message_log.h"
 #include "app/config/config.h"
+#include "app/config/config_error.h"
 #include "sim/flow/flow_model.h"
 #include "sim/flow/flow_routes.h"
 #include "sim/network.h"
@@ -142,6 +143,8 @@ class ScenarioRun {
   void add_driver(std::unique_ptr<WorkloadDriver> driver, Time at);
   // Located errors for what a split run cannot do yet.
   void check_splittable() const;
+  std::optional<ConfigError> split_refusal() const;  // why this run cannot be split, if it cannot
+  bool splits_unasked() const;                        // may split itself without --threads
   void schedule_message(Time start, MessageId id);
   // A run split over processes, once it is over: every process takes what the others'
   // partitions counted (ports, NICs, switches, message records, queue samples), so each

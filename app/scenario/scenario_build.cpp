@@ -17,6 +17,7 @@
 #include "topologies/compile.h"
 #include "topologies/faults.h"
 #include "topologies/partition.h"
+#include "workloads/collectives/collective_algorithms.h"
 
 namespace fabricsim {
 
@@ -98,7 +99,10 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   topology_ = build_topology(config_.topology);
   apply_config_faults();
   refuse_if_too_big();
-  setup_threads_ = fabricsim::setup_threads(config_, memory_, std::thread::hardware_concurrency());
+  const unsigned cores = usable_cores();
+  // A large packet-level run splits itself over the cores unasked: the same results, sooner.
+  config_.threads = split_threads(config_, topology_.host_count(), splits_unasked(), cores);
+  setup_threads_ = fabricsim::setup_threads(config_, memory_, cores);
   // A large flow-level run's state onto huge pages as it is built: its operations and flows
   // are read in no order (docs/performance.md). Not a packet-level run's: its pools and
   // queues take many small blocks, which whole committed segments would inflate, and the
@@ -305,33 +309,59 @@ void ScenarioRun::start_watchers() {
   }
 }
 
-void ScenarioRun::check_splittable() const {
+std::optional<ConfigError> ScenarioRun::split_refusal() const {
   const WorkloadConfig& w = config_.workload;
   if (config_.network.fidelity == NetworkConfig::Fidelity::kFlow) {
-    throw ConfigError(config_.file, "network.fidelity",
-                      "a flow-level run is one solver over the whole fabric and runs in one process: expected no mpirun "
-                      "with fidelity flow (--threads splits its set-up only)");
+    return ConfigError(config_.file, "network.fidelity",
+                       "a flow-level run is one solver over the whole fabric and runs in one process: expected no mpirun "
+                       "with fidelity flow (--threads splits its set-up only)");
   }
   // Several jobs are collectives too: each is held to the same rules.
   std::vector<std::pair<const CollectiveConfig*, std::string>> collectives;
   if (w.is("collective")) collectives.emplace_back(&w.collective, "workload");
   for (const JobConfig& job : config_.jobs) collectives.emplace_back(&job.workload.collective, job.source.path + ".workload");
   if ((w.is("trace") || w.is("chakra")) && w.trace.ideal_network) {
-    throw ConfigError(config_.file, "workload.network",
-                      "an ideal network hands data from rank to rank in no time, across partitions: expected no "
-                      "--threads (or mpirun) with network: ideal");
+    return ConfigError(config_.file, "workload.network",
+                       "an ideal network hands data from rank to rank in no time, across partitions: expected no "
+                       "--threads (or mpirun) with network: ideal");
   }
   for (const auto& [c, key] : collectives) {
     if (c->check_data && config_.processes != nullptr) {
-      throw ConfigError(config_.file, key + ".check_data",
-                        "data checking follows every rank's data in one verifier, in one process's memory: expected "
-                        "check_data: false under mpirun (--threads checks data)");
+      return ConfigError(config_.file, key + ".check_data",
+                         "data checking follows every rank's data in one verifier, in one process's memory: expected "
+                         "check_data: false under mpirun (--threads checks data)");
     }
   }
   if (config_.stop.events < static_cast<std::uint64_t>(INT64_MAX)) {  // the default is no limit
-    throw ConfigError(config_.file, "stop.events",
-                      "an event limit has no meaning that is the same for every split; expected stop.time with --threads or mpirun");
+    return ConfigError(config_.file, "stop.events",
+                       "an event limit has no meaning that is the same for every split; expected stop.time with --threads or mpirun");
   }
+  return std::nullopt;
+}
+
+void ScenarioRun::check_splittable() const {
+  if (std::optional<ConfigError> refusal = split_refusal()) throw *refusal;
+}
+
+bool ScenarioRun::splits_unasked() const {
+  if (split_refusal()) return false;
+  // SHARP's sums (collnet, which NCCL's choice may take) are refused in a split run.
+  if (config_.topology.kind == TopologyConfig::Kind::kCluster) {
+    if (const auto* rail = std::get_if<RailOptimizedSpec>(&config_.topology.cluster.fabric);
+        rail != nullptr && rail->sharp_bandwidth.bits_per_second > 0) {
+      return false;
+    }
+  }
+  const WorkloadConfig& w = config_.workload;
+  const auto packet_only = [](const std::string& algorithm) {
+    const CollectiveAlgorithm* a = find_collective_algorithm(algorithm);
+    return a != nullptr && a->packet_only;
+  };
+  if (w.is("collective") && packet_only(w.collective.algorithm)) return false;
+  for (const JobConfig& job : config_.jobs) {
+    if (job.workload.is("collective") && packet_only(job.workload.collective.algorithm)) return false;
+  }
+  return true;
 }
 
 }  // namespace fabricsim

@@ -4,7 +4,9 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,6 +18,7 @@
 #include "app/output/json_writer.h"
 #include "app/output/results.h"
 #include "app/config/yaml_reader.h"
+#include "app/scenario/setup_threads.h"
 
 namespace fabricsim {
 
@@ -151,6 +154,9 @@ SweepOutcome run_sweep(const SweepSpec& spec, const std::vector<SweepVariant>& v
   std::map<pid_t, std::size_t> running;
   std::vector<int> exit_codes(variants.size(), 0);
   std::size_t next = 0, done = 0;
+  // Runs at once share the machine's cores: each may take its share unasked (a large run
+  // splits itself over them), the same results on any number.
+  const std::string cores_each = std::to_string(std::max(1u, usable_cores() / static_cast<unsigned>(std::max(1, jobs))));
   const auto results_of = [&](std::size_t i) { return (fs::path(out_dir) / variants[i].name / "results.json").string(); };
   const auto finish = [&](std::size_t i, int code) {
     exit_codes[i] = code;
@@ -182,6 +188,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const std::vector<SweepVariant>& v
         // The child: its output to the variant's log, then the run.
         const std::FILE* f = std::freopen(log.c_str(), "w", stdout);
         if (f != nullptr) ::dup2(::fileno(stdout), STDERR_FILENO);
+        if (jobs > 1) ::setenv("FABRICSIM_CORES", cores_each.c_str(), 1);
         std::vector<char*> argv;
         for (std::string& a : args) argv.push_back(a.data());
         argv.push_back(nullptr);
