@@ -1,10 +1,12 @@
 // Split runs (run --threads N): the same results for every split, and the partitioner's
 // cuts worked out by hand.
 #include <doctest/doctest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
@@ -681,4 +683,26 @@ TEST_CASE("split threads: a packet-level run of 1,024 hosts or more splits itsel
   ScenarioConfig flow;
   flow.network.fidelity = NetworkConfig::Fidelity::kFlow;
   CHECK(split_threads(flow, 99968, true, 16) == 0);  // one solver: its set-up takes the threads
+}
+
+TEST_CASE("usable cores: FABRICSIM_CORES when it is a number from 1 to 1024, else the CPUs this process may run on") {
+  const char* before = std::getenv("FABRICSIM_CORES");
+  const std::string kept = before != nullptr ? before : "";
+  ::unsetenv("FABRICSIM_CORES");
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  const unsigned affinity = static_cast<unsigned>(CPU_COUNT(&allowed));
+  CHECK(usable_cores() == affinity);
+  ::setenv("FABRICSIM_CORES", "3", 1);
+  CHECK(usable_cores() == 3);
+  for (const char* bad : {"0", "two", "3x", "2000", ""}) {
+    ::setenv("FABRICSIM_CORES", bad, 1);
+    CHECK(usable_cores() == affinity);
+  }
+  if (before != nullptr) {
+    ::setenv("FABRICSIM_CORES", kept.c_str(), 1);
+  } else {
+    ::unsetenv("FABRICSIM_CORES");
+  }
 }
