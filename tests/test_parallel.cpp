@@ -667,22 +667,24 @@ TEST_CASE("set-up threads: --threads when given, every core (at most 16) for a l
   CHECK(setup_threads(packet, large, 8) == 1);
 }
 
-TEST_CASE("split threads: a packet-level run of 1,024 hosts or more splits itself over the cores (at most 16) unasked") {
+TEST_CASE("split threads: a packet-level run of 1,024 hosts or more, its longest links 100 ns or more, splits itself over the cores (at most 16) unasked") {
   ScenarioConfig packet;
-  CHECK(split_threads(packet, 8192, true, 2) == 2);  // k=32's 8,192 hosts on a 2-core machine
-  CHECK(split_threads(packet, 1024, true, 64) == 16);  // exactly the threshold counts as large
-  CHECK(split_threads(packet, 1023, true, 64) == 0);
-  CHECK(split_threads(packet, 128, true, 2) == 0);  // k=8 stays on one queue
-  CHECK(split_threads(packet, 8192, true, 1) == 0);  // one core: nothing to split over
-  CHECK(split_threads(packet, 8192, true, 0) == 0);  // the core count unknown
-  CHECK(split_threads(packet, 8192, false, 8) == 0);  // an event limit, an ideal network, SHARP
+  CHECK(split_threads(packet, 8192, us(1), true, 2) == 2);  // k=32's 8,192 hosts on a 2-core machine
+  CHECK(split_threads(packet, 1024, us(1), true, 64) == 16);  // exactly the threshold counts as large
+  CHECK(split_threads(packet, 1023, us(1), true, 64) == 0);
+  CHECK(split_threads(packet, 128, us(1), true, 2) == 0);  // k=8 stays on one queue
+  CHECK(split_threads(packet, 8192, us(1), true, 1) == 0);  // one core: nothing to split over
+  CHECK(split_threads(packet, 8192, us(1), true, 0) == 0);  // the core count unknown
+  CHECK(split_threads(packet, 8192, us(1), false, 8) == 0);  // an event limit, an ideal network, SHARP
+  CHECK(split_threads(packet, 8192, ns(100), true, 2) == 2);  // exactly the least lookahead counts
+  CHECK(split_threads(packet, 8192, ns(99), true, 2) == 0);  // windows of under 100 ns: one queue
   ScenarioConfig asked = packet;
   asked.threads = 3;
-  CHECK(split_threads(asked, 128, true, 8) == 3);
-  CHECK(split_threads(asked, 8192, false, 8) == 3);  // asked: refused later with the reason
+  CHECK(split_threads(asked, 128, us(1), true, 8) == 3);
+  CHECK(split_threads(asked, 8192, us(1), false, 8) == 3);  // asked: refused later with the reason
   ScenarioConfig flow;
   flow.network.fidelity = NetworkConfig::Fidelity::kFlow;
-  CHECK(split_threads(flow, 99968, true, 16) == 0);  // one solver: its set-up takes the threads
+  CHECK(split_threads(flow, 99968, us(1), true, 16) == 0);  // one solver: its set-up takes the threads
 }
 
 TEST_CASE("usable cores: FABRICSIM_CORES when it is a number from 1 to 1024, else the CPUs this process may run on") {

@@ -101,7 +101,9 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   refuse_if_too_big();
   const unsigned cores = usable_cores();
   // A large packet-level run splits itself over the cores unasked: the same results, sooner.
-  config_.threads = split_threads(config_, topology_.host_count(), splits_unasked(), cores);
+  Time longest_link = 0;
+  for (const TopologyLink& l : topology_.links()) longest_link = std::max(longest_link, l.latency);
+  config_.threads = split_threads(config_, topology_.host_count(), longest_link, splits_unasked(), cores);
   setup_threads_ = fabricsim::setup_threads(config_, memory_, cores);
   // A large flow-level run's state onto huge pages as it is built: its operations and flows
   // are read in no order (docs/performance.md). Not a packet-level run's: its pools and

@@ -18,10 +18,10 @@ int setup_threads(const ScenarioConfig& config, const MemoryEstimate& estimate, 
   return static_cast<int>(std::clamp(cores, 1u, 16u));
 }
 
-int split_threads(const ScenarioConfig& config, std::size_t hosts, bool splittable, unsigned cores) {
+int split_threads(const ScenarioConfig& config, std::size_t hosts, Time longest_link, bool splittable, unsigned cores) {
   if (config.threads > 0) return config.threads;
   if (config.network.fidelity != NetworkConfig::Fidelity::kPacket || config.processes != nullptr || !splittable ||
-      hosts < kLargePacketHosts || cores < 2) {
+      hosts < kLargePacketHosts || longest_link < kLeastUnaskedLookahead || cores < 2) {
     return 0;
   }
   return static_cast<int>(std::min(cores, 16u));

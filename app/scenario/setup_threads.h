@@ -5,14 +5,18 @@
 
 #include "app/config/config.h"
 #include "app/scenario/memory_estimate.h"
+#include "sim/core/time.h"
 
 namespace fabricsim {
 
 // A flow-level run estimated at this much or more sets itself up on every core unasked.
 inline constexpr std::uint64_t kLargeFlowSetup = std::uint64_t{4} << 30;
 
-// A packet-level run on this many hosts or more splits itself over every core unasked.
+// A packet-level run on this many hosts or more splits itself over every core unasked...
 inline constexpr std::size_t kLargePacketHosts = 1024;
+// ...where its longest links, the ones a split cuts, are at least this long: the split's
+// windows are no longer than they (validate warns of shorter ones).
+inline constexpr Time kLeastUnaskedLookahead = ns(100);
 
 // --threads when given. Otherwise a flow-level run of kLargeFlowSetup or more takes `cores`
 // (at most 16): it is one solver, so threads change its set-up's wall time and never its
@@ -20,10 +24,11 @@ inline constexpr std::size_t kLargePacketHosts = 1024;
 int setup_threads(const ScenarioConfig& config, const MemoryEstimate& estimate, unsigned cores);
 
 // The threads a packet-level run is split over when --threads was not given: `cores` (at
-// most 16) from kLargePacketHosts hosts on, where a split run gives the same results and
-// pays for its windows; 0 (one queue) below that, under mpirun, at flow fidelity, or where
-// the run cannot be split (`splittable` false) or has one core.
-int split_threads(const ScenarioConfig& config, std::size_t hosts, bool splittable, unsigned cores);
+// most 16) from kLargePacketHosts hosts with links of kLeastUnaskedLookahead or longer,
+// where a split run gives the same results and pays for its windows; 0 (one queue) below
+// that, under mpirun, at flow fidelity, or where the run cannot be split (`splittable`
+// false) or has one core.
+int split_threads(const ScenarioConfig& config, std::size_t hosts, Time longest_link, bool splittable, unsigned cores);
 
 // The cores a run may take unasked: FABRICSIM_CORES when set (a sweep's runs at once share
 // the machine through it), else the CPUs this process may run on, else
