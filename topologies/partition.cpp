@@ -26,9 +26,14 @@ struct UnionFind {
 };
 }  // namespace
 
-std::vector<std::uint32_t> node_units(const Topology& t) {
+Time longest_link_latency(const Topology& t) {
   Time longest = 0;
   for (const TopologyLink& l : t.links()) longest = std::max(longest, l.latency);
+  return longest;
+}
+
+std::vector<std::uint32_t> node_units(const Topology& t) {
+  const Time longest = longest_link_latency(t);
   UnionFind units(t.nodes().size());
   for (const TopologyLink& l : t.links()) {
     if (l.latency < longest) units.join(l.a, l.b);

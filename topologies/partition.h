@@ -26,6 +26,9 @@ struct Partitioning {
   const char* method = "structure";  // or "metis"
 };
 
+// The fabric's longest link latency: the links a split cuts, so a split run's lookahead.
+Time longest_link_latency(const Topology& topology);
+
 // Each node's unit, named by its lowest-numbered node: nodes joined by links shorter
 // than the fabric's longest, which no split cuts (a DGX node). A group of hosts in one
 // unit is in one partition however a run is split.

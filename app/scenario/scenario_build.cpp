@@ -6,11 +6,11 @@
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
-#include <thread>
 
 #include "app/config/config_error.h"
 #include "app/scenario/huge_pages.h"
 #include "app/scenario/setup_threads.h"
+#include "app/workload/tuner_facts.h"
 #include "sim/parallel/process_group.h"
 #include "topologies/analysis.h"
 #include "topologies/cluster.h"
@@ -101,9 +101,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   refuse_if_too_big();
   const unsigned cores = usable_cores();
   // A large packet-level run splits itself over the cores unasked: the same results, sooner.
-  Time longest_link = 0;
-  for (const TopologyLink& l : topology_.links()) longest_link = std::max(longest_link, l.latency);
-  config_.threads = split_threads(config_, topology_.host_count(), longest_link, splits_unasked(), cores);
+  config_.threads = split_threads(config_, topology_.host_count(), longest_link_latency(topology_), splits_unasked(), cores);
   setup_threads_ = fabricsim::setup_threads(config_, memory_, cores);
   // A large flow-level run's state onto huge pages as it is built: its operations and flows
   // are read in no order (docs/performance.md). Not a packet-level run's: its pools and
@@ -348,12 +346,7 @@ void ScenarioRun::check_splittable() const {
 bool ScenarioRun::splits_unasked() const {
   if (split_refusal()) return false;
   // SHARP's sums (collnet, which NCCL's choice may take) are refused in a split run.
-  if (config_.topology.kind == TopologyConfig::Kind::kCluster) {
-    if (const auto* rail = std::get_if<RailOptimizedSpec>(&config_.topology.cluster.fabric);
-        rail != nullptr && rail->sharp_bandwidth.bits_per_second > 0) {
-      return false;
-    }
-  }
+  if (tuner_facts(config_.topology, 1).sharp) return false;
   const WorkloadConfig& w = config_.workload;
   const auto packet_only = [](const std::string& algorithm) {
     const CollectiveAlgorithm* a = find_collective_algorithm(algorithm);
