@@ -266,9 +266,9 @@ TEST_CASE("NCCL's rules by release: the same system under 2.18, 2.21 and 2.27") 
   CHECK_FALSE(nccl_rules("2.17"));
   CHECK_FALSE(nccl_rules("3.0"));
   CHECK_FALSE(nccl_rules("latest"));
-  CHECK(nccl_rules("2.30.4")->version == "2.28");
+  CHECK_FALSE(nccl_rules("2.28.x"));
+  CHECK(nccl_rules("2.31.1")->version == "2.30");
 }
-
 
 namespace {
 // A system over NVLink whose only graph is the ring.
@@ -282,6 +282,67 @@ NcclSystem ring_only_system(int ranks, int nodes, int compute_capability, const 
   return s;
 }
 }  // namespace
+
+TEST_CASE("NCCL's rules by patch release: the ring's LL128 cap on Blackwell, 2.28.3 to 2.30") {
+  // perChMaxRingLL128Bws' Blackwell row (N1 / N2 / N4) in src/graph/tuning.cc at each tag.
+  const auto ll128_cap = [](const char* v) { return nccl_rules(v)->ring_ll128_per_channel[3]; };
+  CHECK(ll128_cap("2.28.3-1") == std::array<double, 3>{73.4, 73.4, 73.4});
+  CHECK(ll128_cap("2.28.7-1") == std::array<double, 3>{73.4, 34.6, 73.4});
+  CHECK(ll128_cap("2.28") == std::array<double, 3>{73.4, 34.6, 73.4});
+  CHECK(ll128_cap("2.29.2-1") == std::array<double, 3>{34.5, 34.6, 34.5});
+  CHECK(ll128_cap("2.29.7-1") == std::array<double, 3>{40.0, 40.0, 40.0});
+  CHECK(ll128_cap("2.30.4") == std::array<double, 3>{40.0, 40.0, 40.0});
+  // NVLS-tree's network step and its cap beyond two nodes moved at 2.28.9 and 2.30.
+  const int nvls_tree = static_cast<int>(NcclAlgo::kNvlsTree);
+  CHECK(nccl_rules("2.28.7")->hw[2][nvls_tree][2] == 14.0);
+  CHECK(nccl_rules("2.28.9")->hw[2][nvls_tree][2] == 20.9);
+  CHECK(nccl_rules("2.28.7")->nvls_tree_per_channel[3][2] == 43.1);
+  CHECK(nccl_rules("2.29")->nvls_tree_per_channel[3][2] == 43.8);
+  CHECK(nccl_rules("2.30")->nvls_tree_per_channel[3][2] == 80.0);
+  // A patch that changed a figure is named; a line alone is its last release.
+  CHECK(nccl_rules("2.28.7-1")->version == "2.28.7");
+  CHECK(nccl_rules("2.28")->version == "2.28");
+  CHECK(nccl_rules("2.30.4")->version == "2.30");
+
+  // One GB300 tray (4 GPUs, 18 NVLinks of 40.1 GB/s): the ring graph's 16 channels of 45.
+  // Simple: 8.4 + 6 x 3.4 = 28.8 us at 16 x 45 x 4/6 = 480 GB/s. LL128: 14 + 6 x 1.9 = 25.4
+  // us at min(720 x 0.92, 16 x cap) x 4/6: 2.28.7's 73.4 gives 441.6, 2.30's 40 gives 426.7.
+  // At 16 MiB 2.28.7 runs LL128 (25.4 + 37.99 = 63.39 us against Simple's 63.75), 2.30 Simple.
+  const NcclSystem tray = ring_only_system(4, 1, 103, nccl_ring_graph(103, 721.8, 0, 0, 1, true));
+  const auto ar = CollectiveOp::kAllReduce;
+  const std::int64_t bytes = 16 << 20;
+  const NcclCostModel m287(*nccl_rules("2.28.7"), tray);
+  CHECK(m287.time_us(ar, NcclAlgo::kRing, NcclProtocol::kSimple, bytes) == within(28.8 + bytes / 480000.0, 1e-6));
+  CHECK(m287.time_us(ar, NcclAlgo::kRing, NcclProtocol::kLL128, bytes) == within(25.4 + bytes / 441600.0, 1e-6));
+  const NcclCostModel m30(*nccl_rules("2.30"), tray);
+  CHECK(m30.time_us(ar, NcclAlgo::kRing, NcclProtocol::kLL128, bytes) == within(25.4 + bytes / (640000.0 * 4 / 6), 1e-6));
+}
+
+TEST_CASE("NCCL 2.29's size correction of NVLS-tree on Blackwell with x86 hosts") {
+  // 2 nodes of 8 B200 (721.8 GB/s of NVLink, 8 NICs of 50 GB/s): NVLS-tree's 16 channels,
+  // min(40 x 0.74 x 15/16 x 2, 24 x 2, 96) = 48 GB/s each, 768 of bus bandwidth, algbw
+  // 768 x 16/30 = 409.6; latency 25 + 2 x 20.9 = 66.8 us. 2.29 multiplies the bandwidth by
+  // the tree's factor for log2(bytes / 64) on x86 hosts (Simple, 1 MiB: 14, 0.5; 512 MiB:
+  // 23, the 24th entry, 0.9; 1 GiB: past the table, 1); Grace (Arm) hosts and 2.28 keep it.
+  NcclSystem s;
+  s.ranks = 16;
+  s.nodes = 2;
+  s.compute_capability = 100;
+  s.graphs[static_cast<std::size_t>(NcclAlgo::kNvlsTree)] = nccl_nvls_graph(100, 721.8, 50, 8, 2, 8, false, true);
+  const auto ar = CollectiveOp::kAllReduce;
+  const auto time = [&](const char* version, NcclCpu cpu, std::int64_t bytes) {
+    s.cpu = cpu;
+    return NcclCostModel(*nccl_rules(version), s).time_us(ar, NcclAlgo::kNvlsTree, NcclProtocol::kSimple, bytes);
+  };
+  const std::int64_t mib = 1 << 20;
+  CHECK(time("2.29", NcclCpu::kIntel, mib) == within(66.8 + mib / (409600.0 * 0.5), 1e-6));
+  CHECK(time("2.29", NcclCpu::kAmd, mib) == within(66.8 + mib / (409600.0 * 0.5), 1e-6));
+  CHECK(time("2.29", NcclCpu::kArm, mib) == within(66.8 + mib / 409600.0, 1e-6));
+  CHECK(time("2.28", NcclCpu::kIntel, mib) == within(66.8 + mib / 409600.0, 1e-6));
+  CHECK(time("2.29", NcclCpu::kIntel, 512 * mib) == within(66.8 + 512 * mib / (409600.0 * 0.9), 1e-6));
+  CHECK(time("2.29", NcclCpu::kIntel, 1024 * mib) == within(66.8 + 1024 * mib / 409600.0, 1e-6));
+}
+
 
 TEST_CASE("NCCL's rules by release: 2.19's ring LL at a quarter, and LL128 with one GPU per node through 2.22") {
   // One DGX A100 node (NVLink 300 GB/s a GPU): NCCL's ring graph carries all of it.

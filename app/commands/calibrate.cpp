@@ -67,8 +67,10 @@ int calibrate_import_command(const po::variables_map& vm) {
     const std::string v = vm["nccl-version"].as<std::string>();
     const auto rules = nccl_rules(v);
     if (!rules) {
-      std::cerr << "fabricsim calibrate import: --nccl-version: expected 2.18, 2.19, 2.21, 2.25, 2.27 or 2.28 (or a release of those lines), got '"
-                << v << "'\n";
+      std::string known;
+      for (const auto& k : nccl_rule_versions()) known += (known.empty() ? "" : ", ") + k;
+      std::cerr << "fabricsim calibrate import: --nccl-version: expected an NCCL release from 2.18 on (rule sets: " << known
+                << "), got '" << v << "'\n";
       return kExitBadInput;
     }
     request.nccl_version = rules->version;

@@ -60,7 +60,7 @@ void add_options(po::options_description& options) {
       ("op", po::value<std::string>()->value_name("OP"), "the operation (default all_reduce)")
       ("algo", po::value<std::string>()->value_name("ALGO"), algo_help().c_str())
       ("proto", po::value<std::string>()->value_name("PROTO"), "NCCL's protocol: auto (default), simple, ll, ll128, or none (the network alone)")
-      ("nccl-version", po::value<std::string>()->value_name("VERSION"), "whose tuning rules NCCL's model follows: 2.18, 2.19, 2.21, 2.25, 2.27 or 2.28 (default; any release from 2.18 maps to its line)")
+      ("nccl-version", po::value<std::string>()->value_name("VERSION"), "whose tuning rules NCCL's model follows: 2.18 to 2.30 (default 2.28; a release maps to its line, 2.28.7 to its patch)")
       ("minbytes,b", po::value<std::string>()->value_name("SIZE"), "smallest size (default 8)")
       ("maxbytes,e", po::value<std::string>()->value_name("SIZE"), "largest size (default 128MiB)")
       ("stepfactor,f", po::value<std::string>()->value_name("N"), "size multiplier (default 2)")

@@ -170,8 +170,9 @@ struct NetworkConfig {
   FlowRings flow_rings = FlowRings::kCoupled;
   // Whose tuning rules NCCL's model follows (workloads/collectives/nccl_tuning.h): a release line.
   std::string nccl_version = kDefaultNcclVersion;
-  // NCCL's LL cap across nodes and its per-step proxy overhead depend on the host CPU.
-  bool cpu_amd = false;
+  // NCCL's LL cap across nodes, its per-step proxy overhead and (2.29 on) NVLS-tree's size
+  // correction depend on the host CPU.
+  NcclCpu cpu = NcclCpu::kIntel;
 
   bool operator==(const NetworkConfig&) const = default;
 };

@@ -126,7 +126,7 @@ NetworkConfig read_network(MapReader m) {
     }
     n.nccl_version = nccl_rules(v)->version;
   }
-  n.cpu_amd = m.choice<bool>("cpu", {{"intel", false}, {"amd", true}}, n.cpu_amd);
+  n.cpu = m.choice<NcclCpu>("cpu", {{"intel", NcclCpu::kIntel}, {"amd", NcclCpu::kAmd}, {"arm", NcclCpu::kArm}}, n.cpu);
   m.finish();
   return n;
 }

@@ -151,7 +151,7 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
     // NCCL's pipeline cuts the largest size's segments into its pieces.
     TunerFacts tf = group;
     tf.nccl_version = config.network.nccl_version;
-    tf.cpu_amd = config.network.cpu_amd;
+    tf.cpu = config.network.cpu;
     const TunerChoice choice = choose_algorithm(w.collective.op, biggest, tf, algo, w.collective.protocol);
     if (const auto pf = nccl_pipeline_facts(choice, w.collective.op, biggest, static_cast<int>(channels), tf.ranks, tf.nodes)) {
       facts.pieces = static_cast<std::uint64_t>(nccl_pieces(choice.protocol, *pf));

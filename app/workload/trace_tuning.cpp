@@ -14,7 +14,7 @@ namespace {
 TunerFacts facts_for(const ScenarioConfig& config, const std::vector<HostId>& members) {
   TunerFacts f = tuner_facts_for_group(config.topology, members);
   f.nccl_version = config.network.nccl_version;
-  f.cpu_amd = config.network.cpu_amd;
+  f.cpu = config.network.cpu;
   // Flows carry NVLS's sums through the first switch, not SHARP's through the fabric.
   if (config.network.fidelity == NetworkConfig::Fidelity::kFlow) f.sharp = false;
   return f;

@@ -19,7 +19,7 @@ int generation(int compute_capability) {
 int node_class(int nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; }  // NCCL's N1 / N2 / N4
 
 // The tables of NVIDIA/nccl src/graph/tuning.cc at each line's release tag (v2.18.5-1,
-// v2.19.3-1, v2.21.5-1, v2.27.7-1, v2.28.9-1). Blackwell rows before 2.27 repeat Hopper's, as those
+// v2.19.3-1, v2.21.5-1, v2.27.7-1, v2.28.9-1, v2.29.7-1, v2.30.7-1). Blackwell rows before 2.27 repeat Hopper's, as those
 // releases index Blackwell parts as Hopper.
 NcclRules rules_2_21() {
   NcclRules r;
@@ -107,15 +107,38 @@ NcclRules rules_2_25() {
   return r;
 }
 
-NcclRules rules_2_28() {
+// 2.28: v2.28.9-1's tables. Earlier 2.28 releases differ in three Blackwell figures:
+// the ring's LL128 cap on two nodes (73.4 before 2.28.7, then 34.6), and NVLS-tree's network
+// step (14 us before 2.28.9, then 20.9) and its per-channel cap beyond two nodes (43.1, then 43.8).
+NcclRules rules_2_28(int patch) {
   NcclRules r = rules_2_27();
   r.version = "2.28";
-  r.hw[kNetHw][kNvlsTree] = {0, 0, 20.9};
-  r.ring_ll128_per_channel[3] = {40.0, 40.0, 40.0};
+  r.hw[kNetHw][kNvlsTree] = {0, 0, patch >= 9 ? 20.9 : 14.0};
+  r.ring_ll128_per_channel[3] = {2 * 36.7, patch >= 7 ? 34.6 : 2 * 36.7, 2 * 36.7};
   r.tree_ll128_per_channel[3] = {55.6, 31.67, 20.0};
   r.tree_per_channel[3] = {70.0, 42.8, 24.0};
-  r.nvls_tree_per_channel = {{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}}};
+  r.nvls_tree_per_channel = {{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, patch >= 9 ? 43.8 : 43.1}}};
   r.nvls_efficiency = {0.0, 0.0, 0.85, 0.74};
+  return r;
+}
+
+// 2.29: 2.28.9's tables, the ring's LL128 caps on Blackwell lowered (34.5 / 34.6 / 34.5 GB/s
+// per channel; 40 from 2.29.7), and the tree's size correction applied to NVLS-tree too on
+// Blackwell hosts with x86 CPUs (ncclTopoGetAlgoTime, v2.29.2-1 and v2.29.7-1).
+NcclRules rules_2_29(int patch) {
+  NcclRules r = rules_2_28(9);
+  r.version = "2.29";
+  r.ring_ll128_per_channel[3] = patch >= 7 ? std::array<double, 3>{40.0, 40.0, 40.0} : std::array<double, 3>{34.5, 34.6, 34.5};
+  r.nvls_tree_size_correction_blackwell_x86 = true;
+  return r;
+}
+
+// 2.30: 2.29.7's, with NVLS-tree's per-channel cap beyond two nodes on Blackwell raised to
+// 80 GB/s (v2.30.3-1 to v2.30.7-1).
+NcclRules rules_2_30() {
+  NcclRules r = rules_2_29(7);
+  r.version = "2.30";
+  r.nvls_tree_per_channel[3][2] = 80.0;
   return r;
 }
 
@@ -166,32 +189,58 @@ int nccl_proto_index(NcclProtocol p) {
   return -1;
 }
 
-int nccl_minor_version(std::string_view version) {
-  // "2.21.5-1" -> major 2, minor 21.
-  int major = 0, minor = 0;
+namespace {
+// "2.21.5-1" -> {2, 21, 5}; the patch is -1 where the release names none ("2.21").
+struct NcclRelease {
+  int major = 0, minor = -1, patch = -1;
+};
+
+std::optional<NcclRelease> parse_release(std::string_view version) {
+  NcclRelease v;
   const char* begin = version.data();
   const char* end = begin + version.size();
-  auto r = std::from_chars(begin, end, major);
-  if (r.ec != std::errc() || r.ptr == end || *r.ptr != '.') return -1;
-  auto m = std::from_chars(r.ptr + 1, end, minor);
-  if (m.ec != std::errc()) return -1;
-  if (m.ptr != end && *m.ptr != '.' && *m.ptr != '-') return -1;
-  return major == 2 ? minor : -1;
+  auto r = std::from_chars(begin, end, v.major);
+  if (r.ec != std::errc() || r.ptr == end || *r.ptr != '.') return std::nullopt;
+  auto m = std::from_chars(r.ptr + 1, end, v.minor);
+  if (m.ec != std::errc()) return std::nullopt;
+  if (m.ptr != end && *m.ptr == '.') {
+    auto p = std::from_chars(m.ptr + 1, end, v.patch);
+    if (p.ec != std::errc()) return std::nullopt;
+    m.ptr = p.ptr;
+  }
+  if (m.ptr != end && *m.ptr != '-') return std::nullopt;
+  if (v.major != 2) return std::nullopt;
+  return v;
+}
+}  // namespace
+
+int nccl_minor_version(std::string_view version) {
+  const auto v = parse_release(version);
+  return v ? v->minor : -1;
 }
 
 std::optional<NcclRules> nccl_rules(std::string_view version) {
-  const int minor = nccl_minor_version(version);
-  if (minor < 18) return std::nullopt;
-  if (minor == 18) return rules_2_18();
-  if (minor <= 20) return rules_2_19();
-  if (minor <= 22) return rules_2_21();
-  if (minor == 25 || minor == 26) return rules_2_25();
-  if (minor <= 27) return rules_2_27();
-  return rules_2_28();
+  const auto v = parse_release(version);
+  if (!v || v->minor < 18) return std::nullopt;
+  const int minor = v->minor;
+  // A line without a patch takes its last release's rules.
+  const int patch = v->patch >= 0 ? v->patch : std::numeric_limits<int>::max();
+  NcclRules r;
+  if (minor == 18) r = rules_2_18();
+  else if (minor <= 20) r = rules_2_19();
+  else if (minor <= 22) r = rules_2_21();
+  else if (minor == 25 || minor == 26) r = rules_2_25();
+  else if (minor <= 27) r = rules_2_27();
+  else if (minor == 28) r = rules_2_28(patch);
+  else if (minor == 29) r = rules_2_29(patch);
+  else r = rules_2_30();
+  // Within 2.28 and 2.29 a patch release changed figures: the rules then name it.
+  if ((minor == 28 || minor == 29) && v->patch >= 0) r.version += "." + std::to_string(v->patch);
+  return r;
 }
 
 const std::vector<std::string>& nccl_rule_versions() {
-  static const std::vector<std::string> v{"2.18", "2.19", "2.21", "2.25", "2.27", "2.28"};
+  static const std::vector<std::string> v{"2.18", "2.19", "2.21", "2.25", "2.27", "2.28", "2.29", "2.30"};
   return v;
 }
 
@@ -253,7 +302,7 @@ NcclCost NcclCostModel::cost(CollectiveOp op, NcclAlgo algo, NcclProtocol proto)
   const int nc = node_class(n_nodes);
   const double ppn = static_cast<double>(n_ranks) / n_nodes;
   const int nsteps = all_reduce ? 2 * (n_ranks - 1) : gather ? n_ranks - 1 : n_ranks;
-  const int ll_row = n_nodes == 1 ? gen : (s.cpu_amd ? 1 : 0);
+  const int ll_row = n_nodes == 1 ? gen : (s.cpu == NcclCpu::kAmd ? 1 : 0);
   const double ll_max = r.ll_max_bw[static_cast<std::size_t>(ll_row)][static_cast<std::size_t>(nc)];
 
   double bw = n_nodes <= 2 || a == kCollNet ? g.bw_intra : g.bw_inter;
@@ -358,14 +407,15 @@ NcclCost NcclCostModel::cost(CollectiveOp op, NcclAlgo algo, NcclProtocol proto)
 }
 
 namespace {
-// NCCL's correction of the tree's bandwidth for medium sizes, by log2(bytes / 64).
-double tree_correction(int proto, std::int64_t bytes) {
-  static constexpr double kFactor[3][23] = {
-      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
-      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+// NCCL's correction of the tree's bandwidth for medium sizes, by log2(bytes / 64): 23
+// entries for the tree, 24 for NVLS-tree (2.29 on).
+double tree_correction(int proto, std::int64_t bytes, int entries) {
+  static constexpr double kFactor[3][24] = {
+      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
+      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
   const int log_size = floor_log2(static_cast<int>(std::min<std::int64_t>(std::max<std::int64_t>(bytes >> 6, 1), 1 << 30)));
-  if ((bytes >> 6) < 1 || log_size >= 23) return 1.0;
+  if ((bytes >> 6) < 1 || log_size >= entries) return 1.0;
   return kFactor[proto][log_size];
 }
 }  // namespace
@@ -385,7 +435,11 @@ double NcclCostModel::time_us(CollectiveOp op, NcclAlgo a, NcclProtocol p, std::
   const NcclCost c = cost(op, a, p);
   if (c.algbw_GBps <= 0) return -1.0;
   double bw = c.algbw_GBps;
-  if (a == NcclAlgo::kTree && op == CollectiveOp::kAllReduce) bw *= tree_correction(nccl_proto_index(p), bytes);
+  if (a == NcclAlgo::kTree && op == CollectiveOp::kAllReduce) bw *= tree_correction(nccl_proto_index(p), bytes, 23);
+  if (a == NcclAlgo::kNvlsTree && op == CollectiveOp::kAllReduce && rules_.nvls_tree_size_correction_blackwell_x86 &&
+      system_.compute_capability >= 100 && system_.cpu != NcclCpu::kArm) {
+    bw *= tree_correction(nccl_proto_index(p), bytes, 24);
+  }
   return latency_us(op, a, p, bytes) + static_cast<double>(bytes) / (1000 * bw);
 }
 

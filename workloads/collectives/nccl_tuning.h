@@ -5,7 +5,7 @@
 // (GB/s) computed from its topology graphs, and predicts time = latency + bytes / bw;
 // with NCCL_ALGO / NCCL_PROTO unset it runs the pair of least predicted time.
 // The figures changed between releases: `NcclRules` holds one release line's tables,
-// chosen by version ("2.18", "2.19", "2.21", "2.27", "2.28"; docs/model.md lists what each covers).
+// chosen by version ("2.18" to "2.30"; docs/model.md lists what each covers).
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -25,6 +25,10 @@ inline constexpr int kNcclAlgos = 5;
 inline constexpr int kNcclProtos = 3;  // LL, LL128, Simple (NCCL's order)
 
 int nccl_proto_index(NcclProtocol p);     // -1 for kNone
+
+// The hosts' CPU as NCCL's tuner reads it (comm->cpuVendor, cpuArch): Intel and Arm hosts
+// share LL's caps and the 1 us proxy overhead, AMD's are its own; Arm (Grace) is not x86.
+enum class NcclCpu : std::uint8_t { kIntel, kAmd, kArm };
 
 // One NCCL release line's tuning constants and rules.
 struct NcclRules {
@@ -57,16 +61,20 @@ struct NcclRules {
   // NVLS's kernel channels on Blackwell inside one NVLink domain (src/transport/nvls.cc):
   // 24 from 2.27, 32 in 2.25 and 2.26 (their one Blackwell figure).
   int nvls_blackwell_domain_channels = 24;
+  // 2.29 on: NVLS-tree's bandwidth takes the tree's size correction on Blackwell with x86 hosts.
+  bool nvls_tree_size_correction_blackwell_x86 = false;
 };
 
 // A release ("2.21", "2.21.5", "2.25.1-1") to its line's rules: 2.18; 2.19 and 2.20
 // take 2.19's; 2.21 and 2.22 take 2.21's; 2.25 and 2.26 take 2.25's; 2.23, 2.24 and 2.27
-// take 2.27's; 2.28 and later take 2.28's. nullopt before 2.18 or for what is not a version.
+// take 2.27's; 2.28 and 2.29 their own, by patch release where one changed a figure (a line
+// named without a patch takes its last release's); 2.30 and later 2.30's. nullopt before
+// 2.18 or for what is not a version.
 std::optional<NcclRules> nccl_rules(std::string_view version);
 // The release's minor number ("2.28.7-1" -> 28); -1 for what is not a 2.x version.
 int nccl_minor_version(std::string_view version);
 const std::vector<std::string>& nccl_rule_versions();
-inline constexpr const char* kDefaultNcclVersion = "2.28";  // the newest line's rules
+inline constexpr const char* kDefaultNcclVersion = "2.28";  // 2.28.9's rules
 
 // One of NCCL's topology graphs, as its search leaves it (per channel, GB/s).
 struct NcclGraph {
@@ -87,7 +95,7 @@ struct NcclSystem {
   int ranks = 0;
   int nodes = 1;
   int compute_capability = 90;  // 70 Volta, 80 Ampere, 90 Hopper, 100 Blackwell
-  bool cpu_amd = false;         // LL's cap across nodes is the CPU's
+  NcclCpu cpu = NcclCpu::kIntel;  // LL's cap across nodes is the CPU's
   bool nvlink = true;           // GPUs of a node talk over NVLink (else PCIe)
   double net_overhead_us = 1.0; // NCCL_NET_OVERHEAD: 1 us on Intel, 2 on AMD
   std::array<NcclGraph, kNcclAlgos> graphs{};  // 0 channels: the algorithm is not available

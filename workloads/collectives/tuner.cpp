@@ -11,8 +11,8 @@ NcclSystem nccl_system(const TunerFacts& f) {
   s.ranks = f.ranks;
   s.nodes = f.nodes;
   s.compute_capability = f.compute_capability;
-  s.cpu_amd = f.cpu_amd;
-  s.net_overhead_us = f.cpu_amd ? 2.0 : 1.0;
+  s.cpu = f.cpu;
+  s.net_overhead_us = f.cpu == NcclCpu::kAmd ? 2.0 : 1.0;
   s.nvlink = f.nvlink_GBps > 0;
   const int cc = f.compute_capability;
   const std::optional<NcclRules> rules = nccl_rules(f.nccl_version);

@@ -38,7 +38,7 @@ struct TunerFacts {
   double nic_GBps = 0;        // one NIC, per direction
   int compute_capability = 90;
   std::string nccl_version = kDefaultNcclVersion;
-  bool cpu_amd = false;
+  NcclCpu cpu = NcclCpu::kIntel;
   int nvlinks_per_gpu = 0;  // NVLinks from a GPU into its switch layer (0: none)
   NcclP2pKernel p2p;        // NCCL's p2p kernel on these GPUs (AllToAll), from the topology
 };
