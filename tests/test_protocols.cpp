@@ -318,6 +318,37 @@ TEST_CASE("NCCL's rules by patch release: the ring's LL128 cap on Blackwell, 2.2
   CHECK(m30.time_us(ar, NcclAlgo::kRing, NcclProtocol::kLL128, bytes) == within(25.4 + bytes / (640000.0 * 4 / 6), 1e-6));
 }
 
+TEST_CASE("NCCL turns LL128 on unasked only where its release does: Blackwell from 2.25 (10.0, 12.0), every GPU from 2.27") {
+  // tuning.cc's switch on minCompCap: 70, 80, 90 through v2.24.3-1; 100 and 120 too at
+  // v2.25.1-1 and v2.26.5-1; from v2.27.3-1 every compute capability from 7.0.
+  CHECK(nccl_rules("2.24.3")->ll128_by_default(90));
+  CHECK_FALSE(nccl_rules("2.24.3")->ll128_by_default(100));
+  CHECK_FALSE(nccl_rules("2.21")->ll128_by_default(86));
+  CHECK(nccl_rules("2.25.1")->ll128_by_default(100));
+  CHECK_FALSE(nccl_rules("2.26.5")->ll128_by_default(103));
+  CHECK(nccl_rules("2.27.3")->ll128_by_default(103));
+  CHECK(nccl_rules("2.28")->ll128_by_default(86));
+  CHECK_FALSE(nccl_rules("2.30")->ll128_by_default(60));
+  // 2.23 and 2.24 have no Blackwell rows: its GPUs take Hopper's and Hopper's search.
+  const NcclRules r24 = *nccl_rules("2.24.3-1");
+  CHECK(r24.version == "2.23");
+  CHECK(r24.ring_ll128_per_channel[3] == r24.ring_ll128_per_channel[2]);
+  CHECK(r24.tree_per_channel[3] == std::array<double, 3>{38.7, 41.4, 36.0});
+  CHECK_FALSE(r24.blackwell_search);
+  // One GB300 tray at 16 MiB, where 2.28.7's model prefers LL128 (above): 2.26 (LL128 off
+  // on 10.3 unasked) runs Simple, and NCCL_PROTO=LL128 still runs LL128.
+  TunerFacts f;
+  f.ranks = f.gpus_per_node = 4;
+  f.nodes = 1;
+  f.nvlink_GBps = 18 * 40.1;
+  f.compute_capability = 103;
+  f.nccl_version = "2.28.7";
+  CHECK(choose_algorithm(CollectiveOp::kAllReduce, 16 << 20, f, "ring", "auto").protocol == NcclProtocol::kLL128);
+  f.nccl_version = "2.26.5";
+  CHECK(choose_algorithm(CollectiveOp::kAllReduce, 16 << 20, f, "ring", "auto").protocol == NcclProtocol::kSimple);
+  CHECK(choose_algorithm(CollectiveOp::kAllReduce, 16 << 20, f, "ring", "ll128").protocol == NcclProtocol::kLL128);
+}
+
 TEST_CASE("NCCL 2.29's size correction of NVLS-tree on Blackwell with x86 hosts") {
   // 2 nodes of 8 B200 (721.8 GB/s of NVLink, 8 NICs of 50 GB/s): NVLS-tree's 16 channels,
   // min(40 x 0.74 x 15/16 x 2, 24 x 2, 96) = 48 GB/s each, 768 of bus bandwidth, algbw

@@ -45,6 +45,7 @@ NcclRules rules_2_21() {
   r.tree_per_channel = {{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {38.7, 41.4, 36.0}}};
   r.ring_inter_steps_per_node_pair = false;
   r.ring_ll128_one_gpu_share = 0.7;
+  r.ll128_default = NcclRules::Ll128Default::kVoltaAmpereHopper;
   return r;
 }
 
@@ -96,14 +97,31 @@ NcclRules rules_2_27() {
   r.tree_net_latency_at_one_gpu_per_node = true;
   r.ring_ll128_one_gpu_share = 0.92;
   r.blackwell_search = true;
+  r.ll128_default = NcclRules::Ll128Default::kAll;
   return r;
 }
 
-// 2.25 and 2.26: 2.27's rules but for NVLS's kernels on Blackwell, 32 channels everywhere.
+// 2.25 and 2.26: 2.27's rules but for NVLS's kernels on Blackwell, 32 channels everywhere,
+// and LL128 on by default for compute capabilities 10.0 and 12.0 of Blackwell only.
 NcclRules rules_2_25() {
   NcclRules r = rules_2_27();
   r.version = "2.25";
   r.nvls_blackwell_domain_channels = 32;
+  r.ll128_default = NcclRules::Ll128Default::kListedBlackwell;
+  return r;
+}
+
+// 2.23 and 2.24: 2.27's rules, but without Blackwell: its GPUs take Hopper's rows and
+// Hopper's search, and LL128 is off by default on them (v2.24.3-1).
+NcclRules rules_2_23() {
+  NcclRules r = rules_2_27();
+  r.version = "2.23";
+  r.ll_max_bw[3] = r.ll_max_bw[2];
+  r.ring_ll128_per_channel[3] = r.ring_ll128_per_channel[2];
+  r.tree_ll128_per_channel[3] = r.tree_ll128_per_channel[2];
+  r.tree_per_channel[3] = r.tree_per_channel[2];
+  r.blackwell_search = false;
+  r.ll128_default = NcclRules::Ll128Default::kVoltaAmpereHopper;
   return r;
 }
 
@@ -229,8 +247,9 @@ std::optional<NcclRules> nccl_rules(std::string_view version) {
   if (minor == 18) r = rules_2_18();
   else if (minor <= 20) r = rules_2_19();
   else if (minor <= 22) r = rules_2_21();
-  else if (minor == 25 || minor == 26) r = rules_2_25();
-  else if (minor <= 27) r = rules_2_27();
+  else if (minor <= 24) r = rules_2_23();
+  else if (minor <= 26) r = rules_2_25();
+  else if (minor == 27) r = rules_2_27();
   else if (minor == 28) r = rules_2_28(patch);
   else if (minor == 29) r = rules_2_29(patch);
   else r = rules_2_30();
@@ -240,8 +259,21 @@ std::optional<NcclRules> nccl_rules(std::string_view version) {
 }
 
 const std::vector<std::string>& nccl_rule_versions() {
-  static const std::vector<std::string> v{"2.18", "2.19", "2.21", "2.25", "2.27", "2.28", "2.29", "2.30"};
+  static const std::vector<std::string> v{"2.18", "2.19", "2.21", "2.23", "2.25", "2.27", "2.28", "2.29", "2.30"};
   return v;
+}
+
+bool NcclRules::ll128_by_default(int compute_capability) const {
+  if (compute_capability < 70) return false;
+  switch (ll128_default) {
+    case Ll128Default::kVoltaAmpereHopper:
+      return compute_capability == 70 || compute_capability == 80 || compute_capability == 90;
+    case Ll128Default::kListedBlackwell:
+      return compute_capability == 70 || compute_capability == 80 || compute_capability == 90 || compute_capability == 100 ||
+             compute_capability == 120;
+    case Ll128Default::kAll: break;
+  }
+  return true;
 }
 
 int floor_log2(int n) {

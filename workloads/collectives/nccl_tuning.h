@@ -63,11 +63,16 @@ struct NcclRules {
   int nvls_blackwell_domain_channels = 24;
   // 2.29 on: NVLS-tree's bandwidth takes the tree's size correction on Blackwell with x86 hosts.
   bool nvls_tree_size_correction_blackwell_x86 = false;
+  // Where NCCL turns LL128 on unasked (NCCL_PROTO unset): through 2.24 compute capabilities
+  // 7.0, 8.0 and 9.0 only; 2.25 and 2.26 also 10.0 and 12.0; from 2.27 every one from 7.0.
+  enum class Ll128Default : std::uint8_t { kVoltaAmpereHopper, kListedBlackwell, kAll };
+  Ll128Default ll128_default = Ll128Default::kAll;
+  bool ll128_by_default(int compute_capability) const;
 };
 
 // A release ("2.21", "2.21.5", "2.25.1-1") to its line's rules: 2.18; 2.19 and 2.20
-// take 2.19's; 2.21 and 2.22 take 2.21's; 2.25 and 2.26 take 2.25's; 2.23, 2.24 and 2.27
-// take 2.27's; 2.28 and 2.29 their own, by patch release where one changed a figure (a line
+// take 2.19's; 2.21 and 2.22 take 2.21's; 2.23 and 2.24 take 2.23's; 2.25 and 2.26 take
+// 2.25's; 2.27, 2.28 and 2.29 their own, by patch release where one changed a figure (a line
 // named without a patch takes its last release's); 2.30 and later 2.30's. nullopt before
 // 2.18 or for what is not a version.
 std::optional<NcclRules> nccl_rules(std::string_view version);

@@ -79,7 +79,9 @@ void choose_by_nccl_model(TunerChoice& choice, CollectiveOp op, std::int64_t byt
   if (!rules || (f.nvlink_GBps <= 0 && f.node_nic_GBps <= 0)) return;
   const NcclSystem system = nccl_system(f);
   const NcclCostModel model(*rules, system);
-  std::vector<NcclProtocol> protocols{NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
+  // Unasked, NCCL runs LL128 only on the GPUs its release enables it for; NCCL_PROTO forces it.
+  std::vector<NcclProtocol> protocols{NcclProtocol::kLL, NcclProtocol::kSimple};
+  if (rules->ll128_by_default(f.compute_capability)) protocols.insert(protocols.begin() + 1, NcclProtocol::kLL128);
   if (protocol != "auto") protocols = {protocol_from_name(protocol).value_or(NcclProtocol::kSimple)};
   double best = -1;
   for (int i = 0; i < kNcclAlgos; ++i) {
