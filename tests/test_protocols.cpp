@@ -259,7 +259,7 @@ TEST_CASE("NCCL's rules by release: the same system under 2.18, 2.21 and 2.27") 
   CHECK(m18.cost(ar, NcclAlgo::kNvlsTree, NcclProtocol::kSimple).algbw_GBps == within(268.8, 1e-9));
   // 2.27: 2(nodes - 1) network steps, and no NVLS-tree cap or efficiency yet.
   const NcclCostModel m27(*nccl_rules("2.27.3-1"), two_dgx_h100_system());
-  CHECK(m27.rules().version == "2.27");
+  CHECK(m27.rules().version == "2.27.3");
   CHECK(m27.cost(ar, NcclAlgo::kRing, NcclProtocol::kLL).latency_us == within(40.0, 1e-9));
   CHECK(m27.cost(ar, NcclAlgo::kNvlsTree, NcclProtocol::kSimple).latency_us == within(25 + 2 * 14.0, 1e-9));
   // Not versions, or too old.
@@ -308,7 +308,7 @@ TEST_CASE("NCCL's rules by patch release: the ring's LL128 cap on Blackwell, 2.2
   // Simple: 8.4 + 6 x 3.4 = 28.8 us at 16 x 45 x 4/6 = 480 GB/s. LL128: 14 + 6 x 1.9 = 25.4
   // us at min(720 x 0.92, 16 x cap) x 4/6: 2.28.7's 73.4 gives 441.6, 2.30's 40 gives 426.7.
   // At 16 MiB 2.28.7 runs LL128 (25.4 + 37.99 = 63.39 us against Simple's 63.75), 2.30 Simple.
-  const NcclSystem tray = ring_only_system(4, 1, 103, nccl_ring_graph(103, 721.8, 0, 0, 1, true));
+  const NcclSystem tray = ring_only_system(4, 1, 103, nccl_ring_graph(103, 721.8, 0, 0, 1, NcclBlackwellLists::k2_27_6));
   const auto ar = CollectiveOp::kAllReduce;
   const std::int64_t bytes = 16 << 20;
   const NcclCostModel m287(*nccl_rules("2.28.7"), tray);
@@ -334,7 +334,7 @@ TEST_CASE("NCCL turns LL128 on unasked only where its release does: Blackwell fr
   CHECK(r24.version == "2.23");
   CHECK(r24.ring_ll128_per_channel[3] == r24.ring_ll128_per_channel[2]);
   CHECK(r24.tree_per_channel[3] == std::array<double, 3>{38.7, 41.4, 36.0});
-  CHECK_FALSE(r24.blackwell_search);
+  CHECK(r24.blackwell_lists == NcclBlackwellLists::kNone);
   // One GB300 tray at 16 MiB, where 2.28.7's model prefers LL128 (above): 2.26 (LL128 off
   // on 10.3 unasked) runs Simple, and NCCL_PROTO=LL128 still runs LL128.
   TunerFacts f;
@@ -349,6 +349,34 @@ TEST_CASE("NCCL turns LL128 on unasked only where its release does: Blackwell fr
   CHECK(choose_algorithm(CollectiveOp::kAllReduce, 16 << 20, f, "ring", "ll128").protocol == NcclProtocol::kLL128);
 }
 
+TEST_CASE("NCCL's Blackwell speed lists by release: the ring across nodes and NVLS-tree inside them") {
+  // search.cc's sm100SpeedArrayInter tops at 47.9 GB/s (v2.27.3-1), 48 (v2.27.5-1), 96 then
+  // 48 (v2.27.6-1 to v2.29.3-1), 96, 80, 48 (v2.29.7-1), 96, 86, 80, 48 (v2.30.x); before
+  // 2.25 Blackwell takes Hopper's (48). Two nodes of 8 B200, NICs of 50 GB/s: a channel per
+  // NIC at the fastest inter speed within 50.
+  const auto ring = [](const char* v, double nic) {
+    return nccl_ring_graph(100, 721.8, nic, 8, 2, nccl_rules(v)->blackwell_lists);
+  };
+  CHECK(ring("2.27.3", 50).bw_inter == 47.9);
+  CHECK(ring("2.27.5", 50).bw_inter == 48.0);
+  CHECK(ring("2.28", 50).bw_inter == 48.0);
+  CHECK(ring("2.24", 50).bw_inter == 48.0);
+  // NICs of 90 GB/s (within 721.8 / 8): 48 up to 2.29.3, not duplicated (below 50 with 8
+  // channels); 80 at 2.29.7 and 86 at 2.30, each duplicated to 16 channels at half.
+  CHECK(ring("2.29.2", 90).channels == 8);
+  CHECK(ring("2.29.2", 90).bw_inter == 48.0);
+  CHECK(ring("2.29.7", 90).channels == 16);
+  CHECK(ring("2.29.7", 90).bw_inter == 40.0);
+  CHECK(ring("2.30", 90).bw_inter == 43.0);
+  // The intra list gains 45 at 2.29: NVLS-tree's 16 channels over 721.8 GB/s of NVLink
+  // (45.1 each) go at 40 under 2.28, 45 under 2.29. 2.25's intra list ends at 19, 2.27's at
+  // 18: a GPU with 18.5 GB/s of NVLink finds a channel only under the latter.
+  CHECK(nccl_nvls_graph(100, 721.8, 50, 8, 2, 8, false, nccl_rules("2.28")->blackwell_lists).bw_intra == 40.0);
+  CHECK(nccl_nvls_graph(100, 721.8, 50, 8, 2, 8, false, nccl_rules("2.29")->blackwell_lists).bw_intra == 45.0);
+  CHECK(nccl_ring_graph(100, 18.5, 0, 0, 1, nccl_rules("2.25")->blackwell_lists).channels == 0);
+  CHECK(nccl_ring_graph(100, 18.5, 0, 0, 1, nccl_rules("2.28")->blackwell_lists).bw_intra == 18.0);
+}
+
 TEST_CASE("NCCL 2.29's size correction of NVLS-tree on Blackwell with x86 hosts") {
   // 2 nodes of 8 B200 (721.8 GB/s of NVLink, 8 NICs of 50 GB/s): NVLS-tree's 16 channels,
   // min(40 x 0.74 x 15/16 x 2, 24 x 2, 96) = 48 GB/s each, 768 of bus bandwidth, algbw
@@ -359,7 +387,7 @@ TEST_CASE("NCCL 2.29's size correction of NVLS-tree on Blackwell with x86 hosts"
   s.ranks = 16;
   s.nodes = 2;
   s.compute_capability = 100;
-  s.graphs[static_cast<std::size_t>(NcclAlgo::kNvlsTree)] = nccl_nvls_graph(100, 721.8, 50, 8, 2, 8, false, true);
+  s.graphs[static_cast<std::size_t>(NcclAlgo::kNvlsTree)] = nccl_nvls_graph(100, 721.8, 50, 8, 2, 8, false, NcclBlackwellLists::k2_27_6);
   const auto ar = CollectiveOp::kAllReduce;
   const auto time = [&](const char* version, NcclCpu cpu, std::int64_t bytes) {
     s.cpu = cpu;
@@ -492,44 +520,44 @@ TEST_CASE("Blackwell's graph search uses its own speed lists and NVLS channel co
   // NVLink domain, NVLS_NCHANNELS_SM100 32 across nodes. A B200's 18 NVLinks carry 721.8 GB/s.
   // One node's ring: 8 channels at 90 carry 720 (9 at 80 and 12 at 60 no more), duplicated
   // to 16 at 45; under Hopper's list 12 at 60, duplicated to 24 at 30.
-  NcclGraph ring = nccl_ring_graph(100, 721.8, 0, 0, 1, true);
+  NcclGraph ring = nccl_ring_graph(100, 721.8, 0, 0, 1, NcclBlackwellLists::k2_27_6);
   CHECK(ring.channels == 16);
   CHECK(ring.bw_intra == 45.0);
-  ring = nccl_ring_graph(100, 721.8, 0, 0, 1, false);
+  ring = nccl_ring_graph(100, 721.8, 0, 0, 1, NcclBlackwellLists::kNone);
   CHECK(ring.channels == 24);
   CHECK(ring.bw_intra == 30.0);
   // NVLS on 8 GPUs: a channel per GPU at the fastest s with 9 x s <= 721.8 (80, Hopper's
   // list: 60), the inter speed raised to the list's top (90; Hopper's: 60), 24 kernel channels.
-  const NcclGraph nvls = nccl_nvls_graph(100, 721.8, 0, 0, 1, 8, false, true);
+  const NcclGraph nvls = nccl_nvls_graph(100, 721.8, 0, 0, 1, 8, false, NcclBlackwellLists::k2_27_6);
   CHECK(nvls.channels == 8);
   CHECK(nvls.bw_intra == 80.0);
   CHECK(nvls.bw_inter == 90.0);
   CHECK(nvls.run_channels == 24);
-  const NcclGraph hopper_lists = nccl_nvls_graph(100, 721.8, 0, 0, 1, 8, false, false);
+  const NcclGraph hopper_lists = nccl_nvls_graph(100, 721.8, 0, 0, 1, 8, false, NcclBlackwellLists::kNone);
   CHECK(hopper_lists.bw_intra == 60.0);
   CHECK(hopper_lists.run_channels == 16);
   // Across 2 nodes of 8 NICs at 50 GB/s: NVLS-tree's 16 channels, intra 721.8 / 16 = 45.1 ->
   // 40, inter 8 x 50 / 16 = 25 -> 24 (both lists alike), kernels on 32 channels.
-  const NcclGraph tree = nccl_nvls_graph(100, 721.8, 50, 8, 2, 8, false, true);
+  const NcclGraph tree = nccl_nvls_graph(100, 721.8, 50, 8, 2, 8, false, NcclBlackwellLists::k2_27_6);
   CHECK(tree.channels == 16);
   CHECK(tree.bw_intra == 40.0);
   CHECK(tree.bw_inter == 24.0);
   CHECK(tree.run_channels == 32);
   // The rules say which search a release ran: Hopper's lists for Blackwell through 2.22.
-  CHECK(nccl_rules("2.28")->blackwell_search);
-  CHECK(nccl_rules("2.27")->blackwell_search);
-  CHECK_FALSE(nccl_rules("2.21")->blackwell_search);
+  CHECK(nccl_rules("2.28")->blackwell_lists == NcclBlackwellLists::k2_27_6);
+  CHECK(nccl_rules("2.27")->blackwell_lists == NcclBlackwellLists::k2_27_6);
+  CHECK(nccl_rules("2.21")->blackwell_lists == NcclBlackwellLists::kNone);
   // Hopper keeps its own lists whatever the release.
-  CHECK(nccl_ring_graph(90, 370.8, 0, 0, 1, true).bw_intra == nccl_ring_graph(90, 370.8, 0, 0, 1, false).bw_intra);
+  CHECK(nccl_ring_graph(90, 370.8, 0, 0, 1, NcclBlackwellLists::k2_30).bw_intra == nccl_ring_graph(90, 370.8, 0, 0, 1).bw_intra);
   // 2.25 and 2.26 (nvls.cc: NVLS_NCHANNELS_SM100 32, no NVL figure yet) run 32 in one domain too.
   const NcclRules r25 = *nccl_rules("2.25.1-1");
   CHECK(r25.version == "2.25");
   CHECK(r25.nvls_blackwell_domain_channels == 32);
   CHECK(nccl_rules("2.26.5")->version == "2.25");
-  CHECK(nccl_nvls_run_channels(100, 1, r25.blackwell_search, r25.nvls_blackwell_domain_channels) == 32);
-  CHECK(nccl_nvls_run_channels(100, 1, true) == 24);
-  CHECK(nccl_nvls_run_channels(100, 2, true) == 32);
-  CHECK(nccl_nvls_run_channels(90, 1, true, 32) == 16);
+  CHECK(nccl_nvls_run_channels(100, 1, r25.blackwell_lists, r25.nvls_blackwell_domain_channels) == 32);
+  CHECK(nccl_nvls_run_channels(100, 1, NcclBlackwellLists::k2_27_6) == 24);
+  CHECK(nccl_nvls_run_channels(100, 2, NcclBlackwellLists::k2_27_6) == 32);
+  CHECK(nccl_nvls_run_channels(90, 1, NcclBlackwellLists::k2_27_6, 32) == 16);
 }
 
 TEST_CASE("a collective row carries NCCL's own prediction, and unset channels are NCCL's graph's") {

@@ -153,7 +153,7 @@ CollectiveCalibration calibrate_collective(const NcclTestsLog& log, const Import
     }
     const auto rules = nccl_rules(request.nccl_version);
     if (!rules) throw std::invalid_argument("no NCCL rules for version " + request.nccl_version);
-    c.nvls_channels = nccl_nvls_run_channels(request.compute_capability, 1, rules->blackwell_search, rules->nvls_blackwell_domain_channels);
+    c.nvls_channels = nccl_nvls_run_channels(request.compute_capability, 1, rules->blackwell_lists, rules->nvls_blackwell_domain_channels);
     std::vector<std::int64_t> rounds;  // one round's bytes: a rate of a byte a picosecond, one round
     for (const std::int64_t b : bytes) {
       const std::int64_t chunk = nccl_nvls_chunk_bytes(false, b, c.nvls_channels, c.ranks, 1);

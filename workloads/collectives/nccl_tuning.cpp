@@ -82,7 +82,7 @@ NcclRules rules_2_18() {
   return r;
 }
 
-NcclRules rules_2_27() {
+NcclRules rules_2_27(int patch) {
   NcclRules r = rules_2_21();
   r.version = "2.27";
   r.base[kTree] = {6.8, 14.0, 8.4};
@@ -96,7 +96,7 @@ NcclRules rules_2_27() {
   r.ring_inter_steps_per_node_pair = true;
   r.tree_net_latency_at_one_gpu_per_node = true;
   r.ring_ll128_one_gpu_share = 0.92;
-  r.blackwell_search = true;
+  r.blackwell_lists = patch >= 6 ? NcclBlackwellLists::k2_27_6 : patch == 5 ? NcclBlackwellLists::k2_27_5 : NcclBlackwellLists::k2_27;
   r.ll128_default = NcclRules::Ll128Default::kAll;
   return r;
 }
@@ -104,9 +104,10 @@ NcclRules rules_2_27() {
 // 2.25 and 2.26: 2.27's rules but for NVLS's kernels on Blackwell, 32 channels everywhere,
 // and LL128 on by default for compute capabilities 10.0 and 12.0 of Blackwell only.
 NcclRules rules_2_25() {
-  NcclRules r = rules_2_27();
+  NcclRules r = rules_2_27(std::numeric_limits<int>::max());
   r.version = "2.25";
   r.nvls_blackwell_domain_channels = 32;
+  r.blackwell_lists = NcclBlackwellLists::k2_25;
   r.ll128_default = NcclRules::Ll128Default::kListedBlackwell;
   return r;
 }
@@ -114,13 +115,13 @@ NcclRules rules_2_25() {
 // 2.23 and 2.24: 2.27's rules, but without Blackwell: its GPUs take Hopper's rows and
 // Hopper's search, and LL128 is off by default on them (v2.24.3-1).
 NcclRules rules_2_23() {
-  NcclRules r = rules_2_27();
+  NcclRules r = rules_2_27(std::numeric_limits<int>::max());
   r.version = "2.23";
   r.ll_max_bw[3] = r.ll_max_bw[2];
   r.ring_ll128_per_channel[3] = r.ring_ll128_per_channel[2];
   r.tree_ll128_per_channel[3] = r.tree_ll128_per_channel[2];
   r.tree_per_channel[3] = r.tree_per_channel[2];
-  r.blackwell_search = false;
+  r.blackwell_lists = NcclBlackwellLists::kNone;
   r.ll128_default = NcclRules::Ll128Default::kVoltaAmpereHopper;
   return r;
 }
@@ -129,7 +130,7 @@ NcclRules rules_2_23() {
 // the ring's LL128 cap on two nodes (73.4 before 2.28.7, then 34.6), and NVLS-tree's network
 // step (14 us before 2.28.9, then 20.9) and its per-channel cap beyond two nodes (43.1, then 43.8).
 NcclRules rules_2_28(int patch) {
-  NcclRules r = rules_2_27();
+  NcclRules r = rules_2_27(std::numeric_limits<int>::max());
   r.version = "2.28";
   r.hw[kNetHw][kNvlsTree] = {0, 0, patch >= 9 ? 20.9 : 14.0};
   r.ring_ll128_per_channel[3] = {2 * 36.7, patch >= 7 ? 34.6 : 2 * 36.7, 2 * 36.7};
@@ -147,6 +148,7 @@ NcclRules rules_2_29(int patch) {
   NcclRules r = rules_2_28(9);
   r.version = "2.29";
   r.ring_ll128_per_channel[3] = patch >= 7 ? std::array<double, 3>{40.0, 40.0, 40.0} : std::array<double, 3>{34.5, 34.6, 34.5};
+  r.blackwell_lists = patch >= 7 ? NcclBlackwellLists::k2_29_7 : NcclBlackwellLists::k2_29;
   r.nvls_tree_size_correction_blackwell_x86 = true;
   return r;
 }
@@ -157,35 +159,44 @@ NcclRules rules_2_30() {
   NcclRules r = rules_2_29(7);
   r.version = "2.30";
   r.nvls_tree_per_channel[3][2] = 80.0;
+  r.blackwell_lists = NcclBlackwellLists::k2_30;
   return r;
 }
 
-enum class NcclSpeedLists : std::uint8_t { kBeforeHopper, kHopper, kBlackwell };
-
-NcclSpeedLists nccl_speed_lists(int cc, bool blackwell_search) {
-  if (cc >= 100 && blackwell_search) return NcclSpeedLists::kBlackwell;
-  return cc >= 90 ? NcclSpeedLists::kHopper : NcclSpeedLists::kBeforeHopper;
-}
-
 // NCCL's speed lists for its graph search (src/graph/search.cc), GB/s per channel: before
-// Hopper, Hopper's, and Blackwell's (v2.27.7-1 and v2.28.9-1; releases before 2.25 search
-// Blackwell with Hopper's lists).
-const std::vector<double>& speeds(NcclSpeedLists lists, bool inter) {
+// Hopper, Hopper's, and Blackwell's by release (Blackwell before 2.25: Hopper's).
+std::vector<double> speeds(int cc, NcclBlackwellLists blackwell, bool inter) {
   static const std::vector<double> intra_old{40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
   static const std::vector<double> inter_old{48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
                                              7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
   static const std::vector<double> intra_90{60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
   static const std::vector<double> inter_90{48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                             15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-  static const std::vector<double> intra_100{90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
-  static const std::vector<double> inter_100{96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
-                                             17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-  switch (lists) {
-    case NcclSpeedLists::kBlackwell: return inter ? inter_100 : intra_100;
-    case NcclSpeedLists::kHopper: return inter ? inter_90 : intra_90;
-    case NcclSpeedLists::kBeforeHopper: break;
+  if (cc < 90) return inter ? inter_old : intra_old;
+  if (cc < 100 || blackwell == NcclBlackwellLists::kNone) return inter ? inter_90 : intra_90;
+  using L = NcclBlackwellLists;
+  // The tail both lists share from 42 GB/s down (the inter list's is Hopper's).
+  const std::vector<double> inter_tail(inter_90.begin() + 2, inter_90.end());
+  const auto with = [&](std::vector<double> head) {
+    head.insert(head.end(), inter_tail.begin(), inter_tail.end());
+    return head;
+  };
+  if (!inter) {
+    if (blackwell == L::k2_25) return {90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0};
+    if (blackwell < L::k2_29) return {90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+    return {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
   }
-  return inter ? inter_old : intra_old;
+  switch (blackwell) {
+    case L::k2_25: return inter_90;
+    case L::k2_27: return with({47.9, 45.0});
+    case L::k2_27_5: return with({48.0, 45.1});
+    case L::k2_27_6:
+    case L::k2_29: return with({96.0, 48.0, 45.1});
+    case L::k2_29_7: return with({96.0, 80.0, 48.0, 45.1});
+    case L::k2_30:
+    case L::kNone: break;
+  }
+  return with({96.0, 86.0, 80.0, 48.0, 45.1});
 }
 
 double fastest_speed_within(const std::vector<double>& list, double limit) {
@@ -249,12 +260,12 @@ std::optional<NcclRules> nccl_rules(std::string_view version) {
   else if (minor <= 22) r = rules_2_21();
   else if (minor <= 24) r = rules_2_23();
   else if (minor <= 26) r = rules_2_25();
-  else if (minor == 27) r = rules_2_27();
+  else if (minor == 27) r = rules_2_27(patch);
   else if (minor == 28) r = rules_2_28(patch);
   else if (minor == 29) r = rules_2_29(patch);
   else r = rules_2_30();
-  // Within 2.28 and 2.29 a patch release changed figures: the rules then name it.
-  if ((minor == 28 || minor == 29) && v->patch >= 0) r.version += "." + std::to_string(v->patch);
+  // Within 2.27, 2.28 and 2.29 a patch release changed figures: the rules then name it.
+  if (minor >= 27 && minor <= 29 && v->patch >= 0) r.version += "." + std::to_string(v->patch);
   return r;
 }
 
@@ -475,22 +486,21 @@ double NcclCostModel::time_us(CollectiveOp op, NcclAlgo a, NcclProtocol p, std::
   return latency_us(op, a, p, bytes) + static_cast<double>(bytes) / (1000 * bw);
 }
 
-NcclGraph nccl_ring_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes, bool blackwell_search) {
+NcclGraph nccl_ring_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes, NcclBlackwellLists blackwell) {
   // NCCL searches for as many channels as its paths carry at the fastest listed speed;
   // across nodes each channel leaves through one NIC, so a node's NICs give its channels.
   NcclGraph g;
-  const NcclSpeedLists lists = nccl_speed_lists(cc, blackwell_search);
   const double intra_cap = nvlink_GBps > 0 ? nvlink_GBps : nic_GBps;
   if (intra_cap <= 0) return g;
   if (nodes > 1 && nic_GBps > 0) {
     g.channels = std::max(1, nics_per_node);
     const double limit = std::min(nic_GBps, intra_cap / g.channels);
-    g.bw_intra = g.bw_inter = fastest_speed_within(speeds(lists, true), limit);
+    g.bw_intra = g.bw_inter = fastest_speed_within(speeds(cc, blackwell, true), limit);
   } else {
     g.same_channels = true;
     // One node: the channel count and speed that carry the most, the faster on a tie.
     double best = 0;
-    for (double s : speeds(lists, false)) {
+    for (double s : speeds(cc, blackwell, false)) {
       const int c = std::min(16, static_cast<int>(std::floor(intra_cap / s + 1e-9)));
       if (c >= 1 && c * s > best + 1e-9) best = c * s, g.channels = c, g.bw_intra = g.bw_inter = s;
     }
@@ -507,38 +517,37 @@ NcclGraph nccl_ring_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_
   return g;
 }
 
-NcclGraph nccl_tree_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes, bool blackwell_search) {
-  NcclGraph g = nccl_ring_graph(cc, nvlink_GBps, nic_GBps, nics_per_node, nodes, blackwell_search);
+NcclGraph nccl_tree_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes, NcclBlackwellLists blackwell) {
+  NcclGraph g = nccl_ring_graph(cc, nvlink_GBps, nic_GBps, nics_per_node, nodes, blackwell);
   if (nodes != 2 || g.channels <= 0 || nvlink_GBps <= 0) return g;
   const double limit = std::min(2 * g.bw_inter, nvlink_GBps / g.channels);
-  g.bw_intra = std::max(g.bw_intra, fastest_speed_within(speeds(nccl_speed_lists(cc, blackwell_search), false), limit));
+  g.bw_intra = std::max(g.bw_intra, fastest_speed_within(speeds(cc, blackwell, false), limit));
   return g;
 }
 
-NcclGraph nccl_one_node_tree_graph(int cc, double nvlink_GBps, int ring_channels, int gpus, bool blackwell_search) {
+NcclGraph nccl_one_node_tree_graph(int cc, double nvlink_GBps, int ring_channels, int gpus, NcclBlackwellLists blackwell) {
   NcclGraph g;
   if (nvlink_GBps <= 0 || ring_channels <= 0 || gpus < 2) return g;
   g.same_channels = true;
   g.channels = ring_channels;
   const double carried = (gpus == 2 ? 2 : 1) * nvlink_GBps / ring_channels;
-  g.bw_intra = g.bw_inter = fastest_speed_within(speeds(nccl_speed_lists(cc, blackwell_search), false), carried);
+  g.bw_intra = g.bw_inter = fastest_speed_within(speeds(cc, blackwell, false), carried);
   return g;
 }
 
-int nccl_nvls_run_channels(int cc, int nodes, bool blackwell_search, int blackwell_domain_channels) {
-  if (nccl_speed_lists(cc, blackwell_search) != NcclSpeedLists::kBlackwell) return 16;
+int nccl_nvls_run_channels(int cc, int nodes, NcclBlackwellLists blackwell, int blackwell_domain_channels) {
+  if (cc < 100 || blackwell == NcclBlackwellLists::kNone) return 16;
   return nodes == 1 ? blackwell_domain_channels : 32;
 }
 
 NcclGraph nccl_nvls_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes, int gpus,
-                          bool search_2_18, bool blackwell_search, int blackwell_domain_channels) {
+                          bool search_2_18, NcclBlackwellLists blackwell, int blackwell_domain_channels) {
   NcclGraph g;
   if (nvlink_GBps <= 0) return g;
-  const NcclSpeedLists lists = nccl_speed_lists(cc, blackwell_search);
-  const int run_channels = nccl_nvls_run_channels(cc, nodes, blackwell_search, blackwell_domain_channels);
+  const int run_channels = nccl_nvls_run_channels(cc, nodes, blackwell, blackwell_domain_channels);
   if (nodes == 1 && gpus >= 1) {
     constexpr int kMaxArity = 32;  // NCCL_MAX_NVLS_ARITY
-    std::vector<double> list = speeds(lists, false);
+    std::vector<double> list = speeds(cc, blackwell, false);
     if (search_2_18) list.erase(std::remove(list.begin(), list.end(), 50.0), list.end());
     g.channels = std::min(kMaxArity, gpus);
     g.bw_intra = fastest_speed_within(list, nvlink_GBps / (gpus + 1));
@@ -552,10 +561,10 @@ NcclGraph nccl_nvls_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_
   }
   g.channels = 16;
   g.run_channels = run_channels;
-  g.bw_intra = fastest_speed_within(speeds(lists, false), nvlink_GBps / g.channels);
+  g.bw_intra = fastest_speed_within(speeds(cc, blackwell, false), nvlink_GBps / g.channels);
   g.bw_inter = g.bw_intra;
   if (nodes > 1 && nic_GBps > 0) {
-    g.bw_inter = fastest_speed_within(speeds(lists, true), nic_GBps * std::max(1, nics_per_node) / g.channels);
+    g.bw_inter = fastest_speed_within(speeds(cc, blackwell, true), nic_GBps * std::max(1, nics_per_node) / g.channels);
   }
   return g;
 }

@@ -30,6 +30,11 @@ int nccl_proto_index(NcclProtocol p);     // -1 for kNone
 // share LL's caps and the 1 us proxy overhead, AMD's are its own; Arm (Grace) is not x86.
 enum class NcclCpu : std::uint8_t { kIntel, kAmd, kArm };
 
+// The speed lists NCCL's graph search takes for Blackwell GPUs (src/graph/search.cc's sm100
+// arrays), by the release that brought them: none before 2.25 (Blackwell is searched with
+// Hopper's), then 2.25, 2.27, 2.27.5, 2.27.6, 2.29, 2.29.7 and 2.30 changed them.
+enum class NcclBlackwellLists : std::uint8_t { kNone, k2_25, k2_27, k2_27_5, k2_27_6, k2_29, k2_29_7, k2_30 };
+
 // One NCCL release line's tuning constants and rules.
 struct NcclRules {
   std::string version;
@@ -57,7 +62,7 @@ struct NcclRules {
   double collnet_arity_us = 0.4;  // CollNet Direct's per-GPU serialization (0.5 in 2.18)
   // Blackwell's own graph search (2.25 on; from 2.27 NVLS's 24 channels in one NVLink
   // domain): its speed lists and NVLS channel counts, where older lines search it as Hopper.
-  bool blackwell_search = false;
+  NcclBlackwellLists blackwell_lists = NcclBlackwellLists::kNone;
   // NVLS's kernel channels on Blackwell inside one NVLink domain (src/transport/nvls.cc):
   // 24 from 2.27, 32 in 2.25 and 2.26 (their one Blackwell figure).
   int nvls_blackwell_domain_channels = 24;
@@ -152,12 +157,12 @@ class NcclCostModel {
 // count, the channel count and per-channel speeds NCCL's search and channel duplication
 // settle on (speeds from its per-generation speed lists; docs/model.md).
 NcclGraph nccl_ring_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes,
-                          bool blackwell_search = false);
+                          NcclBlackwellLists blackwell_lists = NcclBlackwellLists::kNone);
 // NCCL's tree graph: the ring's search, then (its second pass, for trees on two nodes)
 // the intra-node speed raised while the GPU's NVLinks carry it, up to twice the
 // inter-node speed: a 2-node tree sends half as much over the network as inside a node.
 NcclGraph nccl_tree_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes,
-                          bool blackwell_search = false);
+                          NcclBlackwellLists blackwell_lists = NcclBlackwellLists::kNone);
 // NCCL's tree graph inside one node (a chain of its `gpus`): init.cc gives the tree's
 // search the ring's channel count as its most, so duplication adds none, and each channel
 // goes at the fastest listed speed the GPU's NVLinks carry over all of them; a tree of two
@@ -165,7 +170,7 @@ NcclGraph nccl_tree_graph(int compute_capability, double nvlink_GBps, double nic
 // (12 channels at 60, 30 and 30 GB/s under the cap of 38.7 per channel) and as its graph
 // dumps show for two GPUs (the tree at twice the ring's speed).
 NcclGraph nccl_one_node_tree_graph(int compute_capability, double nvlink_GBps, int ring_channels, int gpus,
-                                   bool blackwell_search = false);
+                                   NcclBlackwellLists blackwell_lists = NcclBlackwellLists::kNone);
 // NCCL's NVLS graph. On one node (NCCL 2.18.3 on: "pull evenly from all GPUs") its
 // search makes a channel per GPU of the communicator (`gpus`), each GPU the head of one;
 // a channel reads from every GPU's NVLinks once and from its head's twice, so its speed
@@ -176,11 +181,13 @@ NcclGraph nccl_one_node_tree_graph(int compute_capability, double nvlink_GBps, i
 // Its kernels run 16 channels (NCCL_NVLS_NCHANNELS on Hopper). Across nodes: 16 channels
 // at the fastest intra speed within the NVLinks, the inter one within the node's NICs.
 NcclGraph nccl_nvls_graph(int compute_capability, double nvlink_GBps, double nic_GBps, int nics_per_node, int nodes,
-                          int gpus, bool search_2_18, bool blackwell_search = false, int blackwell_domain_channels = 24);
+                          int gpus, bool search_2_18, NcclBlackwellLists blackwell_lists = NcclBlackwellLists::kNone,
+                          int blackwell_domain_channels = 24);
 // The channels NCCL's NVLS kernels run (src/transport/nvls.cc): 16 on Hopper; on Blackwell
-// (searched as Blackwell: the 2.27 and 2.28 lines) `blackwell_domain_channels` inside one
+// (searched as Blackwell: 2.25 on) `blackwell_domain_channels` inside one
 // NVLink domain and 32 across nodes.
-int nccl_nvls_run_channels(int compute_capability, int nodes, bool blackwell_search = false, int blackwell_domain_channels = 24);
+int nccl_nvls_run_channels(int compute_capability, int nodes, NcclBlackwellLists blackwell_lists = NcclBlackwellLists::kNone,
+                           int blackwell_domain_channels = 24);
 
 // floor(log2(n)) for n >= 1 (NCCL's log2i): a tree's depth over n nodes.
 int floor_log2(int n);

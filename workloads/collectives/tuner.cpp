@@ -17,7 +17,7 @@ NcclSystem nccl_system(const TunerFacts& f) {
   const int cc = f.compute_capability;
   const std::optional<NcclRules> rules = nccl_rules(f.nccl_version);
   const bool search_2_18 = rules && rules->rules_2_18;
-  const bool blackwell = rules && rules->blackwell_search;
+  const NcclBlackwellLists blackwell = rules ? rules->blackwell_lists : NcclBlackwellLists::kNone;
   const NcclGraph ring = nccl_ring_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes, blackwell);
   const auto at = [&](NcclAlgo a) -> NcclGraph& { return s.graphs[static_cast<std::size_t>(a)]; };
   at(NcclAlgo::kRing) = ring;
