@@ -19,8 +19,9 @@ int generation(int compute_capability) {
 int node_class(int nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; }  // NCCL's N1 / N2 / N4
 
 // The tables of NVIDIA/nccl src/graph/tuning.cc at each line's release tag (v2.18.5-1,
-// v2.19.3-1, v2.21.5-1, v2.27.7-1, v2.28.9-1, v2.29.7-1, v2.30.7-1). Blackwell rows before 2.27 repeat Hopper's, as those
-// releases index Blackwell parts as Hopper.
+// v2.19.3-1, v2.21.5-1, v2.24.3-1, v2.25.1-1, v2.27.7-1, v2.28.9-1, v2.29.7-1, v2.30.7-1),
+// and the patch releases where a figure moved. Blackwell rows before 2.25 repeat Hopper's, as
+// those releases index Blackwell parts as Hopper.
 NcclRules rules_2_21() {
   NcclRules r;
   r.version = "2.21";
@@ -187,14 +188,14 @@ std::vector<double> speeds(int cc, NcclBlackwellLists blackwell, bool inter) {
     return {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
   }
   switch (blackwell) {
+    case L::kNone:
     case L::k2_25: return inter_90;
     case L::k2_27: return with({47.9, 45.0});
     case L::k2_27_5: return with({48.0, 45.1});
     case L::k2_27_6:
     case L::k2_29: return with({96.0, 48.0, 45.1});
     case L::k2_29_7: return with({96.0, 80.0, 48.0, 45.1});
-    case L::k2_30:
-    case L::kNone: break;
+    case L::k2_30: break;
   }
   return with({96.0, 86.0, 80.0, 48.0, 45.1});
 }
