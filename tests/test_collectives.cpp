@@ -2,6 +2,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "app/config/config_error.h"
@@ -166,6 +169,35 @@ TEST_CASE("a deliberately broken MSCCL ring is caught, naming rank, chunk and th
   const std::string yaml = nvswitch_domain(8, "{kind: collective, op: all_reduce, algorithm: msccl, file: " FABRICSIM_SOURCE_DIR
                                                "/tests/msccl/ring_allreduce_8_broken.xml, bytes: 1MiB}");
   CHECK_THROWS_WITH_AS(ScenarioRun(load_config_text(yaml, "broken")), doctest::Contains("rank 0 chunk 0 holds"), ConfigError);
+}
+
+TEST_CASE("a program whose buffers do not hold its chunks is refused, not run off its slots") {
+  // The 8-GPU MSCCL ring with nchunksperloop 65536 (a fuzzing find): its in-place buffer
+  // holds 8 input chunks and 6 of its own (14 slots), so the 65536 chunks cannot be read.
+  std::ifstream in(FABRICSIM_SOURCE_DIR "/tests/msccl/ring_allreduce_8.xml");
+  std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = "nchunksperloop=\"8\"";
+  REQUIRE(xml.find(from) != std::string::npos);
+  xml.replace(xml.find(from), from.size(), "nchunksperloop=\"65536\"");
+  const std::string path = (std::filesystem::temp_directory_path() / "fabricsim_msccl_65536_chunks.xml").string();
+  std::ofstream(path) << xml;
+  const CollectiveProgram wide = load_msccl_xml(path, 64 << 10);
+  std::filesystem::remove(path);
+  CHECK(check_program(wide) == std::optional<std::string>("the input's 65536 chunks from slot 0 do not fit a rank's 14 slots"));
+  // A share per rank needs a chunk per rank: an AllGather of one chunk over two ranks.
+  CollectiveProgram one;
+  one.op = CollectiveOp::kAllGather;
+  one.ranks = 2;
+  one.chunks = 1;
+  one.slots = 2;
+  one.programs.resize(2);
+  CHECK(check_program(one) == std::optional<std::string>("1 chunks for 2 ranks: expected one per rank or more"));
+  // An output past the slots: 4 chunks out from slot 2 of 4.
+  one.op = CollectiveOp::kAllReduce;
+  one.chunks = 4;
+  one.slots = 4;
+  one.output_offset = 2;
+  CHECK(check_program(one) == std::optional<std::string>("the output's 4 chunks from slot 2 do not fit a rank's 4 slots"));
 }
 
 TEST_CASE("sends and receives that do not pair up per sender, receiver and channel are counted in the refusal") {

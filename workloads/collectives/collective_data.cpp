@@ -141,6 +141,22 @@ std::optional<std::string> deliver(std::map<StepRef, std::vector<ContributionSet
 std::optional<std::string> check_program(const CollectiveProgram& p, bool check_data, ProgramMatching* matching) {
   const int n = p.ranks;
   if (static_cast<int>(p.programs.size()) != n) return "expected one program per rank";
+  // The buffers the data model fills and checks: every rank's input and output chunks lie
+  // within its slots, and a share per rank (AllGather, ReduceScatter, AllToAll) is a chunk or more.
+  const bool shares = p.op == CollectiveOp::kAllGather || p.op == CollectiveOp::kReduceScatter || p.op == CollectiveOp::kAllToAll;
+  if (p.chunks < 1 || (shares && p.chunks < n)) {
+    return std::to_string(p.chunks) + " chunks for " + std::to_string(n) + " ranks: expected " + (shares ? "one per rank or more" : "at least one");
+  }
+  const int input = p.input_is_own_segment ? p.chunks / n : p.chunks;
+  const int output = p.output_is_own_segment ? p.chunks / n : p.chunks;
+  if (p.input_offset < 0 || static_cast<std::int64_t>(p.input_offset) + input > p.slots) {
+    return "the input's " + std::to_string(input) + " chunks from slot " + std::to_string(p.input_offset) + " do not fit a rank's " +
+           std::to_string(p.slots) + " slots";
+  }
+  if (p.output_offset < 0 || static_cast<std::int64_t>(p.output_offset) + output > p.slots) {
+    return "the output's " + std::to_string(output) + " chunks from slot " + std::to_string(p.output_offset) + " do not fit a rank's " +
+           std::to_string(p.slots) + " slots";
+  }
   // Slots, peers and dependencies in range.
   for (int r = 0; r < n; ++r) {
     const auto& steps = p.programs[static_cast<std::size_t>(r)].steps;
