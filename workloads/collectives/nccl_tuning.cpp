@@ -127,9 +127,9 @@ NcclRules rules_2_23() {
   return r;
 }
 
-// 2.28: v2.28.9-1's tables. Earlier 2.28 releases differ in three Blackwell figures:
-// the ring's LL128 cap on two nodes (73.4 before 2.28.7, then 34.6), and NVLS-tree's network
-// step (14 us before 2.28.9, then 20.9) and its per-channel cap beyond two nodes (43.1, then 43.8).
+// 2.28: v2.28.9-1's tables. Earlier 2.28 releases differ in three figures: Blackwell's ring
+// LL128 cap on two nodes (73.4 before 2.28.7, then 34.6), NVLS-tree's network step on every
+// GPU (14 us before 2.28.9, then 20.9) and its Blackwell cap beyond two nodes (43.1, then 43.8).
 NcclRules rules_2_28(int patch) {
   NcclRules r = rules_2_27(std::numeric_limits<int>::max());
   r.version = "2.28";
@@ -176,7 +176,7 @@ std::vector<double> speeds(int cc, NcclBlackwellLists blackwell, bool inter) {
   if (cc < 90) return inter ? inter_old : intra_old;
   if (cc < 100 || blackwell == NcclBlackwellLists::kNone) return inter ? inter_90 : intra_90;
   using L = NcclBlackwellLists;
-  // The tail both lists share from 42 GB/s down (the inter list's is Hopper's).
+  // Blackwell's inter lists end as Hopper's does, from 42 GB/s down.
   const std::vector<double> inter_tail(inter_90.begin() + 2, inter_90.end());
   const auto with = [&](std::vector<double> head) {
     head.insert(head.end(), inter_tail.begin(), inter_tail.end());
@@ -340,7 +340,6 @@ NcclCost NcclCostModel::cost(CollectiveOp op, NcclAlgo algo, NcclProtocol proto)
   // gathers to fabrics whose NICs reduce: neither is modelled across nodes here.
   if (a == kNvls && n_nodes > 1) return {};
   if (a == kCollNet && gather) return {};
-  if (p == kLL128 && !s.ll128) return {};
 
   const int gen = generation(s.compute_capability);
   const int nc = node_class(n_nodes);

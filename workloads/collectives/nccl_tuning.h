@@ -109,7 +109,6 @@ struct NcclSystem {
   bool nvlink = true;           // GPUs of a node talk over NVLink (else PCIe)
   double net_overhead_us = 1.0; // NCCL_NET_OVERHEAD: 1 us on Intel, 2 on AMD
   std::array<NcclGraph, kNcclAlgos> graphs{};  // 0 channels: the algorithm is not available
-  bool ll128 = true;            // NCCL enables LL128 by default where the NIC is close to the GPU
   int comm_channels = 0;        // the communicator's channels (the ring plateau test); 0: the ring's
 };
 
