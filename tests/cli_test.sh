@@ -192,13 +192,14 @@ check "collective --set workload.channels=1 runs one channel, as --channels 1 do
 strip() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); [d.pop(k, None) for k in ('wall_seconds','setup_wall_seconds','parallel')]; print(json.dumps(d))" "$1"; }
 check "run --threads 2 writes the serial run's results (and records), with a parallel section" \
   '[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(strip "$work/serial/results.json")" = "$(strip "$work/split/results.json")" ] && cmp -s "$work/serial/messages.jsonl" "$work/split/messages.jsonl" && grep -q "\"partitions\": 2" "$work/split/results.json"'
-# A packet-level run of 1,024 hosts splits itself unasked over the cores it may use
-# (FABRICSIM_CORES here), with the one-queue run's results; FABRICSIM_CORES=1 keeps one queue.
-k16="$examples/scale/fat_tree_k16_permutation.yaml"
-FABRICSIM_CORES=1 "$bin" run "$k16" --set workload.bytes=64000 --out "$work/k16_one" >/dev/null 2>&1; rc0=$?
-FABRICSIM_CORES=2 "$bin" run "$k16" --set workload.bytes=64000 --out "$work/k16_two" >"$work/k16_two.out" 2>&1; rc2=$?
-check "run on 1,024 hosts splits itself unasked (FABRICSIM_CORES=2) and writes the one-queue run's results" \
-  '[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(strip "$work/k16_one/results.json")" = "$(strip "$work/k16_two/results.json")" ] && grep -q "\"partitions\": 2" "$work/k16_two/results.json" && grep -q "on 2 threads" "$work/k16_two.out" && ! grep -q "\"parallel\"" "$work/k16_one/results.json"'
+# A packet-level run of 128 hosts (two partitions of 64) splits itself unasked over the
+# cores it may use (FABRICSIM_CORES here), with the one-queue run's results;
+# FABRICSIM_CORES=1 keeps one queue.
+k8="$examples/scale/fat_tree_k8_permutation.yaml"
+FABRICSIM_CORES=1 "$bin" run "$k8" --set workload.bytes=64000 --out "$work/k8_one" >/dev/null 2>&1; rc0=$?
+FABRICSIM_CORES=4 "$bin" run "$k8" --set workload.bytes=64000 --out "$work/k8_two" >"$work/k8_two.out" 2>&1; rc2=$?
+check "run on 128 hosts splits itself unasked into 2 (FABRICSIM_CORES=4, 64 hosts a partition) and writes the one-queue run's results" \
+  '[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(strip "$work/k8_one/results.json")" = "$(strip "$work/k8_two/results.json")" ] && grep -q "\"partitions\": 2" "$work/k8_two/results.json" && grep -q "on 2 threads" "$work/k8_two.out" && ! grep -q "\"parallel\"" "$work/k8_one/results.json"'
 cat >"$work/tiny.yaml" <<'YAML'
 topology:
   kind: custom

@@ -667,12 +667,15 @@ TEST_CASE("set-up threads: --threads when given, every core (at most 16) for a l
   CHECK(setup_threads(packet, large, 8) == 1);
 }
 
-TEST_CASE("split threads: a packet-level run of 1,024 hosts or more, its longest links 100 ns or more, splits itself over the cores (at most 16) unasked") {
+TEST_CASE("split threads: a packet-level run splits itself unasked into partitions of 64 hosts or more, up to every core (at most 16), where its longest links are 100 ns or more") {
   ScenarioConfig packet;
   CHECK(split_threads(packet, 8192, us(1), true, 2) == 2);  // k=32's 8,192 hosts on a 2-core machine
-  CHECK(split_threads(packet, 1024, us(1), true, 64) == 16);  // exactly the threshold counts as large
-  CHECK(split_threads(packet, 1023, us(1), true, 64) == 0);
-  CHECK(split_threads(packet, 128, us(1), true, 2) == 0);  // k=8 stays on one queue
+  CHECK(split_threads(packet, 1024, us(1), true, 64) == 16);  // 1,024 / 64 = 16, the most
+  CHECK(split_threads(packet, 1023, us(1), true, 64) == 15);  // 1,023 / 64 = 15.98: 15 partitions
+  CHECK(split_threads(packet, 128, us(1), true, 2) == 2);  // k=8: two partitions of 64 hosts
+  CHECK(split_threads(packet, 128, us(1), true, 16) == 2);  // ...and no more on 16 cores
+  CHECK(split_threads(packet, 127, us(1), true, 16) == 0);  // 127 / 64 = 1.98: one queue
+  CHECK(split_threads(packet, 16, us(1), true, 16) == 0);  // two DGX nodes: one queue
   CHECK(split_threads(packet, 8192, us(1), true, 1) == 0);  // one core: nothing to split over
   CHECK(split_threads(packet, 8192, us(1), true, 0) == 0);  // the core count unknown
   CHECK(split_threads(packet, 8192, us(1), false, 8) == 0);  // an event limit, an ideal network, SHARP

@@ -44,7 +44,7 @@ void add_memory_limit_option(po::options_description& options) {
 
 void add_threads_options(po::options_description& options) {
   options.add_options()
-      ("threads", po::value<int>()->value_name("N"), "split the run into N partitions on N threads (results are the same for any N; by default every core, at most 16 or FABRICSIM_CORES, for a packet-level run of 1,024 hosts or more, else one; at flow fidelity the set-up alone, by default on every core for a run of 4 GiB or more)")
+      ("threads", po::value<int>()->value_name("N"), "split the run into N partitions on N threads (results are the same for any N; by default every core, at most 16 or FABRICSIM_CORES, at most one per 64 hosts, for a packet-level run of 128 hosts or more, else one; at flow fidelity the set-up alone, by default on every core for a run of 4 GiB or more)")
       ("partitions", po::value<int>()->value_name("P"), "with --threads, P partitions shared among the threads");
 }
 

@@ -21,10 +21,11 @@ int setup_threads(const ScenarioConfig& config, const MemoryEstimate& estimate, 
 int split_threads(const ScenarioConfig& config, std::size_t hosts, Time longest_link, bool splittable, unsigned cores) {
   if (config.threads > 0) return config.threads;
   if (config.network.fidelity != NetworkConfig::Fidelity::kPacket || config.processes != nullptr || !splittable ||
-      hosts < kLargePacketHosts || longest_link < kLeastUnaskedLookahead || cores < 2) {
+      longest_link < kLeastUnaskedLookahead) {
     return 0;
   }
-  return static_cast<int>(std::min(cores, 16u));
+  const std::size_t threads = std::min<std::size_t>({cores, 16, hosts / kLeastHostsPerUnaskedPartition});
+  return threads >= 2 ? static_cast<int>(threads) : 0;
 }
 
 unsigned usable_cores() {
