@@ -192,6 +192,11 @@ check "collective --set workload.channels=1 runs one channel, as --channels 1 do
 strip() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); [d.pop(k, None) for k in ('wall_seconds','setup_wall_seconds','parallel')]; print(json.dumps(d))" "$1"; }
 check "run --threads 2 writes the serial run's results (and records), with a parallel section" \
   '[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(strip "$work/serial/results.json")" = "$(strip "$work/split/results.json")" ] && cmp -s "$work/serial/messages.jsonl" "$work/split/messages.jsonl" && grep -q "\"partitions\": 2" "$work/split/results.json"'
+# collective --threads 2: two DGX nodes split at the network, the same rows as one queue.
+"$bin" collective "$examples/dgx_h100_2node_allreduce.yaml" --op all_reduce --algo auto -b 1M -e 4M --json >"$work/coll_one.json" 2>/dev/null; rc0=$?
+"$bin" collective "$examples/dgx_h100_2node_allreduce.yaml" --op all_reduce --algo auto -b 1M -e 4M --json --threads 2 --out "$work/coll_two" >"$work/coll_two.json" 2>/dev/null; rc2=$?
+check "collective --threads 2 prints the one-queue rows and splits the run in two" \
+  '[ $rc0 -eq 0 ] && [ $rc2 -eq 0 ] && [ -s "$work/coll_one.json" ] && cmp -s "$work/coll_one.json" "$work/coll_two.json" && grep -q "\"partitions\": 2" "$work/coll_two/results.json"'
 # A packet-level run of 128 hosts (two partitions of 64) splits itself unasked over the
 # cores it may use (FABRICSIM_CORES here), with the one-queue run's results;
 # FABRICSIM_CORES=1 keeps one queue.

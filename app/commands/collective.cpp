@@ -72,6 +72,7 @@ void add_options(po::options_description& options) {
       ("json", "print the rows as a JSON array");
   add_timeline_options(options);
   add_seed_option(options);
+  add_threads_options(options);
   add_fidelity_option(options);
   add_progress_option(options);
   add_set_option(options);
@@ -115,6 +116,7 @@ int collective_command(const po::variables_map& vm) {
     blame_flag(vm, e);
   }
   if (!apply_seed(vm, config)) return kExitBadInput;
+  if (!apply_threads(vm, config)) return kExitBadInput;
   ChromeTraceOptions trace;
   if (!timeline_options(vm, trace)) return kExitBadInput;
   std::optional<ScenarioRun> built;
@@ -166,7 +168,7 @@ int collective_command(const po::variables_map& vm) {
 const Command kCollectiveCommand{
     "collective",
     "fabricsim collective CONFIG --op OP [--algo ALGO|auto] [--proto auto|simple|ll|ll128|none] [-b MIN] [-e MAX] [-f FACTOR] [--json]\n"
-    "                            [--out DIR] [--trace FILE]\n",
+    "                            [--out DIR] [--trace FILE] [--threads N]\n",
     "nccl-tests-style sweep of a collective on CONFIG's fabric: one row per size with time, algbw and busbw; OP all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv; ALGO a built-in algorithm (--algo lists them), msccl (--file F.xml), steps (--file F.yaml), or auto (NCCL's choice per size)",
     add_options,
     [](const po::variables_map& vm, int, char**) { return collective_command(vm); },
