@@ -23,6 +23,7 @@
 #include "app/scenario/setup_threads.h"
 #include "local_process_group.h"
 #include "sim/parallel/ordered_pipeline.h"
+#include "sim/parallel/parallel_engine.h"
 #include "test_support.h"
 #include "topologies/fat_tree.h"
 #include "topologies/partition.h"
@@ -150,6 +151,34 @@ TEST_CASE("a split run's results are the serial run's: InfiniBand credits across
 
 TEST_CASE("a split run's results are the serial run's: Poisson arrivals and the load window") {
   check_same_for_every_split(kPoissonLeafSpine);
+}
+
+TEST_CASE("a split run gathered onto one thread mid-run gives the serial run's results") {
+  const std::string serial = comparable_results(kFatTreePermutation, 0);
+  ScenarioConfig config = load_config_text(kFatTreePermutation, "<test>");
+  config.threads = 2;
+  config.partitions = 4;
+  ScenarioRun run(std::move(config));
+  REQUIRE(run.parallel() != nullptr);
+  run.parallel()->gather_after(50);
+  run.run();
+  CHECK(without_split_lines(results_json(run)) == serial);
+  const ParallelStats& stats = run.parallel()->stats();
+  CHECK(stats.gathered_at_window == 50);
+  CHECK(stats.windows > 50);  // the rest ran on thread 0 alone
+  CHECK(stats.threads == 2);
+}
+
+TEST_CASE("a split's work per wall second: threads x wall less their waits, over the wall") {
+  // Two threads over 10 ms, waiting 12 ms between them: 20 - 12 = 8 ms of work, 0.8 a
+  // wall second: one thread would have been sooner.
+  CHECK(work_per_wall(2, 0.010, 0.012) == doctest::Approx(0.8));
+  // Waiting 2 ms: 18 ms of work, 1.8 threads' worth: the split pays.
+  CHECK(work_per_wall(2, 0.010, 0.002) == doctest::Approx(1.8));
+  // Each thread waits 85% of the span (another program holds the cores): 0.3, starved.
+  CHECK(work_per_wall(2, 0.010, 0.017) == doctest::Approx(0.3));
+  // Four threads over 10 ms waiting 31 ms: 9 ms of work.
+  CHECK(work_per_wall(4, 0.010, 0.031) == doctest::Approx(0.9));
 }
 
 TEST_CASE("a split run finds the same PFC deadlock, at the same time, as the serial run") {

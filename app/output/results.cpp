@@ -79,6 +79,13 @@ void write_parallel(JsonWriter& j, const ScenarioRun& run) {
     j.key("cut_links").value(static_cast<std::uint64_t>(s.cut_links));
     j.key("lookahead_ps").value(static_cast<std::int64_t>(s.lookahead == kTimeMax ? -1 : s.lookahead));
     j.key("windows").value(s.windows);
+    // A split the run chose itself goes to one thread where its threads mostly waited.
+    j.key("one_thread_from_window");
+    if (s.gathered_at_window > 0) {
+      j.value(s.gathered_at_window);
+    } else {
+      j.null();
+    }
     j.key("events_per_partition").begin_array();
     std::uint64_t total = 0, busiest = 0;
     for (std::uint64_t e : s.events) {

@@ -77,6 +77,7 @@ class ScenarioRun {
   Time sim_time() const;
   // The split run's engine (its statistics), when --threads asked for one.
   const ParallelEngine* parallel() const { return engine_.get(); }
+  ParallelEngine* parallel() { return engine_.get(); }
   const FlowModel* flow_model() const { return flow_model_.get(); }  // null at packet fidelity
   const char* partitioner() const { return partitioner_; }  // how the split was made
   StopReason stop_reason() const { return stop_reason_; }
@@ -170,6 +171,7 @@ class ScenarioRun {
   MemoryEstimate memory_;
   // Threads for the set-up (routes, a generated step, pages copied aside): setup_threads.h.
   int setup_threads_ = 1;
+  bool threads_asked_ = false;  // --threads given: a split kept as asked
   std::unique_ptr<Simulator> sim_;  // unsplit: everything; split: the monitors' clock
   std::vector<std::unique_ptr<Simulator>> partitions_;
   std::unique_ptr<Network> network_;

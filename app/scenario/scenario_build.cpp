@@ -100,6 +100,7 @@ ScenarioRun::ScenarioRun(ScenarioConfig config, const RoutingProgress& routing_p
   apply_config_faults();
   refuse_if_too_big();
   const unsigned cores = usable_cores();
+  threads_asked_ = config_.threads > 0;
   // A large packet-level run splits itself over the cores unasked: the same results, sooner.
   config_.threads = split_threads(config_, topology_.host_count(), longest_link_latency(topology_), splits_unasked(), cores);
   setup_threads_ = fabricsim::setup_threads(config_, memory_, cores);
@@ -284,6 +285,8 @@ void ScenarioRun::start_watchers() {
   }
   if (!partitions_.empty()) {
     engine_ = std::make_unique<ParallelEngine>(*network_, *sim_, std::max(1, config_.threads), config_.processes);
+    // A split it chose itself, not one asked for: one thread takes over where the split loses.
+    engine_->set_gather_when_waiting(!threads_asked_);
     if (config_.processes != nullptr) {
       // Messages finished anywhere, for progress; records are written once the processes
       // have pooled them (they finish at other processes than deliver).

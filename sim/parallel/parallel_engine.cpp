@@ -10,7 +10,18 @@ namespace fabricsim {
 
 namespace {
 constexpr std::uint64_t kProgressEvents = 4'000'000;
-}
+// A span judged for gathering: at least this many windows and this much wall time.
+constexpr std::uint64_t kGatherSpanWindows = 4;
+constexpr double kGatherSpanSeconds = 0.01;
+// One thread takes every partition after this many spans in a row where it would have
+// been sooner (under one thread's work a wall second), or this many where it would have
+// been much sooner (the machine's other work keeps the threads off their cores): a split
+// starts slowly for a few tens of milliseconds (its threads placed on one core at first,
+// its memory's first touches), doing about 0.7 threads' work a wall second.
+constexpr int kGatherLosingSpans = 10;
+constexpr double kStarvedWorkPerWall = 0.4;
+constexpr int kGatherStarvedSpans = 2;
+}  // namespace
 
 ParallelEngine::ParallelEngine(Network& network, Simulator& control, int threads, ProcessGroup* group)
     : network_(&network), control_(&control), group_(group) {
@@ -167,6 +178,7 @@ void ParallelEngine::between_windows() {
     }
     stats_.critical_path_events += busiest;
     ++stats_.windows;
+    if (!gathered_) maybe_gather();
     if (window_hook_) window_hook_();
     if (progress_ && *progress_ && events() >= next_progress_) {
       (*progress_)();
@@ -230,6 +242,36 @@ void ParallelEngine::between_windows() {
   }
 }
 
+void ParallelEngine::maybe_gather() {
+  if (stats_.threads <= 1) return;  // one thread holds every partition already
+  if (gather_after_ > 0 && stats_.windows >= gather_after_) {
+    gathered_ = true;
+    stats_.gathered_at_window = stats_.windows;
+    return;
+  }
+  if (!gather_when_waiting_) return;
+  ++span_windows_;
+  const auto now = std::chrono::steady_clock::now();
+  const double wall = std::chrono::duration<double>(now - span_start_).count();
+  if (span_windows_ < kGatherSpanWindows || wall < kGatherSpanSeconds) return;
+  double waited = 0;
+  for (double w : waited_) waited += w;
+  const double span_waited = waited - span_waited_;
+  // The first span is the threads' start: not judged.
+  if (spans_++ > 0) {
+    const double work = work_per_wall(static_cast<int>(waited_.size()), wall, span_waited);
+    losing_spans_ = work < 1 ? losing_spans_ + 1 : 0;
+    starved_spans_ = work < kStarvedWorkPerWall ? starved_spans_ + 1 : 0;
+    if (losing_spans_ >= kGatherLosingSpans || starved_spans_ >= kGatherStarvedSpans) {
+      gathered_ = true;
+      stats_.gathered_at_window = stats_.windows;
+    }
+  }
+  span_waited_ = waited;
+  span_windows_ = 0;
+  span_start_ = now;
+}
+
 StopReason ParallelEngine::run(Time until, const std::function<void()>& progress) {
   until_ = until;
   finished_ = false;
@@ -239,24 +281,43 @@ StopReason ParallelEngine::run(Time until, const std::function<void()>& progress
   const int threads = stats_.threads;
   auto completion = [this]() noexcept { between_windows(); };
   SpinBarrier sync(threads, completion);
+  waited_.assign(static_cast<std::size_t>(threads), 0.0);
+  span_waited_ = 0;
+  span_windows_ = 0;
+  spans_ = 0;
+  losing_spans_ = 0;
+  starved_spans_ = 0;
+  span_start_ = std::chrono::steady_clock::now();
+  // Thread 0 alone, once gathered: every local partition, in the order the threads held them.
+  std::vector<std::uint32_t> all;
+  for (const auto& held : mine_) all.insert(all.end(), held.begin(), held.end());
   const auto body = [&](int t) {
-    double blocked = 0;
-    const auto wait = [&] {
+    double& waited = waited_[static_cast<std::size_t>(t)];
+    const double waited_before = waited;
+    const auto wait = [&](bool alone) {
+      if (alone) {
+        between_windows();
+        return;
+      }
       const auto t0 = std::chrono::steady_clock::now();
       sync.arrive_and_wait();
-      blocked += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     };
     for (;;) {
-      for (std::uint32_t q : mine_[static_cast<std::size_t>(t)]) {
+      // gathered_ changes only between windows, and every thread reads it after the same barrier.
+      const bool alone = gathered_;
+      if (alone && t != 0) break;
+      const std::vector<std::uint32_t>& held = alone ? all : mine_[static_cast<std::size_t>(t)];
+      for (std::uint32_t q : held) {
         network_->deliver_cut_packets(q);
         bound_[q] = network_->partition(q).next_event_bound();
       }
-      wait();  // plans the window
+      wait(alone);  // plans the window
       if (finished_) break;
-      for (std::uint32_t q : mine_[static_cast<std::size_t>(t)]) network_->partition(q).run(window_end_ - 1);
-      wait();  // accounts for it
+      for (std::uint32_t q : held) network_->partition(q).run(window_end_ - 1);
+      wait(alone);  // accounts for it
     }
-    stats_.blocked_seconds[static_cast<std::size_t>(t)] += blocked;
+    stats_.blocked_seconds[static_cast<std::size_t>(t)] += waited - waited_before;
   };
   std::vector<std::thread> others;
   for (int t = 1; t < threads; ++t) others.emplace_back(body, t);

@@ -16,6 +16,7 @@
 // windows the processes swap the packets their partitions sent each other's and agree on
 // the next window (the earliest event anywhere, any stop). Monitors run on every process
 // at the same times, and combine what each process sees (sim/net/deadlock_detector.h).
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -41,7 +42,15 @@ struct ParallelStats {
   std::vector<std::uint64_t> events;          // per partition
   std::vector<double> blocked_seconds;        // per thread of this process: waiting for the others
   std::uint64_t critical_path_events = 0;     // sum over windows of the busiest partition's events
+  std::uint64_t gathered_at_window = 0;       // windows run before one thread took every partition (0: never)
 };
+
+// How many threads' worth of work a split did per second of a span of windows: its
+// threads worked threads x wall - waited seconds in all (waited: every thread's time at
+// the barrier). Under 1, one thread would have done the same work sooner.
+inline double work_per_wall(int threads, double wall_seconds, double waited_seconds) {
+  return (static_cast<double>(threads) * wall_seconds - waited_seconds) / wall_seconds;
+}
 
 class ParallelEngine {
  public:
@@ -67,9 +76,18 @@ class ParallelEngine {
   // finished, for progress); window_sum() is the latest total.
   void set_window_sum(std::function<std::int64_t()> local) { window_sum_local_ = std::move(local); }
   std::int64_t window_sum() const { return window_sum_; }
+  // A split the run chose itself: once its threads together spend less time working than
+  // the windows take (the machine's other work keeps them from their cores, or the windows
+  // hold too little), one thread runs every partition from the next window on. The results
+  // stay the same (a partition runs alike on any thread); only the wall time changes.
+  // Threads of one process only.
+  void set_gather_when_waiting(bool on) { gather_when_waiting_ = on && group_ == nullptr; }
+  // One thread takes every partition after `windows` windows, whatever the timing (tests).
+  void gather_after(std::uint64_t windows) { gather_after_ = group_ == nullptr ? windows : 0; }
 
  private:
   void between_windows();  // runs on one thread while the others wait
+  void maybe_gather();     // between windows: whether one thread should take every partition
   void account_processes(std::uint64_t& busiest);  // a window's events, over processes
   void swap_packets();  // what local partitions sent remote ones, and back
 
@@ -95,6 +113,18 @@ class ParallelEngine {
   const std::function<void()>* progress_ = nullptr;
   std::function<void()> window_hook_;
   std::uint64_t next_progress_ = 0;
+  // One thread for every partition (set_gather_when_waiting): the threads' waiting so far,
+  // each written by its own thread before the barrier, and the span being judged.
+  bool gather_when_waiting_ = false;
+  std::uint64_t gather_after_ = 0;
+  bool gathered_ = false;
+  std::vector<double> waited_;
+  double span_waited_ = 0;
+  std::uint64_t span_windows_ = 0;
+  int spans_ = 0;         // spans seen so far (the first is not judged)
+  int losing_spans_ = 0;  // in a row, where one thread would have been sooner
+  int starved_spans_ = 0;  // in a row, where it would have been much sooner
+  std::chrono::steady_clock::time_point span_start_;
 };
 
 }  // namespace fabricsim

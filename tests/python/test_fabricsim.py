@@ -25,10 +25,12 @@ UNTIMED = {"wall_seconds", "setup_wall_seconds", "events_per_second", "fabricsim
 
 def untimed(results):
     """results.json without what the machine's timing sets: the wall times and, in a split
-    run's parallel section, the seconds each thread waited."""
+    run's parallel section, the seconds each thread waited and the window from which one
+    thread ran every partition (docs/parallel.md)."""
     kept = {k: v for k, v in results.items() if k not in UNTIMED}
     if "parallel" in kept:
-        kept["parallel"] = {k: v for k, v in kept["parallel"].items() if k != "blocked_seconds_per_thread"}
+        timed = {"blocked_seconds_per_thread", "one_thread_from_window"}
+        kept["parallel"] = {k: v for k, v in kept["parallel"].items() if k not in timed}
     return kept
 
 
