@@ -75,7 +75,8 @@ class ScenarioRun {
   // Events run, and the simulated time reached (a split run's, over its partitions).
   std::uint64_t events() const;
   Time sim_time() const;
-  // The split run's engine (its statistics), when --threads asked for one.
+  // The split run's engine (its statistics), when the run is split (asked with --threads,
+  // or unasked: setup_threads.h); null on one queue.
   const ParallelEngine* parallel() const { return engine_.get(); }
   ParallelEngine* parallel() { return engine_.get(); }
   const FlowModel* flow_model() const { return flow_model_.get(); }  // null at packet fidelity
