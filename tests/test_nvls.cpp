@@ -245,6 +245,35 @@ TEST_CASE("NVLS-tree on 2 x DGX H100: NVLS sums in each node, a tree per rail ac
   CHECK(nccl.busbw_GBps > 1.2 * 399.6);
 }
 
+TEST_CASE("NVLS-tree's two trees by channel parity, as NCCL's connect.cc sets them: each node a root on half the channels") {
+  // 2 nodes x 2 GPUs, 2 channels, one piece per (owner, channel) (4 KiB / 2 GPUs / 2
+  // channels = 1 KiB, under the 1 KiB chunk). NCCL gives channel c tree c % 2
+  // (channel->nvls.treeUp = treeUp[c % 2]): tree 0 has node 0 as its root, its mirror node 1.
+  // A root receives its child's partial sum (kRecvReduce from the other node); a child sends
+  // up. So node 0's GPUs take a partial sum on channel 0 only and node 1's on channel 1 only:
+  // both directions of every rail carry a share from the first piece, at any size.
+  AlgorithmParams params;
+  params.channels = 2;
+  params.local_size = 2;
+  params.chunk_bytes = 1024;
+  const CollectiveProgram p = nvls_tree(CollectiveOp::kAllReduce, 4, 4096, params);
+  for (int r = 0; r < 4; ++r) {
+    const int node = r / 2;
+    int partial_sums[2] = {0, 0};
+    int sends_across[2] = {0, 0};
+    for (const Step& s : p.programs[static_cast<std::size_t>(r)].steps) {
+      const bool across = s.peer >= 0 && s.peer / 2 != node;
+      if (across && s.kind == StepKind::kRecvReduce) ++partial_sums[s.channel];
+      if (across && s.kind == StepKind::kSend) ++sends_across[s.channel];
+    }
+    CAPTURE(r);
+    CHECK(partial_sums[node] == 1);      // root on the channel of its parity
+    CHECK(partial_sums[1 - node] == 0);  // child on the other
+    CHECK(sends_across[0] == 1);         // down as a root, up as a child: one piece each
+    CHECK(sends_across[1] == 1);
+  }
+}
+
 TEST_CASE("algorithm auto: the tuner's estimates, crossover worked by hand") {
   // One DGX H100 (NVLink 18 x 25 = 450 GB/s per GPU, 250 ns per hop) with NVLS at
   // 270 GB/s after 25 us. Ring: 2(n-1) = 14 steps of two 0.25 us hops, 7 us, then

@@ -158,8 +158,9 @@ CollectiveProgram nvls_tree(CollectiveOp op, int n, std::int64_t bytes, const Al
     s.deps = std::move(deps);
     return add(rank, std::move(s));
   };
-  // Two binary trees over the nodes (heap order, the second mirrored), pieces alternating
-  // between them, so every rail carries its share both ways (as NCCL's double tree does).
+  // Two binary trees over the nodes (heap order, the second mirrored): even channels take
+  // the first, odd ones the second, as NCCL's NVLS trees do (src/graph/connect.cc), so
+  // every rail carries its share both ways at any size.
   const auto node_at = [&](int tree, int position) { return tree == 0 ? position : nodes - 1 - position; };
   const auto position_of = [&](int tree, int node) { return tree == 0 ? node : nodes - 1 - node; };
   for (int r = 0; r < n; ++r) {
@@ -178,7 +179,7 @@ CollectiveProgram nvls_tree(CollectiveOp op, int n, std::int64_t bytes, const Al
         sum_step.channel = c;
         sum_step.dst = at;
         const int sum = add(r, std::move(sum_step));
-        const int tree = j % 2;
+        const int tree = c % 2;
         const int position = position_of(tree, node);
         std::vector<int> gathered{sum};
         for (int child = 2 * position + 1; child <= 2 * position + 2 && child < nodes; ++child) {
