@@ -153,6 +153,25 @@ TEST_CASE("a split run's results are the serial run's: Poisson arrivals and the 
   check_same_for_every_split(kPoissonLeafSpine);
 }
 
+TEST_CASE("a fabric with no work: the split run, like the serial one, ends at time 0") {
+  // No workload and no messages: no event is ever scheduled, so the run is over at its
+  // start, split or not (a split run once reported -1 from its engine's empty clock).
+  const std::string idle = R"(
+topology:
+  kind: torus3d
+  dims: [4, 4, 4]
+  link: {bandwidth: 200Gbps, latency: 100ns}
+  host_link: {bandwidth: 400Gbps, latency: 100ns}
+)";
+  const std::string serial = comparable_results(idle, 0);
+  CHECK(serial.find("\"sim_time_ps\": 0,") != std::string::npos);
+  for (int p : {2, 3}) {
+    CAPTURE(p);
+    CHECK(comparable_results(idle, p) == serial);
+  }
+  CHECK(comparable_results_over_processes(idle, 2, 1) == serial);
+}
+
 TEST_CASE("a split run gathered onto one thread mid-run gives the serial run's results") {
   const std::string serial = comparable_results(kFatTreePermutation, 0);
   ScenarioConfig config = load_config_text(kFatTreePermutation, "<test>");
