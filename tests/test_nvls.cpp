@@ -247,7 +247,7 @@ TEST_CASE("NVLS-tree on 2 x DGX H100: NVLS sums in each node, a tree per rail ac
 
 TEST_CASE("NVLS-tree's two trees by channel parity, as NCCL's connect.cc sets them: each node a root on half the channels") {
   // 2 nodes x 2 GPUs, 2 channels, one piece per (owner, channel) (4 KiB / 2 GPUs / 2
-  // channels = 1 KiB, under the 1 KiB chunk). NCCL gives channel c tree c % 2
+  // channels = 1 KiB: one 1 KiB chunk). NCCL gives channel c tree c % 2
   // (channel->nvls.treeUp = treeUp[c % 2]): tree 0 has node 0 as its root, its mirror node 1.
   // A root receives its child's partial sum (kRecvReduce from the other node); a child sends
   // up. So node 0's GPUs take a partial sum on channel 0 only and node 1's on channel 1 only:
