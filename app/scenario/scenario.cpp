@@ -3,7 +3,6 @@
 #include "app/workload/tuner_facts.h"
 #include "app/scenario/huge_pages.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -55,8 +54,7 @@ Time ScenarioRun::sim_time() const {
     for (const auto& p : partitions_) last = std::max(last, p->last_work_time());
     if (last >= 0) return last;
   }
-  // No event at all (a fabric with no work): the start, as a run on one queue reports.
-  return std::max<Time>(0, engine_->last_event_time());
+  return engine_->last_event_time();
 }
 
 void ScenarioRun::set_activity_listener(ActivityListener* listener) {

@@ -74,8 +74,9 @@ std::uint64_t ParallelEngine::events() const {
 }
 
 Time ParallelEngine::last_event_time() const {
-  if (group_ != nullptr) return std::max(last_time_, control_->last_event_time());
-  Time t = control_->last_event_time();
+  // The clock starts at 0, as one simulator's does, whether or not any event ran.
+  Time t = std::max<Time>(0, control_->last_event_time());
+  if (group_ != nullptr) return std::max(last_time_, t);
   for (std::size_t q = 0; q < network_->partition_count(); ++q) t = std::max(t, network_->partition(q).last_event_time());
   return t;
 }

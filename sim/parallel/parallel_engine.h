@@ -70,7 +70,7 @@ class ParallelEngine {
 
   const ParallelStats& stats() const { return stats_; }
   std::uint64_t events() const;  // run so far, monitors' not included (every process's)
-  Time last_event_time() const;  // every process's, once run() is back
+  Time last_event_time() const;  // every process's, once run() is back; 0 before any event
   bool owns(std::size_t q) const { return owner_[q] == rank_; }
   // Over processes: `local()` summed over every process after each window (e.g. messages
   // finished, for progress); window_sum() is the latest total.
