@@ -179,6 +179,35 @@ TEST_CASE("the fill fit recovers a rate and rounds from exact times, and sees no
   CHECK_THROWS_AS(fit_fill(sizes, rounds, std::vector<double>(4, 20.0), 25), std::invalid_argument);
 }
 
+TEST_CASE("the fill fit recovers a cost per visit beside the rate and the rounds, and none where there is none") {
+  // t = 25 + (S + 2 R) / 300 GB/s + V x 0.5 us, with NVLS's 16 channels and 8 heads: R 8 MiB
+  // below 1 GiB, 16 MiB from it; V = S / 16 / 8 / chunk x 8 = S / 1 MiB below 1 GiB (64 KiB
+  // chunks), S / 2 MiB from it. At 128 MiB: 25 + (134217728 + 16777216) / 3e5 + 128 x 0.5
+  // = 592.3165 us.
+  const std::vector<std::int64_t> sizes{128 << 20, 512 << 20, 1LL << 30, 4LL << 30};
+  const std::vector<std::int64_t> rounds{8 << 20, 8 << 20, 16 << 20, 16 << 20};
+  const std::vector<std::int64_t> visits{128, 512, 512, 2048};
+  std::vector<double> times, no_visits;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const double bandwidth_us = (static_cast<double>(sizes[i]) + 2.0 * static_cast<double>(rounds[i])) / 3e5;
+    times.push_back(25 + bandwidth_us + static_cast<double>(visits[i]) * 0.5);
+    no_visits.push_back(25 + bandwidth_us);
+  }
+  CHECK(times[0] == within(592.3165, 1e-6));
+  const FillFit f = fit_fill(sizes, rounds, times, 25, visits);
+  CHECK(f.beta_GBps == within(300.0, 1e-9));
+  CHECK(f.rounds == within(2.0, 1e-9));
+  CHECK(f.visit_us == within(0.5, 1e-9));
+  CHECK(f.rms_relative < 1e-12);
+  const FillFit none = fit_fill(sizes, rounds, no_visits, 25, visits);
+  CHECK(none.visit_us < 1e-9);
+  CHECK(none.rounds == within(2.0, 1e-9));
+  // Without visits the same times fit the old way: the visits' cost goes to the rate.
+  const FillFit old = fit_fill(sizes, rounds, times, 25);
+  CHECK(old.visit_us == 0);
+  CHECK(old.beta_GBps < 300.0);
+}
+
 TEST_CASE("an NVLS log's fit takes NCCL's latency and the kernel's channels from the GPU and the release") {
   // The H100 table (NCCL's Hopper NVLS: 16 channels; 2.28's tables: 25 us). Its rounds by
   // hand: 16 x 8 x 64 KiB = 8 MiB below 1 GiB (NCCL's chunk shrinks from 128 KiB below
@@ -190,17 +219,21 @@ TEST_CASE("an NVLS log's fit takes NCCL's latency and the kernel's channels from
   const CollectiveCalibration c = calibrate_collective(load_nccl_tests(request.nccl_tests_logs[0]), request);
   CHECK(c.nvls_channels == 16);
   const NcclTestsLog log = load_nccl_tests(request.nccl_tests_logs[0]);
-  std::vector<std::int64_t> sizes, rounds;
+  // Its visits: a channel's rounds (size / 16 / 8 / the chunk) x 8 heads.
+  std::vector<std::int64_t> sizes, rounds, visits;
   std::vector<double> times;
   for (const auto& s : log.samples) {
     sizes.push_back(s.bytes);
     rounds.push_back(s.bytes < (1LL << 30) ? 8 << 20 : 16 << 20);
+    visits.push_back(s.bytes / 16 / 8 / (s.bytes < (1LL << 30) ? 65536 : 131072) * 8);
     times.push_back(s.time_us);
   }
-  const FillFit f = fit_fill(sizes, rounds, times, 25);
+  const FillFit f = fit_fill(sizes, rounds, times, 25, visits);
   CHECK(c.fit.alpha_us == within(25.0, 1e-12));
   CHECK(c.fit.beta_GBps == within(f.beta_GBps, 1e-12));
   CHECK(c.nvls_fill_rounds == within(f.rounds, 1e-12));
+  CHECK(c.nvls_head_cost_us == within(f.visit_us, 1e-12));
+  CHECK(f.visit_us > 0.5);
   // Blackwell under 2.28 runs 24 channels in one domain, under 2.25 32; 2.18's NVLS latency is 23 us.
   request.compute_capability = 100;
   CHECK(calibrate_collective(log, request).nvls_channels == 24);

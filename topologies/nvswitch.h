@@ -46,6 +46,10 @@ struct NvSwitchSpec {
   // (nvls_pipeline_fill_ps): at least 2, its AllReduce's three stages less one; a
   // calibrated profile fits it.
   double nvls_fill_rounds = 2;
+  // Its cost per visit to a head, beyond the bytes (nvls_head_visits_ps): each round a
+  // channel's scatter and gather copy a chunk to or from every head in turn. 0 unless a
+  // calibrated profile fits it.
+  Time nvls_head_cost = 0;
   P2pKernelSpec p2p;
   // The GPUs' CUDA compute capability (80 A100, 90 H100/H200, 100 B200/GB200): NCCL's
   // tuner picks its per-generation figures by it.

@@ -49,6 +49,7 @@ LinkProfile load_profile(const std::string& path) {
     if (k == "pcie" && !l.has("latency")) p.pcie_latency_given = false;
     s.latency = l.time("latency", s.latency);
     if (k == "nvls" && l.has("fill_rounds")) p.nvls_fill_rounds = l.real("fill_rounds", 0, 1e6);
+    if (k == "nvls" && l.has("head_cost")) p.nvls_head_cost = l.time("head_cost");
     l.finish();
     (k == "nvlink" ? p.nvlink : k == "pcie" ? p.pcie : k == "nic" ? p.nic : p.nvls) = s;
   }
@@ -88,7 +89,7 @@ LinkProfile load_profile(const std::string& path) {
 
 std::string profile_yaml(const LinkProfile& p) {
   std::ostringstream out;
-  char buf[256];
+  char buf[512];
   out << "# fabricsim link profile (docs/calibration.md). Reference it from a topology with\n"
          "# `profile: FILE`; its figures replace the preset's.\n";
   out << "version: 1\n";
@@ -113,10 +114,11 @@ std::string profile_yaml(const LinkProfile& p) {
   link("nic", p.nic, "NIC to the fabric");
   if (p.nvls && p.nvls_fill_rounds) {
     std::snprintf(buf, sizeof buf,
-                  "nvls: {bandwidth: %.3fGBps, latency: %.3fns, fill_rounds: %.4f}  # NVLink SHARP: the switch layer's reduction rate "
-                  "(AllReduce algbw), an NVLS collective's start-up cost, its kernel's pipeline fill in rounds of chunks\n",
+                  "nvls: {bandwidth: %.3fGBps, latency: %.3fns, fill_rounds: %.4f, head_cost: %.1fns}  # NVLink SHARP: the switch "
+                  "layer's reduction rate (AllReduce algbw), an NVLS collective's start-up cost, its kernel's pipeline fill in rounds "
+                  "of chunks and its cost per visit to a head\n",
                   static_cast<double>(p.nvls->bandwidth.bits_per_second) / 8e9, static_cast<double>(p.nvls->latency) * 1e-3,
-                  *p.nvls_fill_rounds);
+                  *p.nvls_fill_rounds, static_cast<double>(p.nvls_head_cost.value_or(0)) * 1e-3);
     out << buf;
   } else {
     link("nvls", p.nvls, "NVLink SHARP: the switch layer's reduction rate (AllReduce algbw), an NVLS collective's start-up cost");

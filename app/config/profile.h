@@ -32,6 +32,8 @@ struct LinkProfile {
   std::optional<LinkSpec> nvls;
   // The NVLS kernel's pipeline fill, in rounds of its chunks (nvls_pipeline_fill_ps).
   std::optional<double> nvls_fill_rounds;
+  // And its cost per visit to a head (nvls_head_visits_ps).
+  std::optional<Time> nvls_head_cost;
   // NCCL's p2p kernel (AllToAll), fitted from one node's AllToAll.
   std::optional<P2pKernelSpec> p2p;
   std::optional<double> reduce_GBps_fp32, reduce_GBps_bf16, matmul_tflops, launch_latency_us;

@@ -24,6 +24,7 @@ void apply_nvls_profile(NvSwitchSpec& s, const LinkProfile& profile) {
   s.nvls_bandwidth = profile.nvls->bandwidth;
   s.nvls_latency = profile.nvls->latency;
   if (profile.nvls_fill_rounds) s.nvls_fill_rounds = *profile.nvls_fill_rounds;
+  if (profile.nvls_head_cost) s.nvls_head_cost = *profile.nvls_head_cost;
 }
 
 // A link's latency: at least 1 ns, as every link's latency is the lookahead a parallel
@@ -205,7 +206,7 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
   } else {
     m.string("profile", std::string());
   }
-  // NVLink SHARP: `nvls: {bandwidth, latency, fill_rounds}` sets it, `nvls: false` turns it off.
+  // NVLink SHARP: `nvls: {bandwidth, latency, fill_rounds, head_cost}` sets it, `nvls: false` turns it off.
   if (m.has("nvls") && m.node()["nvls"].IsScalar()) {
     if (!m.boolean("nvls")) s.nvls_bandwidth = Bandwidth{0};
     else if (s.nvls_bandwidth.bits_per_second == 0) {
@@ -216,6 +217,7 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
     s.nvls_bandwidth = nvls.bandwidth("bandwidth", s.nvls_bandwidth.bits_per_second > 0 ? std::optional<Bandwidth>(s.nvls_bandwidth) : std::nullopt);
     s.nvls_latency = nvls.time("latency", s.nvls_latency);
     s.nvls_fill_rounds = nvls.real("fill_rounds", 0, 1e6, s.nvls_fill_rounds);
+    s.nvls_head_cost = nvls.time("head_cost", s.nvls_head_cost);
     nvls.finish();
   }
   // NCCL's p2p kernel: `p2p: {bandwidth, ll_bandwidth, latency, ll_latency, drain_bandwidth, launch}`.

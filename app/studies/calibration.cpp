@@ -39,9 +39,9 @@ Bandwidth from_GBps(double gbytes_per_second) {
 
 Time from_us(double us) { return static_cast<Time>(std::llround(std::max(0.0, us) * 1e6)); }
 
-std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0, double e = 0) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf, fmt, a, b, c, d, e);
+std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0, double e = 0, double f = 0) {
+  char buf[400];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c, d, e, f);
   return buf;
 }
 
@@ -155,14 +155,17 @@ CollectiveCalibration calibrate_collective(const NcclTestsLog& log, const Import
     if (!rules) throw std::invalid_argument("no NCCL rules for version " + request.nccl_version);
     c.nvls_channels = nccl_nvls_run_channels(request.compute_capability, 1, rules->blackwell_lists, rules->nvls_blackwell_domain_channels);
     std::vector<std::int64_t> rounds;  // one round's bytes: a rate of a byte a picosecond, one round
+    std::vector<std::int64_t> visits;  // a channel's visits to the heads: a cost of 1 ps a visit
     for (const std::int64_t b : bytes) {
       const std::int64_t chunk = nccl_nvls_chunk_bytes(false, b, c.nvls_channels, c.ranks, 1);
       rounds.push_back(nvls_pipeline_fill_ps(request.op, b, c.nvls_channels, c.ranks, chunk, 1e12, 1));
+      visits.push_back(nvls_head_visits_ps(b, c.nvls_channels, c.ranks, chunk, 1));
     }
     const int nvls = static_cast<int>(NcclAlgo::kNvls), simple = nccl_proto_index(NcclProtocol::kSimple);
     const double nccl_latency_us = rules->base[nvls][simple] + rules->hw[0][nvls][simple];  // hw 0: NVLink
-    const FillFit fill = fit_fill(bytes, rounds, times, nccl_latency_us);
+    const FillFit fill = fit_fill(bytes, rounds, times, nccl_latency_us, visits);
     c.nvls_fill_rounds = fill.rounds;
+    c.nvls_head_cost_us = fill.visit_us;
     c.fit.alpha_us = fill.latency_us;
     c.fit.beta_GBps = fill.beta_GBps;
     c.fit.residuals_us = fill.residuals_us;
@@ -211,9 +214,10 @@ ImportResult import_logs(const ImportRequest& request) {
                     k.channel_GBps, static_cast<double>(k.batch_latency) * 1e-6, k.drain_GBps, k.ll_channel_GBps,
                     static_cast<double>(k.ll_batch_latency) * 1e-6);
     } else if (c.nvls) {
-      out += format("  fit  time = %.3f us (NCCL's NVLS latency) + (size + %.3f rounds) / %.3f GB/s   (busbw asymptote %.2f GB/s, rms residual %.2f%%)\n",
-                    c.fit.alpha_us, c.nvls_fill_rounds, c.fit.beta_GBps, c.busbw_asymptote_GBps, c.fit.rms_relative * 100);
-      out += format("  (a round: %.0f channels x the ranks x NCCL's NVLS chunk, or the size when smaller; the kernel's pipeline fill)\n",
+      out += format("  fit  time = %.3f us (NCCL's NVLS latency) + (size + %.3f rounds) / %.3f GB/s + visits x %.3f us   (busbw asymptote %.2f GB/s, rms residual %.2f%%)\n",
+                    c.fit.alpha_us, c.nvls_fill_rounds, c.fit.beta_GBps, c.nvls_head_cost_us, c.busbw_asymptote_GBps, c.fit.rms_relative * 100);
+      out += format("  (a round: %.0f channels x the ranks x NCCL's NVLS chunk, or the size when smaller; the kernel's pipeline fill;\n"
+                    "   visits: a channel's rounds x the ranks, each round's scatter and gather going to every head in turn)\n",
                     static_cast<double>(c.nvls_channels));
     } else {
       out += format("  fit  time = %.3f us + size / %.3f GB/s   (busbw asymptote %.2f GB/s, rms residual %.2f%%)\n",
@@ -246,8 +250,11 @@ ImportResult import_logs(const ImportRequest& request) {
       continue;
     }
     (c.nvls ? r.profile.nvls : c.inter_node ? r.profile.nic : r.profile.nvlink) = c.link;
-    if (c.nvls) r.profile.nvls_fill_rounds = c.nvls_fill_rounds;
-    out += format(c.nvls         ? "  -> nvls: %.2f GB/s switch-layer reduction rate (AllReduce algbw), %.3f us start-up, the fill's rounds as fitted\n"
+    if (c.nvls) {
+      r.profile.nvls_fill_rounds = c.nvls_fill_rounds;
+      r.profile.nvls_head_cost = from_us(c.nvls_head_cost_us);
+    }
+    out += format(c.nvls         ? "  -> nvls: %.2f GB/s switch-layer reduction rate (AllReduce algbw), %.3f us start-up, the fill's rounds and the visits' cost as fitted\n"
                   : c.inter_node ? "  -> nic: %.2f GB/s per NIC, %.3f us per link\n"
                                  : "  -> nvlink: %.2f GB/s per GPU, %.3f us per hop\n",
                   static_cast<double>(c.link.bandwidth.bits_per_second) / 8e9, static_cast<double>(c.link.latency) * 1e-6);

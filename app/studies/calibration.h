@@ -41,6 +41,7 @@ struct CollectiveCalibration {
   bool nvls = false;                // an NVLS log: `link` is the profile's nvls entry
   int nvls_channels = 0;            // NVLS: the channels NCCL's kernels ran
   double nvls_fill_rounds = 0;      // NVLS: the kernel's pipeline fill, fitted (nvls_pipeline_fill_ps)
+  double nvls_head_cost_us = 0;     // and its cost per visit to a head, fitted (nvls_head_visits_ps)
   bool p2p = false;                 // an AllToAll log: `p2p_kernel` is the profile's p2p entry
   P2pKernelSpec p2p_kernel;
   LinkSpec link;                    // what the profile gets: nvlink, nic when inter_node, or nvls

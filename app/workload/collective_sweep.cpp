@@ -164,6 +164,7 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
     params.start_latency_ps = nvls_latency_;
     params.nvls_stage_bytes_per_second = tuner_facts_.nvls_GBps * 1e9;
     params.nvls_fill_rounds = tuner_facts_.nvls_fill_rounds;
+    params.nvls_head_cost_ps = std::llround(tuner_facts_.nvls_head_cost_us * 1e6);
   }
   CollectiveProgram p = build_collective(choice.algorithm, config_.op, ranks_, bytes, params);
   if (choice.protocol != NcclProtocol::kNone) apply_nccl_costs(p, nccl_costs(choice, tuner_facts_, config_.op));

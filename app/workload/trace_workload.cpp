@@ -194,11 +194,13 @@ WorkloadStart make_trace_workload(const WorkloadSetup& s) {
     options.nvls_latency_ps = config.topology.nvswitch.nvls_latency;
     options.params.nvls_stage_bytes_per_second = static_cast<double>(config.topology.nvswitch.nvls_bandwidth.bits_per_second) / 8;
     options.params.nvls_fill_rounds = config.topology.nvswitch.nvls_fill_rounds;
+    options.params.nvls_head_cost_ps = config.topology.nvswitch.nvls_head_cost;
   }
   if (config.topology.kind == TopologyConfig::Kind::kCluster) {
     options.nvls_latency_ps = config.topology.cluster.node.nvls_latency;
     options.params.nvls_stage_bytes_per_second = static_cast<double>(config.topology.cluster.node.nvls_bandwidth.bits_per_second) / 8;
     options.params.nvls_fill_rounds = config.topology.cluster.node.nvls_fill_rounds;
+    options.params.nvls_head_cost_ps = config.topology.cluster.node.nvls_head_cost;
     const auto gpus = static_cast<std::uint32_t>(std::max(1, config.topology.cluster.node.gpus));
     for (std::uint32_t h = 0; h < s.topology.host_count(); ++h) options.host_node.push_back(h / gpus);
   }

@@ -25,6 +25,7 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
     f.nvls_GBps = GBps(s.nvls_bandwidth);
     f.nvls_latency_us = us_of(s.nvls_latency);
     f.nvls_fill_rounds = s.nvls_fill_rounds;
+    f.nvls_head_cost_us = us_of(s.nvls_head_cost);
     f.nvlinks_per_gpu = s.links_per_gpu();
     f.p2p = p2p_kernel(s.p2p);
     f.hop_latency_us = us_of(s.latency);
@@ -37,6 +38,7 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
     f.nvls_GBps = GBps(c.node.nvls_bandwidth);
     f.nvls_latency_us = us_of(c.node.nvls_latency);
     f.nvls_fill_rounds = c.node.nvls_fill_rounds;
+    f.nvls_head_cost_us = us_of(c.node.nvls_head_cost);
     f.nvlinks_per_gpu = c.node.links_per_gpu();
     f.p2p = p2p_kernel(c.node.p2p);
     // NCCL sees each RDMA port as a NIC of its own.

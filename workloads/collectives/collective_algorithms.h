@@ -30,6 +30,7 @@ struct AlgorithmParams {
   // rounds of its chunks through the switch at its reduction rate (algbw); 0: none.
   double nvls_stage_bytes_per_second = 0;
   double nvls_fill_rounds = 0;
+  std::int64_t nvls_head_cost_ps = 0;  // and its visits to the heads (nvls_head_visits_ps); 0: free
   // direct's AllToAll as NCCL's p2p kernel runs it (workloads/collectives/nccl_p2p.h): its
   // p2p channels, each peer's bytes cut in `channels` parts on them, each channel's works in
   // NCCL's batches, one batch after another; 0: every block in one send, all at once.

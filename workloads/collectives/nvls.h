@@ -31,6 +31,14 @@ inline constexpr int kNvlsChannels = 16;
 std::int64_t nvls_pipeline_fill_ps(CollectiveOp op, std::int64_t bytes, int channels, int heads, std::int64_t chunk_bytes,
                                    double stage_bytes_per_second, double rounds);
 
+// The same kernels' visits to the heads: each round, a channel's scatter (and gather)
+// warps copy one chunk to (from) every head in turn (Primitives::ScatterGatherOp, its
+// loop over peers), and each visit costs a fixed time beyond its bytes (its loads'
+// latency, its flags). A channel makes ceil(bytes / heads / channels / chunk) rounds, so
+// the visits add rounds x heads x `head_cost_ps`: a few us a round on 8 GPUs, tens on 64.
+// The switch does not see them: like the fill, they are paid at the collective's start.
+std::int64_t nvls_head_visits_ps(std::int64_t bytes, int channels, int heads, std::int64_t chunk_bytes, std::int64_t head_cost_ps);
+
 // all_reduce (both phases), reduce_scatter (the sums), all_gather (the multicasts).
 // Throws std::invalid_argument for other operations.
 CollectiveProgram nvls(CollectiveOp op, int ranks, std::int64_t bytes, const AlgorithmParams& params);

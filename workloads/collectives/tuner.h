@@ -28,6 +28,7 @@ struct TunerFacts {
   double nvls_GBps = 0;      // the NVSwitch layer's reduction rate (0: no NVLS)
   double nvls_latency_us = 0;
   double nvls_fill_rounds = 0;  // the NVLS kernel's pipeline fill (nvls_pipeline_fill_ps), from the topology
+  double nvls_head_cost_us = 0;  // and its cost per visit to a head (nvls_head_visits_ps)
   double hop_latency_us = 0;  // one link, typical
   // The simulated network's own latency for one ring step: GPU to GPU through the
   // NVSwitch inside a node; through PCIe, the NICs and the fabric between nodes.
