@@ -49,7 +49,12 @@ LinkProfile load_profile(const std::string& path) {
     if (k == "pcie" && !l.has("latency")) p.pcie_latency_given = false;
     s.latency = l.time("latency", s.latency);
     if (k == "nvls" && l.has("fill_rounds")) p.nvls_fill_rounds = l.real("fill_rounds", 0, 1e6);
-    if (k == "nvls" && l.has("head_cost")) p.nvls_head_cost = l.time("head_cost");
+    if (k == "nvls" && l.has("head_cost")) {
+      p.nvls_head_cost = l.time("head_cost");
+      if (*p.nvls_head_cost > ms(1)) {
+        ctx.fail(l.node()["head_cost"], l.child_path("head_cost"), "expected at most 1ms (a visit to a head costs about a microsecond)");
+      }
+    }
     l.finish();
     (k == "nvlink" ? p.nvlink : k == "pcie" ? p.pcie : k == "nic" ? p.nic : p.nvls) = s;
   }

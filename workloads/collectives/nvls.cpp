@@ -49,7 +49,9 @@ std::int64_t nvls_head_visits_ps(std::int64_t bytes, int channels, int heads, st
   const std::int64_t chunk = chunk_bytes > 0 ? chunk_bytes : kNvlsChunkBytes;
   const std::int64_t share = std::max<std::int64_t>(1, bytes / h / std::max(1, channels));
   const std::int64_t rounds = (share + chunk - 1) / chunk;
-  return rounds * h * head_cost_ps;
+  // In floating point, capped far beyond any real run, so that no size overflows the clock.
+  const double visits_ps = static_cast<double>(rounds) * static_cast<double>(h) * static_cast<double>(head_cost_ps);
+  return static_cast<std::int64_t>(std::min(visits_ps, 1e18));
 }
 
 CollectiveProgram nvls(CollectiveOp op, int n, std::int64_t bytes, const AlgorithmParams& a) {
