@@ -38,6 +38,18 @@ network:
 workload: )" + workload + "\n";
 }
 
+// NVLS's parameters as on a DGX H100 under NCCL's model at 64 MiB: 16 channels, 64 KiB
+// chunks, 25 us of start-up, 3.4 rounds of fill at 272 GB/s.
+AlgorithmParams dgx_h100_nvls_params() {
+  AlgorithmParams a;
+  a.channels = 16;
+  a.chunk_bytes = 65536;
+  a.start_latency_ps = 25000000;
+  a.nvls_stage_bytes_per_second = 272e9;
+  a.nvls_fill_rounds = 3.4;
+  return a;
+}
+
 }  // namespace
 
 TEST_CASE("NVLS AllReduce on an ideal switch: start-up + fill + S * wire / B_nvls, and the switch's work by hand") {
@@ -91,13 +103,7 @@ TEST_CASE("NVLS's kernel pipeline fill: rounds of channels x heads x chunk at th
   CHECK(nvls_pipeline_fill_ps(CollectiveOp::kAllReduce, 1LL << 30, 24, 8, 65536, 480e9, 0) == 0);
   // The program carries it after the fixed start-up: 8 ranks, 16 channels, 64 KiB chunks,
   // 3.4 rounds of 8 MiB at 272 GB/s = 104.858 us, after 25 us.
-  AlgorithmParams a;
-  a.channels = 16;
-  a.chunk_bytes = 65536;
-  a.start_latency_ps = 25000000;
-  a.nvls_stage_bytes_per_second = 272e9;
-  a.nvls_fill_rounds = 3.4;
-  const CollectiveProgram p = build_collective("nvls", CollectiveOp::kAllReduce, 8, 64 << 20, a);
+  const CollectiveProgram p = build_collective("nvls", CollectiveOp::kAllReduce, 8, 64 << 20, dgx_h100_nvls_params());
   CHECK(p.start_latency_ps == 25000000 + 104857600);
 }
 
@@ -114,12 +120,7 @@ TEST_CASE("NVLS's visits to the heads: a channel's rounds x heads x the cost of 
   CHECK(nvls_head_visits_ps(1LL << 30, 24, 8, 65536, 0) == 0);
   // The program pays them after the fill: 64 MiB on 8 ranks, 16 channels, 64 KiB chunks is
   // 8 rounds of 8 visits; at 0.53 us, 33.92 us on top of the 104.858 us fill.
-  AlgorithmParams a;
-  a.channels = 16;
-  a.chunk_bytes = 65536;
-  a.start_latency_ps = 25000000;
-  a.nvls_stage_bytes_per_second = 272e9;
-  a.nvls_fill_rounds = 3.4;
+  AlgorithmParams a = dgx_h100_nvls_params();
   a.nvls_head_cost_ps = 530000;
   const CollectiveProgram p = build_collective("nvls", CollectiveOp::kAllReduce, 8, 64 << 20, a);
   CHECK(p.start_latency_ps == 25000000 + 104857600 + 33920000);
