@@ -30,6 +30,14 @@ P2pKernelSpec read_p2p_kernel(MapReader& m, const P2pKernelSpec& base) {
   return k;
 }
 
+Time read_nvls_head_cost(MapReader& m, Time fallback) {
+  const Time cost = m.time("head_cost", fallback);
+  if (cost > ms(1)) {
+    m.context().fail(m.node()["head_cost"], m.child_path("head_cost"), "expected at most 1ms (a visit to a head costs about a microsecond)");
+  }
+  return cost;
+}
+
 LinkProfile load_profile(const std::string& path) {
   const YAML::Node root = read_yaml_file(path);
   YamlContext ctx(path);
@@ -49,12 +57,7 @@ LinkProfile load_profile(const std::string& path) {
     if (k == "pcie" && !l.has("latency")) p.pcie_latency_given = false;
     s.latency = l.time("latency", s.latency);
     if (k == "nvls" && l.has("fill_rounds")) p.nvls_fill_rounds = l.real("fill_rounds", 0, 1e6);
-    if (k == "nvls" && l.has("head_cost")) {
-      p.nvls_head_cost = l.time("head_cost");
-      if (*p.nvls_head_cost > ms(1)) {
-        ctx.fail(l.node()["head_cost"], l.child_path("head_cost"), "expected at most 1ms (a visit to a head costs about a microsecond)");
-      }
-    }
+    if (k == "nvls" && l.has("head_cost")) p.nvls_head_cost = read_nvls_head_cost(l, 0);
     l.finish();
     (k == "nvlink" ? p.nvlink : k == "pcie" ? p.pcie : k == "nic" ? p.nic : p.nvls) = s;
   }

@@ -50,5 +50,7 @@ std::string profile_yaml(const LinkProfile& profile);
 // `p2p: {bandwidth, ll_bandwidth, latency, ll_latency, drain_bandwidth, launch}` (profiles
 // and NVSwitch topologies): each key missing keeps `base`'s.
 P2pKernelSpec read_p2p_kernel(MapReader& m, const P2pKernelSpec& base);
+// An NVLS entry's `head_cost` (NvSwitchSpec::nvls_head_cost), at most 1 ms.
+Time read_nvls_head_cost(MapReader& m, Time fallback);
 
 }  // namespace fabricsim

@@ -217,11 +217,7 @@ NvSwitchSpec read_nvswitch(MapReader& m) {
     s.nvls_bandwidth = nvls.bandwidth("bandwidth", s.nvls_bandwidth.bits_per_second > 0 ? std::optional<Bandwidth>(s.nvls_bandwidth) : std::nullopt);
     s.nvls_latency = nvls.time("latency", s.nvls_latency);
     s.nvls_fill_rounds = nvls.real("fill_rounds", 0, 1e6, s.nvls_fill_rounds);
-    s.nvls_head_cost = nvls.time("head_cost", s.nvls_head_cost);
-    if (s.nvls_head_cost > ms(1)) {
-      m.context().fail(nvls.node()["head_cost"], nvls.child_path("head_cost"),
-                       "expected at most 1ms (a visit to a head costs about a microsecond)");
-    }
+    s.nvls_head_cost = read_nvls_head_cost(nvls, s.nvls_head_cost);
     nvls.finish();
   }
   // NCCL's p2p kernel: `p2p: {bandwidth, ll_bandwidth, latency, ll_latency, drain_bandwidth, launch}`.
