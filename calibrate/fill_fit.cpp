@@ -1,63 +1,15 @@
 #include "calibrate/fill_fit.h"
 
 #include "calibrate/fit.h"
+#include "calibrate/least_squares.h"
 
 #include <array>
-#include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
 namespace fabricsim {
-namespace {
-
-constexpr int kTerms = 3;  // size / beta, rounds x round / beta, visits x visit cost
-using Vec = std::array<double, kTerms>;
-
-// Least squares of y on the terms `use` marks, by the normal equations, each term scaled
-// to unit norm first (they differ in scale by many orders), then Gauss-Jordan elimination
-// with partial pivoting; false where the terms cannot be told apart.
-bool solve(const std::vector<Vec>& rows, const std::vector<double>& y, const std::array<bool, kTerms>& use, Vec& out) {
-  int idx[kTerms];
-  int m = 0;
-  for (int j = 0; j < kTerms; ++j) {
-    if (use[static_cast<std::size_t>(j)]) idx[m++] = j;
-  }
-  double norm[kTerms] = {};
-  for (int p = 0; p < m; ++p) {
-    for (const Vec& r : rows) norm[p] += r[static_cast<std::size_t>(idx[p])] * r[static_cast<std::size_t>(idx[p])];
-    norm[p] = std::sqrt(norm[p]);
-    if (!(norm[p] > 0)) return false;
-  }
-  double a[kTerms][kTerms + 1] = {};
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    for (int p = 0; p < m; ++p) {
-      const double xp = rows[i][static_cast<std::size_t>(idx[p])] / norm[p];
-      for (int q = 0; q < m; ++q) a[p][q] += xp * rows[i][static_cast<std::size_t>(idx[q])] / norm[q];
-      a[p][m] += xp * y[i];
-    }
-  }
-  for (int c = 0; c < m; ++c) {
-    int pivot = c;
-    for (int r = c + 1; r < m; ++r) {
-      if (std::fabs(a[r][c]) > std::fabs(a[pivot][c])) pivot = r;
-    }
-    if (!(std::fabs(a[pivot][c]) > 1e-10)) return false;
-    if (pivot != c) {
-      for (int q = 0; q <= m; ++q) std::swap(a[c][q], a[pivot][q]);
-    }
-    for (int r = 0; r < m; ++r) {
-      if (r == c) continue;
-      const double f = a[r][c] / a[c][c];
-      for (int q = c; q <= m; ++q) a[r][q] -= f * a[c][q];
-    }
-  }
-  out = Vec{};
-  for (int p = 0; p < m; ++p) out[static_cast<std::size_t>(idx[p])] = a[p][m] / a[p][p] / norm[p];
-  return true;
-}
-
-}  // namespace
 
 FillFit fit_fill(const std::vector<std::int64_t>& bytes, const std::vector<std::int64_t>& round_bytes,
                  const std::vector<double>& time_us, double latency_us, const std::vector<std::int64_t>& visits) {
@@ -67,7 +19,7 @@ FillFit fit_fill(const std::vector<std::int64_t>& bytes, const std::vector<std::
   }
   // (t - latency) / t = a x / t + b r / t + c v / t, a = 1/beta and b = rounds/beta in us
   // per byte, c the visit cost in us.
-  std::vector<Vec> rows;
+  std::vector<std::array<double, 3>> rows;
   std::vector<double> y;
   for (std::size_t i = 0; i < n; ++i) {
     if (time_us[i] <= latency_us) throw std::invalid_argument("a fill fit needs times above the fixed latency");
@@ -77,14 +29,27 @@ FillFit fit_fill(const std::vector<std::int64_t>& bytes, const std::vector<std::
     y.push_back((time_us[i] - latency_us) / time_us[i]);
   }
   // Every subset of the optional terms with the rate; the best fit whose terms are not
-  // negative (the fill and the visits cannot give time back).
-  Vec best{};
+  // negative (the fill and the visits cannot give time back), the simpler on a tie.
+  const std::vector<double> unit(n, 1.0);
+  std::array<double, 3> best{};
   double best_ss = std::numeric_limits<double>::infinity();
-  for (int mask = 0; mask < 4; ++mask) {
-    const std::array<bool, kTerms> use{true, (mask & 1) != 0, (mask & 2) != 0 && !visits.empty()};
-    if ((mask & 2) != 0 && visits.empty()) continue;
-    Vec c{};
-    if (!solve(rows, y, use, c) || c[0] <= 0 || c[1] < 0 || c[2] < 0) continue;
+  for (int mask = 0; mask < (visits.empty() ? 2 : 4); ++mask) {
+    const std::array<bool, 3> use{true, (mask & 1) != 0, (mask & 2) != 0};
+    std::vector<std::vector<double>> terms;
+    for (const auto& row : rows) {
+      std::vector<double> t;
+      for (std::size_t j = 0; j < 3; ++j) {
+        if (use[j]) t.push_back(row[j]);
+      }
+      terms.push_back(std::move(t));
+    }
+    const std::optional<std::vector<double>> x = weighted_least_squares(terms, y, unit);
+    if (!x) continue;
+    std::array<double, 3> c{};
+    for (std::size_t j = 0, k = 0; j < 3; ++j) {
+      if (use[j]) c[j] = (*x)[k++];
+    }
+    if (c[0] <= 0 || c[1] < 0 || c[2] < 0) continue;
     double ss = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const double e = y[i] - (c[0] * rows[i][0] + c[1] * rows[i][1] + c[2] * rows[i][2]);

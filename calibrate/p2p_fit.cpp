@@ -1,42 +1,29 @@
 #include "calibrate/p2p_fit.h"
 
+#include "calibrate/least_squares.h"
+
 #include <array>
-#include <cmath>
+#include <optional>
 #include <stdexcept>
-#include <utility>
 
 namespace fabricsim {
 
 namespace {
 
-// Least squares of sum ((x . a_i - y_i) / t_i)^2 over the points, by the normal equations;
-// N unknowns, Gaussian elimination with partial pivoting.
+// Least squares of sum ((x . a_i - y_i) / t_i)^2 over the points.
 template <std::size_t N>
 std::array<double, N> solve(const std::vector<std::array<double, N>>& rows, const std::vector<double>& y, const std::vector<double>& t) {
-  std::array<std::array<double, N + 1>, N> m{};
+  std::vector<std::vector<double>> terms;
+  std::vector<double> w;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const double w = 1.0 / (t[i] * t[i]);
-    for (std::size_t r = 0; r < N; ++r) {
-      for (std::size_t c = 0; c < N; ++c) m[r][c] += w * rows[i][r] * rows[i][c];
-      m[r][N] += w * rows[i][r] * y[i];
-    }
+    terms.emplace_back(rows[i].begin(), rows[i].end());
+    w.push_back(1.0 / (t[i] * t[i]));
   }
-  for (std::size_t c = 0; c < N; ++c) {
-    std::size_t pivot = c;
-    for (std::size_t r = c + 1; r < N; ++r) {
-      if (std::abs(m[r][c]) > std::abs(m[pivot][c])) pivot = r;
-    }
-    std::swap(m[c], m[pivot]);
-    if (std::abs(m[c][c]) < 1e-300) throw std::invalid_argument("a p2p kernel fit needs sizes that tell its figures apart");
-    for (std::size_t r = 0; r < N; ++r) {
-      if (r == c) continue;
-      const double f = m[r][c] / m[c][c];
-      for (std::size_t k = c; k <= N; ++k) m[r][k] -= f * m[c][k];
-    }
-  }
-  std::array<double, N> x{};
-  for (std::size_t r = 0; r < N; ++r) x[r] = m[r][N] / m[r][r];
-  return x;
+  const std::optional<std::vector<double>> x = weighted_least_squares(terms, y, w);
+  if (!x) throw std::invalid_argument("a p2p kernel fit needs sizes that tell its figures apart");
+  std::array<double, N> out{};
+  for (std::size_t r = 0; r < N; ++r) out[r] = (*x)[r];
+  return out;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "app/config/model_files.h"
 #include "app/config/profile.h"
 #include "calibrate/fill_fit.h"
+#include "calibrate/least_squares.h"
 #include "calibrate/probe_stats.h"
 #include "test_support.h"
 
@@ -422,4 +423,22 @@ TEST_CASE("calibrate gpu's profile: PCIe from the slower pinned copy, NVLink fro
   CHECK(static_cast<double>(p.nvlink->bandwidth.bits_per_second) / 8e9 == within(380, 1e-9));
   CHECK(p.nvlink->latency == ns(500));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("weighted least squares solves a line by hand and refuses terms it cannot tell apart") {
+  // y = 2 + 3 x through (1, 5), (2, 8), (3, 11): exact, whatever the weights.
+  const std::vector<std::vector<double>> rows{{1, 1}, {1, 2}, {1, 3}};
+  const auto x = weighted_least_squares(rows, {5, 8, 11}, {1, 0.25, 4});
+  REQUIRE(x);
+  CHECK((*x)[0] == within(2.0, 1e-12));
+  CHECK((*x)[1] == within(3.0, 1e-12));
+  // y = 1, 2, 4 at x = 1, 2, 3, unweighted: the normal equations by hand are 3a + 6b = 7 and
+  // 6a + 14b = 17, so b = 3/2 and a = -2/3.
+  const auto fit = weighted_least_squares(rows, {1, 2, 4}, {1, 1, 1});
+  REQUIRE(fit);
+  CHECK((*fit)[0] == within(-2.0 / 3.0, 1e-12));
+  CHECK((*fit)[1] == within(1.5, 1e-12));
+  // A term in proportion to another, or all zero: nothing to solve.
+  CHECK_FALSE(weighted_least_squares({{1, 2}, {2, 4}, {3, 6}}, {1, 2, 3}, {1, 1, 1}));
+  CHECK_FALSE(weighted_least_squares({{1, 0}, {2, 0}}, {1, 2}, {1, 1}));
 }
