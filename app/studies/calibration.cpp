@@ -145,8 +145,9 @@ CollectiveCalibration calibrate_collective(const NcclTestsLog& log, const Import
   if (c.nvls) {
     // NVLS (docs/collectives.md): time = NCCL's own NVLS latency (its tuning tables) +
     // (size + rounds x one round of the kernel's chunks) / the switch layer's reduction
-    // rate (nvls_pipeline_fill_ps): the rate and the rounds fitted on relative error, as
-    // accuracy is judged per size; single-node only.
+    // rate (nvls_pipeline_fill_ps) + a channel's visits to the heads x their cost
+    // (nvls_head_visits_ps): the rate, the rounds and the cost fitted on relative error,
+    // as accuracy is judged per size; single-node only.
     if (request.op != CollectiveOp::kAllReduce) throw std::invalid_argument(log.name + ": NVLS calibration reads all_reduce logs");
     if (c.ranks > gpus_per_node) {
       throw std::invalid_argument(log.name + ": an NVLS log of more than one node; calibrate from a single node's log");

@@ -54,6 +54,12 @@ std::int64_t nvls_head_visits_ps(std::int64_t bytes, int channels, int heads, st
   return static_cast<std::int64_t>(std::min(visits_ps, 1e18));
 }
 
+std::int64_t nvls_kernel_start_ps(CollectiveOp op, std::int64_t bytes, int channels, int heads, std::int64_t chunk_bytes,
+                                  double stage_bytes_per_second, double fill_rounds, std::int64_t head_cost_ps) {
+  return nvls_pipeline_fill_ps(op, bytes, channels, heads, chunk_bytes, stage_bytes_per_second, fill_rounds) +
+         nvls_head_visits_ps(bytes, channels, heads, chunk_bytes, head_cost_ps);
+}
+
 CollectiveProgram nvls(CollectiveOp op, int n, std::int64_t bytes, const AlgorithmParams& a) {
   const bool reduce = op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter;
   const bool gather = op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather;
@@ -65,8 +71,8 @@ CollectiveProgram nvls(CollectiveOp op, int n, std::int64_t bytes, const Algorit
   const int k = static_cast<int>(std::min<std::int64_t>(4096, (share + chunk - 1) / chunk));
   CollectiveProgram p;
   p.name = "nvls";
-  p.start_fill_ps = nvls_pipeline_fill_ps(op, bytes, channels, n, chunk, a.nvls_stage_bytes_per_second, a.nvls_fill_rounds) +
-                    nvls_head_visits_ps(bytes, channels, n, chunk, a.nvls_head_cost_ps);
+  p.start_fill_ps =
+      nvls_kernel_start_ps(op, bytes, channels, n, chunk, a.nvls_stage_bytes_per_second, a.nvls_fill_rounds, a.nvls_head_cost_ps);
   p.start_latency_ps = a.start_latency_ps + p.start_fill_ps;
   p.op = op;
   p.ranks = n;
@@ -143,8 +149,8 @@ CollectiveProgram nvls_tree(CollectiveOp op, int n, std::int64_t bytes, const Al
   p.name = "nvls_tree";
   p.op = op;
   p.ranks = n;
-  p.start_fill_ps = nvls_pipeline_fill_ps(op, bytes, channels, g, chunk, a.nvls_stage_bytes_per_second, a.nvls_fill_rounds) +
-                    nvls_head_visits_ps(bytes, channels, g, chunk, a.nvls_head_cost_ps);
+  p.start_fill_ps =
+      nvls_kernel_start_ps(op, bytes, channels, g, chunk, a.nvls_stage_bytes_per_second, a.nvls_fill_rounds, a.nvls_head_cost_ps);
   p.start_latency_ps = a.start_latency_ps + p.start_fill_ps;
   p.chunks = g * channels * k;
   p.slots = p.chunks;
@@ -247,10 +253,9 @@ double nvls_tree_wire_latency_us(const WireFacts& f) {
 double nvls_ideal_estimate_us(CollectiveOp op, double size, const TunerFacts& f) {
   const bool reducing = op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather;
   if (!reducing || f.nvls_GBps <= 0 || f.nodes != 1) return -1;
-  const double fill_us = 1e-6 * static_cast<double>(nvls_pipeline_fill_ps(op, static_cast<std::int64_t>(size), kNvlsChannels, f.ranks,
-                                                                         kNvlsChunkBytes, f.nvls_GBps * 1e9, f.nvls_fill_rounds) +
-                                                   nvls_head_visits_ps(static_cast<std::int64_t>(size), kNvlsChannels, f.ranks, kNvlsChunkBytes,
-                                                                       std::llround(f.nvls_head_cost_us * 1e6)));
+  const double fill_us = 1e-6 * static_cast<double>(nvls_kernel_start_ps(op, static_cast<std::int64_t>(size), kNvlsChannels, f.ranks,
+                                                                        kNvlsChunkBytes, f.nvls_GBps * 1e9, f.nvls_fill_rounds,
+                                                                        std::llround(f.nvls_head_cost_us * 1e6)));
   return f.nvls_latency_us + fill_us + size / (f.nvls_GBps * 1e3);
 }
 // The switches sum and multicast the whole buffer; each node's NICs carry it once each
@@ -263,10 +268,9 @@ double nvls_tree_ideal_estimate_us(CollectiveOp op, double size, const TunerFact
   int depth = 0;
   for (int m = 1; m < f.nodes; m *= 2) ++depth;
   const double algbw = std::min(f.nvls_GBps, f.node_nic_GBps);
-  const double fill_us = 1e-6 * static_cast<double>(nvls_pipeline_fill_ps(op, static_cast<std::int64_t>(size), kNvlsChannels,
-                                                                         f.gpus_per_node, kNvlsChunkBytes, f.nvls_GBps * 1e9, f.nvls_fill_rounds) +
-                                                   nvls_head_visits_ps(static_cast<std::int64_t>(size), kNvlsChannels, f.gpus_per_node,
-                                                                       kNvlsChunkBytes, std::llround(f.nvls_head_cost_us * 1e6)));
+  const double fill_us = 1e-6 * static_cast<double>(nvls_kernel_start_ps(op, static_cast<std::int64_t>(size), kNvlsChannels,
+                                                                        f.gpus_per_node, kNvlsChunkBytes, f.nvls_GBps * 1e9,
+                                                                        f.nvls_fill_rounds, std::llround(f.nvls_head_cost_us * 1e6)));
   return f.nvls_latency_us + fill_us + 2 * depth * 3 * f.hop_latency_us + size / (algbw * 1e3);
 }
 

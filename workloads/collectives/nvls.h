@@ -39,6 +39,11 @@ std::int64_t nvls_pipeline_fill_ps(CollectiveOp op, std::int64_t bytes, int chan
 // The switch does not see them: like the fill, they are paid at the collective's start.
 std::int64_t nvls_head_visits_ps(std::int64_t bytes, int channels, int heads, std::int64_t chunk_bytes, std::int64_t head_cost_ps);
 
+// What the NVLS kernel adds to NCCL's latency at a collective's start: its fill and its
+// visits to the heads (the two above).
+std::int64_t nvls_kernel_start_ps(CollectiveOp op, std::int64_t bytes, int channels, int heads, std::int64_t chunk_bytes,
+                                  double stage_bytes_per_second, double fill_rounds, std::int64_t head_cost_ps);
+
 // all_reduce (both phases), reduce_scatter (the sums), all_gather (the multicasts).
 // Throws std::invalid_argument for other operations.
 CollectiveProgram nvls(CollectiveOp op, int ranks, std::int64_t bytes, const AlgorithmParams& params);
