@@ -344,6 +344,32 @@ TEST_CASE("the tree on one node is NCCL's chain: each GPU talks to the GPUs befo
   }
 }
 
+TEST_CASE("the tree across 3 nodes: NCCL's trees load the busiest rail 1.5 times its share, each tree's channel on its own queue pair") {
+  // NCCL's trees over 3 nodes (src/graph/trees.cc): the chain 0 - 2 - 1 and, shifted by one
+  // rank, 1 - 0 - 2. Node 0 is the first tree's root (one child) and the middle of the
+  // second; node 2 the middle of the first and a leaf of the second: 3 tree links each,
+  // each carrying half the rail's share S / 2 (2 GPUs, 2 channels, one per rail) each way:
+  // 1.5 x S / 2 on the busiest rails, at 49.95 GB/s of payload (400 Gb/s, 64 KiB packets
+  // and 64 B headers): 4030.6 us for 256 MiB. Node 0 sends on its rail to node 1 (up the
+  // second tree) and to node 2 (down both): were both trees' sends to node 2 on one queue
+  // pair, the NIC's share for them would be half where they need two thirds, and the trees
+  // would run a quarter slower.
+  std::string yaml = two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: tree, protocol: none, channels: 2, bytes: 256MiB}",
+                                       ", gpus: 2");
+  yaml.replace(yaml.find("nodes: 2"), 8, "nodes: 3");
+  yaml.replace(yaml.find("nics_per_node: 8"), 16, "nics_per_node: 2");
+  yaml.replace(yaml.find("network: {"), 10, "network: {fidelity: flow, ");
+  ScenarioRun run(load_config_text(yaml, "tree"));
+  run.run();
+  REQUIRE(run.complete());
+  const CollectiveRow row = run.collective()->rows()[0];
+  const double S = 256.0 * 1024 * 1024;
+  const double rails_us = 1.5 * S / 2 / (50e9 * 65536 / 65600) * 1e6;
+  MESSAGE("tree 256 MiB on 3 x 2 H100: " << to_us(row.time) << " us; the busiest rail's bound " << rails_us << " us");
+  CHECK(to_us(row.time) >= rails_us);
+  CHECK(to_us(row.time) <= rails_us * 1.08);
+}
+
 TEST_CASE("a collective's set-up tells each size's program as it is built and as it is checked") {
   // A ring broadcast over n = 8 ranks on c = 2 channels, in k = 4 pieces a channel (64 KiB
   // over 2 channels in 8 KiB pieces): each piece goes down the chain, n - 1 sends and

@@ -279,6 +279,30 @@ TEST_CASE("NVLS-tree on 2 x DGX H100: NVLS sums in each node, a tree per rail ac
   CHECK(nccl.busbw_GBps > 1.2 * 399.6);
 }
 
+TEST_CASE("NVLS-tree on 4 x DGX H100: NCCL's double tree puts each rail's share on its busiest rail twice each way") {
+  // NCCL's trees over 4 nodes (src/graph/trees.cc): 0 - 2 - {1, 3} and its mirror
+  // 3 - 1 - {2, 0}. Node 2 has a parent and two children in the first tree and a parent in
+  // the second: on its rail it receives half its GPU's share from each of two children and
+  // from its parent in the first tree, and half from its parent in the second: twice the
+  // share S / 8, each way. At 400 Gb/s with 64 KiB packets and 64 B headers a rail carries
+  // 50 x 65536 / 65600 = 49.95 GB/s of payload, so the rails bind (2 S / 8 / 49.95 GB/s:
+  // 5373.95 us for 1 GiB) ahead of the switches (S x wire / 272 GB/s: 3950.9 us). A heap
+  // order's trees (0 - {1, 2}, 1 - 3) would load no rail beyond 1.5 times: 4030.5 us. At
+  // flow fidelity (each rail's queue pairs share it max-min fairly).
+  std::string yaml = two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: nvls_tree, protocol: none, bytes: 1GiB}");
+  yaml.replace(yaml.find("nodes: 2"), 8, "nodes: 4");
+  yaml.replace(yaml.find("network: {"), 10, "network: {fidelity: flow, ");
+  ScenarioRun run(load_config_text(yaml, "nvls_tree"));
+  run.run();
+  REQUIRE(run.complete());
+  const CollectiveRow row = run.collective()->rows()[0];
+  const double S = 1024.0 * 1024 * 1024;
+  const double rails_us = 2 * S / 8 / (50e9 * 65536 / 65600) * 1e6;
+  MESSAGE("NVLS-tree 1 GiB on 4 x DGX H100: " << to_us(row.time) << " us; the busiest rail's bound " << rails_us << " us");
+  CHECK(to_us(row.time) >= rails_us);
+  CHECK(to_us(row.time) <= rails_us * 1.08);  // plus the kernel's fill and the trees' pipeline fill
+}
+
 TEST_CASE("NVLS-tree's two trees by channel parity, as NCCL's connect.cc sets them: each node a root on half the channels") {
   // 2 nodes x 2 GPUs, 2 channels, one piece per (owner, channel) (4 KiB / 2 GPUs / 2
   // channels = 1 KiB: one 1 KiB chunk). NCCL gives channel c tree c % 2

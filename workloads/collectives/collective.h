@@ -112,6 +112,10 @@ struct CollectiveProgram {
   // sends share that channel's connection, and so an RDMA NIC's queue pair; 0: the whole
   // program is one connection.
   int streams_per_connection = 0;
+  // Where a program's streams take its NCCL channels in turn (a tree's pieces go tree by tree
+  // and channel by channel): how many connections those groups of streams cycle through
+  // (0: none, each group its own).
+  int connections = 0;
   // Groups of ranks for in-network steps (e.g. each node's GPUs on their NVSwitch).
   std::vector<std::vector<int>> groups;
   std::vector<RankProgram> programs;

@@ -254,7 +254,8 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
         }
         // Its NCCL connection (0 is point-to-point's).
         const int per = x.program_.streams_per_connection;
-        spec.connection = static_cast<std::uint16_t>(1 + (per > 0 ? s.channel / per : 0));
+        const int group = per > 0 ? s.channel / per : 0;
+        spec.connection = static_cast<std::uint16_t>(1 + (x.program_.connections > 0 ? group % x.program_.connections : group));
         id = x.network_->add_message(spec);
         x.network_->dispatcher().assign(id, this, &peer);
       } else if (s.kind == StepKind::kSwitchReduce && s.peer == kAllMembers) {

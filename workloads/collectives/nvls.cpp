@@ -1,8 +1,10 @@
 #include "workloads/collectives/nvls.h"
 
+#include "workloads/collectives/nccl_trees.h"
 #include "workloads/collectives/tuner.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <stdexcept>
@@ -155,6 +157,7 @@ CollectiveProgram nvls_tree(CollectiveOp op, int n, std::int64_t bytes, const Al
   p.chunks = g * channels * k;
   p.slots = p.chunks;
   p.slot_bytes = std::max<std::int64_t>(1, (bytes + p.chunks - 1) / p.chunks);
+  p.streams_per_connection = 1;  // each channel its own connection to a peer, as in NCCL
   p.programs.resize(static_cast<std::size_t>(n));
   for (int node = 0; node < nodes; ++node) {
     std::vector<int> members;
@@ -177,11 +180,10 @@ CollectiveProgram nvls_tree(CollectiveOp op, int n, std::int64_t bytes, const Al
     s.deps = std::move(deps);
     return add(rank, std::move(s));
   };
-  // Two binary trees over the nodes (heap order, the second mirrored): even channels take
-  // the first, odd ones the second, as NCCL's NVLS trees do (src/graph/connect.cc), so
-  // every rail carries its share both ways at any size.
-  const auto node_at = [&](int tree, int position) { return tree == 0 ? position : nodes - 1 - position; };
-  const auto position_of = [&](int tree, int node) { return tree == 0 ? node : nodes - 1 - node; };
+  // NCCL's double binary tree over the nodes (nccl_trees.h): even channels take the first
+  // tree, odd ones the second, as NCCL's NVLS trees do (src/graph/connect.cc), so every
+  // rail carries its share both ways at any size.
+  const std::array<BinaryTree, 2> node_trees{nccl_double_tree(nodes, 0), nccl_double_tree(nodes, 1)};
   for (int r = 0; r < n; ++r) {
     const int node = r / g, local = r % g;
     for (int c = 0; c < channels; ++c) {
@@ -198,25 +200,26 @@ CollectiveProgram nvls_tree(CollectiveOp op, int n, std::int64_t bytes, const Al
         sum_step.channel = c;
         sum_step.dst = at;
         const int sum = add(r, std::move(sum_step));
-        const int tree = c % 2;
-        const int position = position_of(tree, node);
+        const BinaryTree& tree = node_trees[static_cast<std::size_t>(c % 2)];
+        const int parent_node = tree.parent[static_cast<std::size_t>(node)];
+        const auto& child_nodes = tree.children[static_cast<std::size_t>(node)];
         std::vector<int> gathered{sum};
-        for (int child = 2 * position + 1; child <= 2 * position + 2 && child < nodes; ++child) {
-          gathered.push_back(transfer(r, StepKind::kRecvReduce, node_at(tree, child) * g + local, c, at, {sum}));
+        for (int child : child_nodes) {
+          if (child >= 0) gathered.push_back(transfer(r, StepKind::kRecvReduce, child * g + local, c, at, {sum}));
         }
         int total = -1;
-        if (position == 0) {
+        if (parent_node < 0) {
           Step join;  // the root has the total once its children's partial sums are in
           join.kind = StepKind::kNop;
           join.deps = gathered;
           total = add(r, std::move(join));
         } else {
-          const int parent = node_at(tree, (position - 1) / 2) * g + local;
+          const int parent = parent_node * g + local;
           const int up = transfer(r, StepKind::kSend, parent, c, at, gathered);
           total = transfer(r, StepKind::kRecv, parent, c, at, {up});
         }
-        for (int child = 2 * position + 1; child <= 2 * position + 2 && child < nodes; ++child) {
-          transfer(r, StepKind::kSend, node_at(tree, child) * g + local, c, at, {total});
+        for (int child : child_nodes) {
+          if (child >= 0) transfer(r, StepKind::kSend, child * g + local, c, at, {total});
         }
         Step m;
         m.kind = StepKind::kMulticast;
@@ -258,8 +261,9 @@ double nvls_ideal_estimate_us(CollectiveOp op, double size, const TunerFacts& f)
                                                                         std::llround(f.nvls_head_cost_us * 1e6)));
   return f.nvls_latency_us + fill_us + size / (f.nvls_GBps * 1e3);
 }
-// The switches sum and multicast the whole buffer; each node's NICs carry it once each
-// way (each GPU its share on its rail), over a tree of depth log2(nodes).
+// The switches sum and multicast the whole buffer; the busiest node's NICs carry it as
+// often each way as NCCL's double tree puts on it (each GPU its share on its rail: once on
+// two nodes, twice from four), over a tree of depth log2(nodes).
 double nvls_tree_ideal_estimate_us(CollectiveOp op, double size, const TunerFacts& f) {
   if (op != CollectiveOp::kAllReduce || f.nvls_GBps <= 0 || f.nodes <= 1 || f.node_nic_GBps <= 0 || f.gpus_per_node < 2 ||
       f.ranks % f.gpus_per_node != 0) {
@@ -267,7 +271,7 @@ double nvls_tree_ideal_estimate_us(CollectiveOp op, double size, const TunerFact
   }
   int depth = 0;
   for (int m = 1; m < f.nodes; m *= 2) ++depth;
-  const double algbw = std::min(f.nvls_GBps, f.node_nic_GBps);
+  const double algbw = std::min(f.nvls_GBps, f.node_nic_GBps / nccl_double_tree_load(f.nodes));
   const double fill_us = 1e-6 * static_cast<double>(nvls_kernel_start_ps(op, static_cast<std::int64_t>(size), kNvlsChannels,
                                                                         f.gpus_per_node, kNvlsChunkBytes, f.nvls_GBps * 1e9,
                                                                         f.nvls_fill_rounds, std::llround(f.nvls_head_cost_us * 1e6)));

@@ -50,10 +50,11 @@ CollectiveProgram nvls(CollectiveOp op, int ranks, std::int64_t bytes, const Alg
 
 // NVLS-tree (NCCL's default AllReduce across H100 nodes): NVLS sums inside each node
 // (params.local_size GPUs, ranks node-major), each GPU's share reduced across nodes over
-// its own rail by two binary trees (pieces alternate between a tree and its mirror, so
-// each rail carries its share once each way), then NVLS multicast of the totals inside
-// each node. The network carries 1/local_size of the buffer per GPU each way, which is
-// how its busbw passes a ring's NIC-bound ceiling. all_reduce only.
+// its own rail by NCCL's double binary tree (channels alternate between its two trees;
+// on two nodes each rail carries its share once each way, from four on an interior node's
+// rail twice), then NVLS multicast of the totals inside each node. The network carries
+// 1/local_size of the buffer per GPU, which is how its busbw passes a ring's NIC-bound
+// ceiling. all_reduce only.
 CollectiveProgram nvls_tree(CollectiveOp op, int ranks, std::int64_t bytes, const AlgorithmParams& params);
 
 }  // namespace fabricsim

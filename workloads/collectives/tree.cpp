@@ -1,12 +1,14 @@
 // The tree: NCCL's double binary tree across whole nodes with a chain inside each, or
 // over all ranks; AllReduce, Broadcast and Reduce.
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "workloads/collectives/collective_algorithms.h"
+#include "workloads/collectives/nccl_trees.h"
 #include "workloads/collectives/program_builder.h"
 
 namespace fabricsim {
@@ -16,9 +18,8 @@ using namespace collective_building;
 
 // NCCL's tree AllReduce across whole nodes (ranks node-major, g per node): inside each
 // node a chain of its GPUs, whose head (local c mod g on channel c, so channels spread
-// over the NICs) joins two binary trees over the nodes, a heap order and its mirror
-// (NCCL's double binary tree for an even node count: each node interior in one, a leaf
-// in the other), each carrying half the data. Up: the chain reduces tail to head, the
+// over the NICs) joins NCCL's double binary tree over the nodes (nccl_trees.h), each of
+// its two trees carrying half the data. Up: the chain reduces tail to head, the
 // head adds its child nodes' partial sums and sends to its parent node's head; down:
 // the reverse. Every hop between nodes joins two heads with the same local index: one
 // rail.
@@ -32,6 +33,10 @@ CollectiveProgram nccl_tree(int n, int g, std::int64_t bytes, const AlgorithmPar
   const int k = pieces(bytes / trees / c, a.chunk_bytes > 0 ? a.chunk_bytes : 512 * 1024);
   const int streams = trees * c * k;
   CollectiveProgram p = empty_program("tree", CollectiveOp::kAllReduce, n, streams, bytes);
+  // Each tree's channel is an NCCL channel of its own (the second tree's are the first's
+  // duplicates), with its own connection to a peer: streams s and s + trees x c share one.
+  p.streams_per_connection = 2;
+  p.connections = trees * c;
   Builder b{p};
   // A rank's sends to one peer in one direction go piece after piece, as NCCL's slices
   // do (otherwise every piece would share the link at once and none finish early).
@@ -57,6 +62,7 @@ CollectiveProgram nccl_tree(int n, int g, std::int64_t bytes, const AlgorithmPar
     last->step = b.send(r, peer, ch, slot, 1, std::move(deps));
     return last->step;
   };
+  const std::array<BinaryTree, 2> node_trees{nccl_double_tree(nodes, 0), nccl_double_tree(nodes, 1)};
   for (int s = 0; s < streams; ++s) {
     const int t = s % trees;
     const int channel = (s / trees) % c;
@@ -66,7 +72,6 @@ CollectiveProgram nccl_tree(int n, int g, std::int64_t bytes, const AlgorithmPar
     const int head = nodes == 1 ? 0 : channel % g;
     // Chain position q of node `node`: its rank (q = 0 is the head).
     const auto at = [&](int node, int q) { return node * g + mod(head + q, g); };
-    const auto node_at = [&](int pos) { return t == 0 ? pos : nodes - 1 - pos; };
     const int up_ch = 2 * s, down_ch = 2 * s + 1;
     std::vector<int> reduced(static_cast<std::size_t>(n), -1);  // step after which the rank's partial sum is complete
     // Up, chains first (tail to head), then heads from the leaves of the tree to the root.
@@ -81,12 +86,14 @@ CollectiveProgram nccl_tree(int n, int g, std::int64_t bytes, const AlgorithmPar
       }
       (void)prev;
     }
-    for (int pos = nodes - 1; pos >= 0; --pos) {
-      const int r = at(node_at(pos), 0);
+    const BinaryTree& tree = node_trees[static_cast<std::size_t>(t)];
+    for (auto it = tree.top_down.rbegin(); it != tree.top_down.rend(); ++it) {
+      const int node = *it;
+      const int r = at(node, 0);
       std::vector<int> got;
-      if (g > 1) got.push_back(b.recv(r, at(node_at(pos), 1), up_ch, s, 1, true, {}));
-      for (int child : {2 * pos + 1, 2 * pos + 2}) {
-        if (child < nodes) got.push_back(b.recv(r, at(node_at(child), 0), up_ch, s, 1, true, {}));
+      if (g > 1) got.push_back(b.recv(r, at(node, 1), up_ch, s, 1, true, {}));
+      for (int child : tree.children[static_cast<std::size_t>(node)]) {
+        if (child >= 0) got.push_back(b.recv(r, at(child, 0), up_ch, s, 1, true, {}));
       }
       int done = -1;
       if (got.size() == 1) done = got[0];
@@ -96,18 +103,19 @@ CollectiveProgram nccl_tree(int n, int g, std::int64_t bytes, const AlgorithmPar
         join.deps = got;
         done = b.add(r, join);
       }
-      if (pos > 0) done = send(r, at(node_at((pos - 1) / 2), 0), up_ch, s, 0, deps_of(done));
+      const int parent = tree.parent[static_cast<std::size_t>(node)];
+      if (parent >= 0) done = send(r, at(parent, 0), up_ch, s, 0, deps_of(done));
       reduced[static_cast<std::size_t>(r)] = done;
     }
     // Down: the root's head has the total; heads pass it to their child nodes' heads and
     // down their own chain.
-    for (int pos = 0; pos < nodes; ++pos) {
-      const int node = node_at(pos);
+    for (int node : tree.top_down) {
       const int r = at(node, 0);
       int have = reduced[static_cast<std::size_t>(r)];
-      if (pos > 0) have = b.recv(r, at(node_at((pos - 1) / 2), 0), down_ch, s, 1, false, deps_of(have));
-      for (int child : {2 * pos + 1, 2 * pos + 2}) {
-        if (child < nodes) send(r, at(node_at(child), 0), down_ch, s, 1, deps_of(have));
+      const int parent = tree.parent[static_cast<std::size_t>(node)];
+      if (parent >= 0) have = b.recv(r, at(parent, 0), down_ch, s, 1, false, deps_of(have));
+      for (int child : tree.children[static_cast<std::size_t>(node)]) {
+        if (child >= 0) send(r, at(child, 0), down_ch, s, 1, deps_of(have));
       }
       for (int q = 0; q + 1 < g; ++q) {
         const int from = at(node, q);
@@ -138,23 +146,29 @@ CollectiveProgram tree(CollectiveOp op, int n, std::int64_t bytes, const Algorit
   const int streams = trees * c * k;
   CollectiveProgram p = empty_program("tree", op, n, streams, bytes);
   p.root = a.root;
+  p.streams_per_connection = 2;  // a connection per tree and channel, as above
+  p.connections = trees * c;
   Builder b{p};
+  // AllReduce: NCCL's double binary tree over the ranks; Broadcast and Reduce: its first
+  // tree, turned so that the root sits at rank 0's place.
+  const std::array<BinaryTree, 2> shapes{op == CollectiveOp::kAllReduce ? nccl_double_tree(n, 0) : nccl_binary_tree(n),
+                                         nccl_double_tree(n, 1)};
   for (int s = 0; s < streams; ++s) {
-    const int t = s % trees;
+    const BinaryTree& shape = shapes[static_cast<std::size_t>(s % trees)];
     std::vector<int> label(static_cast<std::size_t>(n));
     for (int pos = 0; pos < n; ++pos) {
-      const int base = op == CollectiveOp::kAllReduce ? pos : mod(pos + a.root, n);
-      label[static_cast<std::size_t>(pos)] = t == 0 ? base : n - 1 - base;
+      label[static_cast<std::size_t>(pos)] = op == CollectiveOp::kAllReduce ? pos : mod(pos + a.root, n);
     }
-    const auto parent = [](int pos) { return (pos - 1) / 2; };
+    const auto rank_at = [&](int pos) { return label[static_cast<std::size_t>(pos)]; };
     std::vector<int> up(static_cast<std::size_t>(n), -1);  // step after which the position's subtree is reduced
     if (op != CollectiveOp::kBroadcast) {
-      // Reduce: children before parents (higher positions first).
-      for (int pos = n - 1; pos >= 0; --pos) {
-        const int r = label[static_cast<std::size_t>(pos)];
+      // Reduce: children before parents.
+      for (auto it = shape.top_down.rbegin(); it != shape.top_down.rend(); ++it) {
+        const int pos = *it;
+        const int r = rank_at(pos);
         std::vector<int> got;
-        for (int child : {2 * pos + 1, 2 * pos + 2}) {
-          if (child < n) got.push_back(b.recv(r, label[static_cast<std::size_t>(child)], 2 * s, s, 1, true, {}));
+        for (int child : shape.children[static_cast<std::size_t>(pos)]) {
+          if (child >= 0) got.push_back(b.recv(r, rank_at(child), 2 * s, s, 1, true, {}));
         }
         int done = got.empty() ? -1 : got.back();
         if (got.size() == 2) {
@@ -163,22 +177,25 @@ CollectiveProgram tree(CollectiveOp op, int n, std::int64_t bytes, const Algorit
           join.deps = got;
           done = b.add(r, join);
         }
-        if (pos > 0) done = b.send(r, label[static_cast<std::size_t>(parent(pos))], 2 * s, s, 1, deps_of(done));
+        const int parent = shape.parent[static_cast<std::size_t>(pos)];
+        if (parent >= 0) done = b.send(r, rank_at(parent), 2 * s, s, 1, deps_of(done));
         up[static_cast<std::size_t>(pos)] = done;
       }
     }
     if (op != CollectiveOp::kReduce) {
       // Broadcast down: parents before children.
       std::vector<int> have(static_cast<std::size_t>(n), -1);
-      have[0] = op == CollectiveOp::kAllReduce ? up[0] : -1;
-      for (int pos = 0; pos < n; ++pos) {
-        const int r = label[static_cast<std::size_t>(pos)];
-        if (pos > 0) {
+      for (int pos : shape.top_down) {
+        const int r = rank_at(pos);
+        const int parent = shape.parent[static_cast<std::size_t>(pos)];
+        if (parent >= 0) {
           have[static_cast<std::size_t>(pos)] =
-              b.recv(r, label[static_cast<std::size_t>(parent(pos))], 2 * s + 1, s, 1, false, deps_of(up[static_cast<std::size_t>(pos)]));
+              b.recv(r, rank_at(parent), 2 * s + 1, s, 1, false, deps_of(up[static_cast<std::size_t>(pos)]));
+        } else if (op == CollectiveOp::kAllReduce) {
+          have[static_cast<std::size_t>(pos)] = up[static_cast<std::size_t>(pos)];
         }
-        for (int child : {2 * pos + 1, 2 * pos + 2}) {
-          if (child < n) b.send(r, label[static_cast<std::size_t>(child)], 2 * s + 1, s, 1, deps_of(have[static_cast<std::size_t>(pos)]));
+        for (int child : shape.children[static_cast<std::size_t>(pos)]) {
+          if (child >= 0) b.send(r, rank_at(child), 2 * s + 1, s, 1, deps_of(have[static_cast<std::size_t>(pos)]));
         }
       }
     }
