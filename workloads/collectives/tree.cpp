@@ -153,13 +153,9 @@ CollectiveProgram tree(CollectiveOp op, int n, std::int64_t bytes, const Algorit
   // tree, turned so that the root sits at rank 0's place.
   const std::array<BinaryTree, 2> shapes{op == CollectiveOp::kAllReduce ? nccl_double_tree(n, 0) : nccl_binary_tree(n),
                                          nccl_double_tree(n, 1)};
+  const auto rank_at = [&](int pos) { return op == CollectiveOp::kAllReduce ? pos : mod(pos + a.root, n); };
   for (int s = 0; s < streams; ++s) {
     const BinaryTree& shape = shapes[static_cast<std::size_t>(s % trees)];
-    std::vector<int> label(static_cast<std::size_t>(n));
-    for (int pos = 0; pos < n; ++pos) {
-      label[static_cast<std::size_t>(pos)] = op == CollectiveOp::kAllReduce ? pos : mod(pos + a.root, n);
-    }
-    const auto rank_at = [&](int pos) { return label[static_cast<std::size_t>(pos)]; };
     std::vector<int> up(static_cast<std::size_t>(n), -1);  // step after which the position's subtree is reduced
     if (op != CollectiveOp::kBroadcast) {
       // Reduce: children before parents.
