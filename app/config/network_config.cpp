@@ -127,6 +127,10 @@ NetworkConfig read_network(MapReader m) {
     n.nccl_version = nccl_rules(v)->version;
   }
   n.cpu = m.choice<NcclCpu>("cpu", {{"intel", NcclCpu::kIntel}, {"amd", NcclCpu::kAmd}, {"arm", NcclCpu::kArm}}, n.cpu);
+  // NCCL takes any positive count and caps it at MAXCHANNELS (64 from 2.25, 32 before).
+  n.nccl_min_ctas = static_cast<int>(m.integer("nccl_min_ctas", 1, 64, n.nccl_min_ctas));
+  n.nccl_max_ctas = static_cast<int>(m.integer("nccl_max_ctas", 1, 64, n.nccl_max_ctas));
+  n.nccl_qps_per_connection = static_cast<int>(m.integer("nccl_qps_per_connection", 1, 128, n.nccl_qps_per_connection));
   m.finish();
   return n;
 }

@@ -46,8 +46,7 @@ CollectiveSweep::CollectiveSweep(Network& network, const Topology& topology, con
   // Where the ranks sit, not how many there are: 8 ranks placed over two nodes are not one node.
   one_node_ = config.topology.kind == TopologyConfig::Kind::kNvSwitch ||
               (config.topology.kind == TopologyConfig::Kind::kCluster && tuner_facts_.nodes == 1);
-  tuner_facts_.nccl_version = config.network.nccl_version;
-  tuner_facts_.cpu = config.network.cpu;
+  apply_nccl_settings(tuner_facts_, config.network);
   validation_gaps_ = coverage_gaps(config.topology, ranks_, validation_corpus(), op_name(config_.op));
   if (config.network.fidelity == NetworkConfig::Fidelity::kFlow) {
     flow_rings_ = config.network.flow_rings;

@@ -124,12 +124,13 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
   // The largest size's first step: every rank sends on every channel at once.
   const std::int64_t biggest = w.collective.sizes.empty() ? 0 : *std::max_element(w.collective.sizes.begin(), w.collective.sizes.end());
   const std::uint64_t ranks = w.collective.ranks > 0 ? static_cast<std::uint64_t>(w.collective.ranks) : hosts;
-  const TunerFacts group = tuner_facts_for_group(config.topology, collective_hosts(w, t, ranks));
+  TunerFacts group = tuner_facts_for_group(config.topology, collective_hosts(w, t, ranks));
+  apply_nccl_settings(group, config.network);
   // Unset channels are NCCL's: its ring graph's on this topology (1 for the ideal network).
   int nccl_channels = 1;
   const std::string& algo = w.collective.algorithm;
   if (w.collective.channels == 0 && w.collective.protocol != "none" && (algo == "ring" || algo == "tree" || algo == "auto")) {
-    nccl_channels = std::max(1, nccl_system(group).graphs[static_cast<std::size_t>(NcclAlgo::kRing)].channels);
+    nccl_channels = std::max(1, nccl_run_channels(group, nccl_system(group).graphs[static_cast<std::size_t>(NcclAlgo::kRing)]).channels);
   }
   const auto channels = static_cast<std::uint64_t>(w.collective.channels > 0 ? w.collective.channels : nccl_channels);
   needs.packets += ranks * channels * packets_of(config, biggest / 2);
@@ -142,18 +143,13 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
   while ((1ull << facts.log2_ranks) < ranks) ++facts.log2_ranks;
   if (w.collective.op == CollectiveOp::kAllToAll && w.collective.protocol != "none" && w.collective.channels == 0 && biggest > 0) {
     // NCCL's p2p plan cuts each block in parts, a send and a receive each.
-    TunerFacts tf = group;
-    tf.nccl_version = config.network.nccl_version;
-    const TunerChoice choice = choose_algorithm(w.collective.op, biggest, tf, "auto", w.collective.protocol);
+    const TunerChoice choice = choose_algorithm(w.collective.op, biggest, group, "auto", w.collective.protocol);
     if (choice.p2p) facts.channels = static_cast<std::uint64_t>(choice.p2p->parts);
   }
   if (w.collective.protocol != "none" && (algo == "ring" || algo == "tree" || algo == "auto") && biggest > 0) {
     // NCCL's pipeline cuts the largest size's segments into its pieces.
-    TunerFacts tf = group;
-    tf.nccl_version = config.network.nccl_version;
-    tf.cpu = config.network.cpu;
-    const TunerChoice choice = choose_algorithm(w.collective.op, biggest, tf, algo, w.collective.protocol);
-    if (const auto pf = nccl_pipeline_facts(choice, w.collective.op, biggest, static_cast<int>(channels), tf.ranks, tf.nodes)) {
+    const TunerChoice choice = choose_algorithm(w.collective.op, biggest, group, algo, w.collective.protocol);
+    if (const auto pf = nccl_pipeline_facts(choice, w.collective.op, biggest, static_cast<int>(channels), group.ranks, group.nodes)) {
       facts.pieces = static_cast<std::uint64_t>(nccl_pieces(choice.protocol, *pf));
     }
   }

@@ -13,8 +13,7 @@ namespace {
 
 TunerFacts facts_for(const ScenarioConfig& config, const std::vector<HostId>& members) {
   TunerFacts f = tuner_facts_for_group(config.topology, members);
-  f.nccl_version = config.network.nccl_version;
-  f.cpu = config.network.cpu;
+  apply_nccl_settings(f, config.network);
   // Flows carry NVLS's sums through the first switch, not SHARP's through the fabric.
   if (config.network.fidelity == NetworkConfig::Fidelity::kFlow) f.sharp = false;
   return f;
@@ -44,7 +43,7 @@ CollectiveTuner trace_tuner(const ScenarioConfig& config) {
 
 std::string trace_model_description(const ScenarioConfig& config) {
   TunerFacts f = tuner_facts(config.topology, 2);
-  f.nccl_version = config.network.nccl_version;
+  apply_nccl_settings(f, config.network);
   return model_description(config.workload.trace.protocol, f);
 }
 

@@ -60,6 +60,14 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks) {
   return f;
 }
 
+void apply_nccl_settings(TunerFacts& f, const NetworkConfig& n) {
+  f.nccl_version = n.nccl_version;
+  f.cpu = n.cpu;
+  f.min_ctas = n.nccl_min_ctas;
+  f.max_ctas = n.nccl_max_ctas;
+  f.qps_per_connection = n.nccl_qps_per_connection;
+}
+
 TunerFacts tuner_facts_for_group(const TopologyConfig& topology, const std::vector<std::uint32_t>& hosts) {
   TunerFacts f = tuner_facts(topology, static_cast<int>(hosts.size()));
   if (topology.kind != TopologyConfig::Kind::kCluster) return f;
@@ -85,7 +93,12 @@ bool runs_nccl_model(const std::string& protocol, const TunerFacts& f) {
 std::string model_description(const std::string& protocol, const TunerFacts& f) {
   if (protocol == "none") return "ideal network (protocol none: no NCCL costs)";
   if (!runs_nccl_model(protocol, f)) return "ideal network (a host fabric: no GPUs for NCCL's model)";
-  return "NCCL " + f.nccl_version + " tuning rules, protocol " + protocol;
+  std::string d = "NCCL " + f.nccl_version + " tuning rules, protocol " + protocol;
+  // The environment NCCL was given, where it departs from NCCL's defaults.
+  if (f.min_ctas > 0) d += ", NCCL_MIN_CTAS=" + std::to_string(f.min_ctas);
+  if (f.max_ctas > 0) d += ", NCCL_MAX_CTAS=" + std::to_string(f.max_ctas);
+  if (f.qps_per_connection > 1) d += ", NCCL_IB_QPS_PER_CONNECTION=" + std::to_string(f.qps_per_connection);
+  return d;
 }
 
 }  // namespace fabricsim

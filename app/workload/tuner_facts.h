@@ -16,6 +16,10 @@ TunerFacts tuner_facts(const TopologyConfig& topology, int ranks);
 // the same count); its NICs are those of the member GPUs.
 TunerFacts tuner_facts_for_group(const TopologyConfig& topology, const std::vector<std::uint32_t>& hosts);
 
+// The network section's NCCL settings (its rules' version, the host CPU, NCCL_MIN_CTAS,
+// NCCL_MAX_CTAS, NCCL_IB_QPS_PER_CONNECTION) on facts for its topology.
+void apply_nccl_settings(TunerFacts& facts, const NetworkConfig& network);
+
 // Whether NCCL's model applies: a protocol other than none, on a fabric with GPUs.
 bool runs_nccl_model(const std::string& protocol, const TunerFacts& facts);
 // Which model runs, for results: NCCL's (its rules' version, the protocol) or the ideal network.

@@ -116,6 +116,10 @@ struct CollectiveProgram {
   // and channel by channel): how many connections those groups of streams cycle through
   // (0: none, each group its own).
   int connections = 0;
+  // The queue pairs each connection's network sends take in turn (NCCL_IB_QPS_PER_CONNECTION:
+  // NCCL's IB transport posts a connection's successive messages on its queue pairs round
+  // robin, src/transport/net_ib.cc).
+  int queue_pairs_per_connection = 1;
   // Groups of ranks for in-network steps (e.g. each node's GPUs on their NVSwitch).
   std::vector<std::vector<int>> groups;
   std::vector<RankProgram> programs;

@@ -196,6 +196,11 @@ void CollectiveExecutor::RankAgent::begin() {
   }
 }
 
+std::uint16_t nccl_network_connection(int connection, int queue_pairs, std::uint32_t nth) {
+  const int qps = std::max(1, queue_pairs);
+  return static_cast<std::uint16_t>(1 + connection * qps + static_cast<int>(nth % static_cast<std::uint32_t>(qps)));
+}
+
 Time CollectiveExecutor::compute_time(const Step& s) const {
   if (options_.reduce_bytes_per_second <= 0) return 0;
   const double bytes = static_cast<double>(s.count) * static_cast<double>(program_.slot_bytes);
@@ -249,13 +254,20 @@ void CollectiveExecutor::RankAgent::start_step(int step) {
         // A GPU's channel copies into its peer's memory at the channel's rate; across nodes the
         // NIC, one per channel, is the channel's limit.
         const auto& node = x.options_.rank_node;
-        if (node.empty() || node[static_cast<std::size_t>(rank)] == node[static_cast<std::size_t>(to[0].rank)]) {
-          spec.rate_cap_bps = x.program_.channel_bytes_per_second * x.program_.wire_factor * 8;
-        }
-        // Its NCCL connection (0 is point-to-point's).
+        const bool same_node = node.empty() || node[static_cast<std::size_t>(rank)] == node[static_cast<std::size_t>(to[0].rank)];
+        if (same_node) spec.rate_cap_bps = x.program_.channel_bytes_per_second * x.program_.wire_factor * 8;
+        // Its NCCL connection (0 is point-to-point's); between nodes, the connection's next
+        // queue pair in turn.
         const int per = x.program_.streams_per_connection;
         const int group = per > 0 ? s.channel / per : 0;
-        spec.connection = static_cast<std::uint16_t>(1 + (x.program_.connections > 0 ? group % x.program_.connections : group));
+        const int connection = x.program_.connections > 0 ? group % x.program_.connections : group;
+        const int qps = std::max(1, x.program_.queue_pairs_per_connection);
+        std::uint32_t nth = 0;
+        if (qps > 1 && !same_node) {
+          if (network_sends.size() <= static_cast<std::size_t>(connection)) network_sends.resize(static_cast<std::size_t>(connection) + 1);
+          nth = network_sends[static_cast<std::size_t>(connection)]++;
+        }
+        spec.connection = nccl_network_connection(connection, qps, nth);
         id = x.network_->add_message(spec);
         x.network_->dispatcher().assign(id, this, &peer);
       } else if (s.kind == StepKind::kSwitchReduce && s.peer == kAllMembers) {

@@ -27,6 +27,13 @@
 
 namespace fabricsim {
 
+// The network's connection number (sim/message.h) for a send on NCCL connection
+// `connection` (0 on) of a program, where each connection has `queue_pairs` queue pairs and
+// this is the connection's `nth` send to another node (0 on): NCCL's IB transport posts a
+// connection's successive messages on its queue pairs in turn (src/transport/net_ib.cc,
+// NCCL_IB_QPS_PER_CONNECTION). 0 is point-to-point's.
+std::uint16_t nccl_network_connection(int connection, int queue_pairs, std::uint32_t nth);
+
 struct CollectiveOptions {
   double reduce_bytes_per_second = 0;  // 0: reductions and copies take no time
   bool check_data = true;
@@ -153,6 +160,7 @@ class CollectiveExecutor final {
     ComputeEngine engine;
     Starter starter;
     std::map<MessageId, int> sends;  // my messages in flight -> my send step
+    std::vector<std::uint32_t> network_sends;  // per connection: my messages to other nodes on it so far
     std::int64_t steps_left = 0;     // mine
     Time finished = -1;              // my last step's end
     Simulator* sim = nullptr;        // my endpoint's partition's clock

@@ -9,13 +9,16 @@
 namespace fabricsim {
 
 bool NcclCosts::operator<(const NcclCosts& o) const {
-  return std::tie(wire_factor, start_latency_ps, step_sync_ps[0], step_sync_ps[1], channel_bytes_per_second) <
-         std::tie(o.wire_factor, o.start_latency_ps, o.step_sync_ps[0], o.step_sync_ps[1], o.channel_bytes_per_second);
+  return std::tie(wire_factor, start_latency_ps, step_sync_ps[0], step_sync_ps[1], channel_bytes_per_second, queue_pairs_per_connection) <
+         std::tie(o.wire_factor, o.start_latency_ps, o.step_sync_ps[0], o.step_sync_ps[1], o.channel_bytes_per_second,
+                  o.queue_pairs_per_connection);
 }
 
 NcclCosts nccl_costs(const TunerChoice& choice, const TunerFacts& facts, CollectiveOp op) {
   NcclCosts c;
   if (choice.protocol == NcclProtocol::kNone) return c;
+  // Every network connection NCCL opens (ring, tree, NVLS-tree, p2p) takes its queue pairs.
+  c.queue_pairs_per_connection = std::max(1, facts.qps_per_connection);
   const auto ps = [](double us) { return static_cast<std::int64_t>(std::max(0.0, us) * 1e6); };
   if (choice.p2p) {
     // NCCL's p2p kernel: its launch at the start; each batch's fixed cost (and Simple's
@@ -60,6 +63,7 @@ void apply_nccl_costs(CollectiveProgram& p, const NcclCosts& c) {
   p.step_sync_ps[0] = c.step_sync_ps[0];
   p.step_sync_ps[1] = c.step_sync_ps[1];
   p.channel_bytes_per_second = c.channel_bytes_per_second;
+  p.queue_pairs_per_connection = c.queue_pairs_per_connection;
 }
 
 CoupledRing::Costs coupled_ring_costs(const NcclCosts& c, const std::vector<CoupledRing::Ring>& rings,

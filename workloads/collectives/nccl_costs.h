@@ -17,6 +17,7 @@ struct NcclCosts {
   std::int64_t start_latency_ps = 0;         // at least this before any rank starts
   std::int64_t step_sync_ps[2] = {0, 0};     // CollectiveProgram::step_sync_ps
   double channel_bytes_per_second = 0;       // CollectiveProgram::channel_bytes_per_second
+  int queue_pairs_per_connection = 1;        // CollectiveProgram::queue_pairs_per_connection
   bool operator==(const NcclCosts&) const = default;
   bool operator<(const NcclCosts& o) const;  // a cache key's part
 };

@@ -45,7 +45,7 @@ struct NcclP2pFacts {
   int ranks = 2;
   int nodes = 1;
   std::int64_t bytes_per_peer = 0;
-  int comm_channels = 1;    // the communicator's channels: twice its ring graph's (ncclTopoPostset), at most 64
+  int comm_channels = 1;    // the communicator's channels (nccl_comm_channels)
   int nvlinks_per_gpu = 0;  // 0: no NVLink between the node's GPUs (2 channels per peer)
   int nics_per_node = 1;
   int gpus_per_node = 1;

@@ -265,6 +265,12 @@ std::optional<NcclRules> nccl_rules(std::string_view version) {
   else if (minor == 28) r = rules_2_28(patch);
   else if (minor == 29) r = rules_2_29(patch);
   else r = rules_2_30();
+  // The communicator's channel rules moved at releases inside the lines (v2.19.3-1 against
+  // v2.20.3-1; v2.24.3-1 against v2.25.1-1).
+  r.max_channels = minor >= 25 ? 64 : 32;
+  r.fast_ring_doubling = minor <= 19   ? NcclRules::FastRingDoubling::kWithinMax
+                         : minor <= 24 ? NcclRules::FastRingDoubling::kBelow16Hopper
+                                       : NcclRules::FastRingDoubling::kBelow16HopperOn;
   // Within 2.27, 2.28 and 2.29 a patch release changed figures: the rules then name it.
   if (minor >= 27 && minor <= 29 && v->patch >= 0) r.version += "." + std::to_string(v->patch);
   return r;
@@ -286,6 +292,21 @@ bool NcclRules::ll128_by_default(int compute_capability) const {
     case Ll128Default::kAll: break;
   }
   return true;
+}
+
+int nccl_comm_channels(const NcclRules& rules, const NcclGraph& ring, int compute_capability, int nodes, int min_ctas,
+                       int max_ctas) {
+  if (ring.channels <= 0) return 0;
+  int n = std::min(rules.max_channels, 2 * ring.channels);
+  using Doubling = NcclRules::FastRingDoubling;
+  const bool hopper = rules.fast_ring_doubling == Doubling::kBelow16HopperOn ? compute_capability >= 90 : compute_capability == 90;
+  if (hopper && nodes > 1 && ring.bw_intra > 45.0) {
+    const bool room = rules.fast_ring_doubling == Doubling::kWithinMax ? 2 * n <= rules.max_channels : n < 16;
+    if (room) n *= 2;
+  }
+  const int most = max_ctas > 0 ? std::min(max_ctas, rules.max_channels) : rules.max_channels;
+  const int least = std::min(min_ctas > 0 ? std::min(min_ctas, rules.max_channels) : 0, most);
+  return std::max(std::min(n, most), least);
 }
 
 int floor_log2(int n) {

@@ -73,6 +73,13 @@ struct NcclRules {
   enum class Ll128Default : std::uint8_t { kVoltaAmpereHopper, kListedBlackwell, kAll };
   Ll128Default ll128_default = Ll128Default::kAll;
   bool ll128_by_default(int compute_capability) const;
+  // The communicator's channels (ncclTopoPostset, src/graph/connect.cc): at most
+  // MAXCHANNELS, 32 before 2.25 and 64 from 2.25; across nodes, a ring faster than 45 GB/s
+  // a channel doubles its channels once more on Hopper: 2.18 and 2.19 while that stays
+  // within MAXCHANNELS, 2.20 to 2.24 below 16 channels, 2.25 on the same from Hopper up.
+  int max_channels = 64;
+  enum class FastRingDoubling : std::uint8_t { kWithinMax, kBelow16Hopper, kBelow16HopperOn };
+  FastRingDoubling fast_ring_doubling = FastRingDoubling::kBelow16HopperOn;
 };
 
 // A release ("2.21", "2.21.5", "2.25.1-1") to its line's rules: 2.18; 2.19 and 2.20
@@ -187,6 +194,15 @@ NcclGraph nccl_nvls_graph(int compute_capability, double nvlink_GBps, double nic
 // NVLink domain and 32 across nodes.
 int nccl_nvls_run_channels(int compute_capability, int nodes, NcclBlackwellLists blackwell_lists = NcclBlackwellLists::kNone,
                            int blackwell_domain_channels = 24);
+
+// The channels NCCL's communicator has (ncclTopoPostset in src/graph/connect.cc), which its
+// ring and tree kernels run on: the ring search's `ring.channels` doubled, within
+// MAXCHANNELS; across nodes on Hopper (and later, by release) with the ring's intra speed
+// above 45 GB/s, doubled again (NcclRules::fast_ring_doubling); then at most `max_ctas`
+// and at least `min_ctas` (NCCL_MAX_CTAS and NCCL_MIN_CTAS, each within MAXCHANNELS, the
+// least raised no higher than the most; 0: unset). 0 where the ring has no channels.
+int nccl_comm_channels(const NcclRules& rules, const NcclGraph& ring, int compute_capability, int nodes, int min_ctas = 0,
+                       int max_ctas = 0);
 
 // floor(log2(n)) for n >= 1 (NCCL's log2i): a tree's depth over n nodes.
 int floor_log2(int n);

@@ -39,8 +39,22 @@ NcclSystem nccl_system(const TunerFacts& f) {
     at(NcclAlgo::kNvlsTree) = nccl_nvls_graph(cc, f.nvlink_GBps, f.nic_GBps, f.nics_per_node, f.nodes, f.gpus_per_node, search_2_18,
                                                  blackwell);
   }
-  s.comm_channels = ring.channels;
+  s.comm_channels = rules ? nccl_comm_channels(*rules, ring, cc, f.nodes, f.min_ctas, f.max_ctas) : ring.channels;
   return s;
+}
+
+NcclRunChannels nccl_run_channels(const TunerFacts& f, const NcclGraph& graph) {
+  NcclRunChannels run{graph.channels, 1.0};
+  if (f.min_ctas <= 0 && f.max_ctas <= 0) return run;
+  const std::optional<NcclRules> rules = nccl_rules(f.nccl_version);
+  if (!rules || graph.channels <= 0) return run;
+  const NcclGraph ring = nccl_system(f).graphs[static_cast<std::size_t>(NcclAlgo::kRing)];
+  const int asked = nccl_comm_channels(*rules, ring, f.compute_capability, f.nodes, f.min_ctas, f.max_ctas);
+  const int by_default = nccl_comm_channels(*rules, ring, f.compute_capability, f.nodes);
+  if (asked == by_default || asked <= 0) return run;
+  run.channels = asked;
+  run.speed_factor = static_cast<double>(graph.channels) / std::max(asked, by_default);
+  return run;
 }
 
 std::optional<NcclPipelineFacts> nccl_pipeline_facts(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes,
@@ -99,9 +113,10 @@ void choose_by_nccl_model(TunerChoice& choice, CollectiveOp op, std::int64_t byt
         choice.nccl_time_us = t;
         choice.nccl_latency_us = model.latency_us(op, a, p, bytes);
         const NcclGraph& graph = system.graphs[static_cast<std::size_t>(a)];
-        choice.nccl_channels = graph.run_channels > 0 ? graph.run_channels : graph.channels;
+        const NcclRunChannels run = ours->nccl_pipeline ? nccl_run_channels(f, graph) : NcclRunChannels{graph.channels, 1.0};
+        choice.nccl_channels = graph.run_channels > 0 ? graph.run_channels : run.channels;
         choice.nccl_steps = model.step_latency(a, p);
-        choice.nccl_channel_GBps = model.cost(op, a, p).channel_GBps;
+        choice.nccl_channel_GBps = model.cost(op, a, p).channel_GBps * run.speed_factor;
         const double simple = model.cost(op, a, NcclProtocol::kSimple).algbw_GBps;
         const double mine = model.cost(op, a, p).algbw_GBps;
         choice.wire_factor = std::max(protocol_wire_factor(p), simple > 0 && mine > 0 ? simple / mine : 1.0);
@@ -135,7 +150,7 @@ void choose_p2p(TunerChoice& choice, std::int64_t bytes, const TunerFacts& f, co
   p.nodes = f.nodes;
   p.bytes_per_peer = bytes / f.ranks;
   // The communicator's channels: its rings' search channels, duplicated (ncclTopoPostset).
-  p.comm_channels = std::min(64, 2 * std::max(1, nccl_system(f).graphs[static_cast<std::size_t>(NcclAlgo::kRing)].channels));
+  p.comm_channels = std::max(1, nccl_system(f).comm_channels);
   p.nvlinks_per_gpu = f.nvlinks_per_gpu;
   p.nics_per_node = std::max(1, f.nics_per_node);
   p.gpus_per_node = std::max(1, f.gpus_per_node);

@@ -40,6 +40,13 @@ struct TunerFacts {
   int compute_capability = 90;
   std::string nccl_version = kDefaultNcclVersion;
   NcclCpu cpu = NcclCpu::kIntel;
+  // NCCL_MIN_CTAS and NCCL_MAX_CTAS (0: unset): the communicator's channels at least and at
+  // most this many (nccl_comm_channels).
+  int min_ctas = 0;
+  int max_ctas = 0;
+  // NCCL_IB_QPS_PER_CONNECTION: the queue pairs each network connection takes its messages
+  // over, in turn.
+  int qps_per_connection = 1;
   int nvlinks_per_gpu = 0;  // NVLinks from a GPU into its switch layer (0: none)
   NcclP2pKernel p2p;        // NCCL's p2p kernel on these GPUs (AllToAll), from the topology
 };
@@ -86,6 +93,20 @@ std::int64_t nccl_chunk_bytes(const TunerChoice& choice, CollectiveOp op, std::i
 
 // What NCCL's tuner sees of this topology (graphs from NCCL's search, reduced).
 NcclSystem nccl_system(const TunerFacts& facts);
+
+// The channels a ring or tree of `graph` runs on here, and what each moves of the search's
+// per-channel speed. NCCL runs its communicator's (nccl_comm_channels): the search's
+// doubled, each copy a thread block of its own over the same GPUs and NICs, sharing the
+// search channel's speed. Without NCCL_MIN_CTAS or NCCL_MAX_CTAS a run takes the search's
+// channels at the search's speed instead: the same bus bandwidth over the same NICs in half
+// the streams. Where they move the communicator's count, that count: fewer thread blocks
+// each at its default share (the bus bandwidth less the missing ones'), more of them
+// sharing NCCL's bus bandwidth.
+struct NcclRunChannels {
+  int channels = 0;
+  double speed_factor = 1.0;  // of the graph's per-channel speed
+};
+NcclRunChannels nccl_run_channels(const TunerFacts& facts, const NcclGraph& graph);
 
 // `algorithm`: "auto" or a fixed one (then only its protocol is chosen); `protocol`:
 // "none" (the network alone), "auto", or "simple" / "ll" / "ll128".
