@@ -57,7 +57,7 @@ TEST_CASE("NCCL's communicator channels: the search's doubled, the fast-ring dou
   CHECK(nccl_comm_channels(r226, graph(0, 0), 90, 2, 24, 0) == 0);
 }
 
-TEST_CASE("NCCL_MIN_CTAS and NCCL_MAX_CTAS set the ring's channels; each keeps its default share of NCCL's bandwidth or less") {
+TEST_CASE("NCCL_MIN_CTAS and NCCL_MAX_CTAS set the ring's channels, each at its default share of NCCL's bandwidth or less") {
   // 2 x DGX H100 (370.8 GB/s of NVLink data) under 2.26: the ring graph's 8 channels at
   // 45 GB/s (360 GB/s of bus bandwidth), which NCCL runs as 16 thread blocks of 22.5.
   // Unset, a run takes the 8 at 45.
