@@ -8,7 +8,9 @@
 #include "app/config/config_loader.h"
 #include "app/workload/tuner_facts.h"
 #include "test_support.h"
+#include "app/scenario/scenario.h"
 #include "workloads/collectives/collective_executor.h"
+#include "workloads/collectives/program_builder.h"
 #include "workloads/collectives/nccl_tuning.h"
 #include "workloads/collectives/tuner.h"
 
@@ -115,4 +117,33 @@ TEST_CASE("the network section's NCCL settings reach the tuner, and NCCL_IB_QPS_
   CHECK(nccl_network_connection(3, 2, 5) == 8);
   CHECK(nccl_network_connection(3, 1, 5) == 4);
   CHECK(nccl_network_connection(3, 0, 5) == 4);
+}
+
+TEST_CASE("one proxy per GPU: sends to another node that are ready together leave one net overhead apart") {
+  // n0.gpu0 sends three 4 KiB pieces to n1.gpu0 at once, on three channels. NCCL's proxy
+  // launches them one after another, 1 us each (its net overhead): the second leaves 1 us
+  // after the first, the third 2 us after. Without it the three leave back to back, the
+  // last two packets' times (4,160 B at 400 Gb/s: 83.2 ns each) after the first; so the
+  // last arrives 2 us - 166.4 ns later with the proxy. A send alone leaves at once.
+  const auto finished = [](std::int64_t proxy_ps, int pieces) {
+    ScenarioRun run(load_config_text(two_dgx_h100_yaml("") + "messages:\n  - {src: n0.gpu7, dst: n0.gpu6, bytes: 64}\n", "<test>"));
+    using namespace collective_building;
+    CollectiveProgram p = empty_program("proxy", CollectiveOp::kAllGather, 2, 2 * pieces, 2 * pieces * 4096);
+    Builder b{p};
+    for (int c = 0; c < pieces; ++c) {
+      b.send(0, 1, c, c, 1, {});
+      b.recv(1, 0, c, c, 1, false, {});
+    }
+    p.proxy_op_ps = proxy_ps;
+    CollectiveOptions options;
+    options.check_data = false;
+    options.rank_node = {0, 1};
+    CollectiveExecutor x(run.network(), std::move(p), {HostId{0}, HostId{8}}, options);
+    x.start();
+    run.run();
+    CHECK(x.done());
+    return x.finished_at();
+  };
+  CHECK(finished(1'000'000, 3) - finished(0, 3) == 2'000'000 - 2 * 83'200);
+  CHECK(finished(1'000'000, 1) == finished(0, 1));
 }

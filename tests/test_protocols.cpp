@@ -563,7 +563,9 @@ TEST_CASE("Blackwell's graph search uses its own speed lists and NVLS channel co
 TEST_CASE("a collective row carries NCCL's own prediction, and unset channels are NCCL's graph's") {
   // 2 x DGX H100, the ring forced, 1 MiB: NCCL 2.28 picks LL128 (75.2 us + 1 MiB at
   // 293.6 x 16/30 GB/s = 81.90 us; LL 40.0 + 50.4, Simple 184.2 + 5.1), and runs it on its
-  // ring graph's 8 channels: the same run as `channels: 8`.
+  // ring graph's 8 channels, each standing for two of the 16 it runs: the same run as
+  // `channels: 8` (NCCL's own 8) but for its proxy's launches, two per send (docs/model.md),
+  // which the latency between steps hides here.
   const auto run_ring = [](const std::string& channels) {
     ScenarioRun run(load_config_text(two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: ring" + channels +
                                                        ", bytes: 1MiB, check_data: false}"),
@@ -576,7 +578,7 @@ TEST_CASE("a collective row carries NCCL's own prediction, and unset channels ar
   CHECK(unset.protocol == "LL128");
   CHECK(unset.nccl_model_us == within(75.2 + 1048576.0 / (293.6 * 16 / 30 * 1000), 1e-6));
   const CollectiveRow eight = run_ring(", channels: 8");
-  CHECK(unset.time == eight.time);
+  CHECK(to_us(unset.time) == within(to_us(eight.time), 0.005));
   CHECK(run_ring(", channels: 1").time > eight.time);
   // The ideal network: no NCCL prediction.
   const CollectiveRow ideal = run_ring(", protocol: none");

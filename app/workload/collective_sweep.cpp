@@ -166,7 +166,7 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
     params.nvls_head_cost_ps = std::llround(tuner_facts_.nvls_head_cost_us * 1e6);
   }
   CollectiveProgram p = build_collective(choice.algorithm, config_.op, ranks_, bytes, params);
-  if (choice.protocol != NcclProtocol::kNone) apply_nccl_costs(p, nccl_costs(choice, tuner_facts_, config_.op));
+  if (choice.protocol != NcclProtocol::kNone) apply_nccl_costs(p, nccl_costs(choice, tuner_facts_, config_.op, bytes, config_.channels));
   return p;
 }
 

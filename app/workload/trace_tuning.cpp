@@ -35,7 +35,7 @@ CollectiveTuner trace_tuner(const ScenarioConfig& config) {
     // NCCL's pipeline's pieces; NCCL's costs.
     tuning.channels = channels > 0 ? channels : std::max(1, choice.nccl_channels);
     tuning.chunk_bytes = nccl_chunk_bytes(choice, op, bytes, tuning.channels, facts);
-    tuning.costs = nccl_costs(choice, facts, op);
+    tuning.costs = nccl_costs(choice, facts, op, bytes, channels);
     if (choice.p2p) tuning.p2p_channels = choice.p2p->p2p_channels;
     return tuning;
   };

@@ -163,6 +163,7 @@ void CollectiveExecutor::start() {
       // Each rank starts after the fixed start-up cost, from an event of its own.
       a.sim->schedule_in(a.starter, program_.start_latency_ps);
     } else {
+      a.starter.begun = true;  // later due steps schedule it
       a.begin();
     }
   }
@@ -175,9 +176,13 @@ void CollectiveExecutor::Starter::on_event() {
   } else {
     const Time now = agent->sim->now();
     while (!due.empty() && due.begin()->first <= now) {
-      const int recv = due.begin()->second;
+      const int what = due.begin()->second;
       due.erase(due.begin());
-      agent->arrived(recv);
+      if (what < 0) {
+        agent->start_step(-what - 1);
+      } else {
+        agent->arrived(what);
+      }
     }
   }
   if (!due.empty() && !scheduled()) {
@@ -226,9 +231,34 @@ void CollectiveExecutor::RankAgent::ready(int step) {
   start_step(step);
 }
 
+bool CollectiveExecutor::RankAgent::wait_for_proxy(int step) {
+  const CollectiveExecutor& x = *owner;
+  StepState& st = steps[static_cast<std::size_t>(step)];
+  const auto& node = x.options_.rank_node;
+  if (x.program_.proxy_op_ps <= 0 || st.proxied || node.empty()) return false;
+  const int peer = x.feeds(rank, step)[0].rank;
+  if (node[static_cast<std::size_t>(rank)] == node[static_cast<std::size_t>(peer)]) return false;
+  st.proxied = true;
+  const Time now = sim->now();
+  const Time at = std::max(now, proxy_free);
+  proxy_free = at + x.program_.proxy_op_ps;
+  if (at == now) return false;
+  due_at(at, -step - 1);
+  return true;
+}
+
+void CollectiveExecutor::RankAgent::due_at(Time at, int what) {
+  starter.due.emplace(at, what);
+  if (starter.begun && (!starter.scheduled() || at < starter.next)) {
+    starter.next = at;
+    sim->schedule_at(starter, at);
+  }
+}
+
 void CollectiveExecutor::RankAgent::start_step(int step) {
   CollectiveExecutor& x = *owner;
   const Step& s = x.program_.programs[static_cast<std::size_t>(rank)].steps[static_cast<std::size_t>(step)];
+  if (s.kind == StepKind::kSend && wait_for_proxy(step)) return;
   switch (s.kind) {
     case StepKind::kSend:
     case StepKind::kSwitchReduce:
@@ -452,24 +482,19 @@ void CollectiveExecutor::RankAgent::on_message_delivered(MessageId id, Time now)
   // From my own NIC: data for one of my receives is here; the message's tag says which.
   const int recv = static_cast<int>(owner->network_->messages()[id].tag);
   const CollectiveProgram& p = owner->program_;
-  Time sync = 0;
+  Time at = now;
   if (p.step_sync_ps[0] != 0 || p.step_sync_ps[1] != 0) {
     const int peer = p.programs[static_cast<std::size_t>(rank)].steps[static_cast<std::size_t>(recv)].peer;
     const auto& node = owner->options_.rank_node;
     const bool across = peer >= 0 && !node.empty() && node[static_cast<std::size_t>(rank)] != node[static_cast<std::size_t>(peer)];
-    sync = p.step_sync_ps[across ? 1 : 0];
+    // NCCL's flag (and, between nodes, its proxy) tells my kernel a little later.
+    at = now + p.step_sync_ps[across ? 1 : 0];
   }
-  if (sync == 0) {
+  if (at <= now) {
     arrived(recv);
     return;
   }
-  // NCCL's flag (and, between nodes, its proxy) tells my kernel a little later.
-  const Time at = now + sync;
-  starter.due.emplace(at, recv);
-  if (starter.begun && (!starter.scheduled() || at < starter.next)) {
-    starter.next = at;
-    sim->schedule_at(starter, at);
-  }
+  due_at(at, recv);
 }
 
 void CollectiveExecutor::RankAgent::arrived(int recv) {

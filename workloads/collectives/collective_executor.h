@@ -132,6 +132,7 @@ class CollectiveExecutor final {
   struct StepState {
     int waiting = 0;          // unfinished dependencies (+1 for a receive until its data arrives)
     bool started = false;
+    bool proxied = false;     // a network send the proxy has taken (program_.proxy_op_ps)
     Time began = 0;           // when it started (timelines)
   };
   class RankAgent;
@@ -148,7 +149,9 @@ class CollectiveExecutor final {
     RankAgent* agent = nullptr;
     bool begun = false;
     Time next = 0;                 // when it is scheduled, while it is
-    std::multimap<Time, int> due;  // when a receive's data counts as arrived -> the receive
+    // When a receive's data counts as arrived -> the receive; when the proxy posts a send
+    // -> -(send + 1).
+    std::multimap<Time, int> due;
     void on_event() override;
   };
   class RankAgent final : public MessageObserver {
@@ -163,6 +166,7 @@ class CollectiveExecutor final {
     std::vector<std::uint32_t> network_sends;  // per connection: my messages to other nodes on it so far
     std::int64_t steps_left = 0;     // mine
     Time finished = -1;              // my last step's end
+    Time proxy_free = 0;             // when my GPU's proxy is done with the work it has
     Simulator* sim = nullptr;        // my endpoint's partition's clock
 
 
@@ -170,6 +174,9 @@ class CollectiveExecutor final {
     void arrived(int recv);  // a receive's data is here (after any per-step latency)
     void ready(int step);
     void start_step(int step);
+    // Whether send `step` goes to another node and waits for my proxy (then it is due later).
+    bool wait_for_proxy(int step);
+    void due_at(Time at, int what);
     void finish_step(int step);
     void enqueue_compute(int step);
     void on_message_sent(MessageId id, Time now) override;

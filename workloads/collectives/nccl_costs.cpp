@@ -5,16 +5,17 @@
 #include <tuple>
 
 #include "workloads/collectives/collective_algorithms.h"
+#include "workloads/collectives/nccl_protocol.h"
 
 namespace fabricsim {
 
 bool NcclCosts::operator<(const NcclCosts& o) const {
-  return std::tie(wire_factor, start_latency_ps, step_sync_ps[0], step_sync_ps[1], channel_bytes_per_second, queue_pairs_per_connection) <
-         std::tie(o.wire_factor, o.start_latency_ps, o.step_sync_ps[0], o.step_sync_ps[1], o.channel_bytes_per_second,
-                  o.queue_pairs_per_connection);
+  return std::tie(wire_factor, start_latency_ps, step_sync_ps[0], step_sync_ps[1], channel_bytes_per_second, queue_pairs_per_connection,
+                  proxy_op_ps) < std::tie(o.wire_factor, o.start_latency_ps, o.step_sync_ps[0], o.step_sync_ps[1],
+                                          o.channel_bytes_per_second, o.queue_pairs_per_connection, o.proxy_op_ps);
 }
 
-NcclCosts nccl_costs(const TunerChoice& choice, const TunerFacts& facts, CollectiveOp op) {
+NcclCosts nccl_costs(const TunerChoice& choice, const TunerFacts& facts, CollectiveOp op, std::int64_t bytes, int channels) {
   NcclCosts c;
   if (choice.protocol == NcclProtocol::kNone) return c;
   // Every network connection NCCL opens (ring, tree, NVLS-tree, p2p) takes its queue pairs.
@@ -43,6 +44,25 @@ NcclCosts nccl_costs(const TunerChoice& choice, const TunerFacts& facts, Collect
     c.step_sync_ps[1] = ps(choice.nccl_steps.inter_us - facts.inter_step_us);
     c.wire_factor = protocol_wire_factor(choice.protocol);
     c.channel_bytes_per_second = choice.nccl_channel_GBps * 1e9;
+    if (facts.nodes > 1) {
+      // NCCL's proxy thread launches each network step at its net overhead (ncclTopoTuneModel:
+      // "inter-node rings still have to launch nsteps * net overheads": 1 us, 2 on AMD hosts,
+      // x3 for Simple), one send after another. A run's send stands for as many as the
+      // communicator's channels cut the same bytes into.
+      const NcclSystem system = nccl_system(facts);
+      const double overhead_us = system.net_overhead_us * (choice.protocol == NcclProtocol::kSimple ? 3 : 1);
+      double per_piece = 1.0;
+      // Channels the config names are NCCL's own: one send each.
+      const int run = std::max(1, choice.nccl_channels), comm = std::max(run, system.comm_channels);
+      if (channels <= 0 && comm > run && bytes > 0) {
+        const auto pieces = [&](int count) {
+          const auto f = nccl_pipeline_facts(choice, op, bytes, count, facts.ranks, facts.nodes);
+          return f ? static_cast<double>(nccl_pieces(choice.protocol, *f)) * count : 1.0;
+        };
+        per_piece = std::max(1.0, pieces(comm) / pieces(run));
+      }
+      c.proxy_op_ps = ps(overhead_us * per_piece);
+    }
     return c;
   }
   // The others (NVLS, NVLS-tree, CollNet): NCCL's whole latency at the start, less the
@@ -64,6 +84,7 @@ void apply_nccl_costs(CollectiveProgram& p, const NcclCosts& c) {
   p.step_sync_ps[1] = c.step_sync_ps[1];
   p.channel_bytes_per_second = c.channel_bytes_per_second;
   p.queue_pairs_per_connection = c.queue_pairs_per_connection;
+  p.proxy_op_ps = c.proxy_op_ps;
 }
 
 CoupledRing::Costs coupled_ring_costs(const NcclCosts& c, const std::vector<CoupledRing::Ring>& rings,

@@ -18,13 +18,16 @@ struct NcclCosts {
   std::int64_t step_sync_ps[2] = {0, 0};     // CollectiveProgram::step_sync_ps
   double channel_bytes_per_second = 0;       // CollectiveProgram::channel_bytes_per_second
   int queue_pairs_per_connection = 1;        // CollectiveProgram::queue_pairs_per_connection
+  std::int64_t proxy_op_ps = 0;              // CollectiveProgram::proxy_op_ps
   bool operator==(const NcclCosts&) const = default;
   bool operator<(const NcclCosts& o) const;  // a cache key's part
 };
 
 // `facts`: what the tuner saw of the collective's members (their count, nodes and the
 // simulated network's own per-step latencies). None where the choice has no protocol.
-NcclCosts nccl_costs(const TunerChoice& choice, const TunerFacts& facts, CollectiveOp op);
+// `bytes`: the operation's size; `channels`: the channels the config names (0: NCCL's,
+// the choice's): for how many of NCCL's network steps each of the run's sends stands for.
+NcclCosts nccl_costs(const TunerChoice& choice, const TunerFacts& facts, CollectiveOp op, std::int64_t bytes = 0, int channels = 0);
 
 // The costs on a program built for the choice.
 void apply_nccl_costs(CollectiveProgram& program, const NcclCosts& costs);
