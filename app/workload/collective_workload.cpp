@@ -130,7 +130,8 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
   int nccl_channels = 1;
   const std::string& algo = w.collective.algorithm;
   if (w.collective.channels == 0 && w.collective.protocol != "none" && (algo == "ring" || algo == "tree" || algo == "auto")) {
-    nccl_channels = std::max(1, nccl_run_channels(group, nccl_system(group).graphs[static_cast<std::size_t>(NcclAlgo::kRing)]).channels);
+    const NcclSystem system = nccl_system(group);
+    nccl_channels = std::max(1, nccl_run_channels(group, system, system.graphs[static_cast<std::size_t>(NcclAlgo::kRing)]).channels);
   }
   const auto channels = static_cast<std::uint64_t>(w.collective.channels > 0 ? w.collective.channels : nccl_channels);
   needs.packets += ranks * channels * packets_of(config, biggest / 2);

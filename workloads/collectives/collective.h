@@ -108,10 +108,9 @@ struct CollectiveProgram {
   // The most one send puts on the wire per second, in payload bytes (0: no limit): an
   // NCCL channel is one thread block, whose copies cannot fill a GPU's NVLinks alone.
   double channel_bytes_per_second = 0;
-  // NCCL's proxy thread, one per GPU, handles every network send and receive of the GPU's
-  // channels in turn: each takes it this long (picoseconds; 0: no proxy). A send waits for
-  // the proxy to post it, a receive for the proxy to see it complete; alone, neither waits
-  // longer than step_sync_ps already says.
+  // NCCL's proxy thread, one per GPU, launches every network send of the GPU's channels in
+  // turn: each takes it this long (picoseconds; 0: no proxy). A send waits for the proxy to
+  // be done with the ones before it; alone it does not wait (step_sync_ps holds its launch).
   std::int64_t proxy_op_ps = 0;
   // Consecutive step channels that form one NCCL channel (a ring's pieces and phases), whose
   // sends share that channel's connection, and so an RDMA NIC's queue pair; 0: the whole

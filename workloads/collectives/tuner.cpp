@@ -43,14 +43,14 @@ NcclSystem nccl_system(const TunerFacts& f) {
   return s;
 }
 
-NcclRunChannels nccl_run_channels(const TunerFacts& f, const NcclGraph& graph) {
+NcclRunChannels nccl_run_channels(const TunerFacts& f, const NcclSystem& system, const NcclGraph& graph) {
   NcclRunChannels run{graph.channels, 1.0};
   if (f.min_ctas <= 0 && f.max_ctas <= 0) return run;
   const std::optional<NcclRules> rules = nccl_rules(f.nccl_version);
   if (!rules || graph.channels <= 0) return run;
-  const NcclGraph ring = nccl_system(f).graphs[static_cast<std::size_t>(NcclAlgo::kRing)];
-  const int asked = nccl_comm_channels(*rules, ring, f.compute_capability, f.nodes, f.min_ctas, f.max_ctas);
-  const int by_default = nccl_comm_channels(*rules, ring, f.compute_capability, f.nodes);
+  const int asked = system.comm_channels;
+  const int by_default =
+      nccl_comm_channels(*rules, system.graphs[static_cast<std::size_t>(NcclAlgo::kRing)], f.compute_capability, f.nodes);
   if (asked == by_default || asked <= 0) return run;
   run.channels = asked;
   run.speed_factor = static_cast<double>(graph.channels) / std::max(asked, by_default);
@@ -113,7 +113,7 @@ void choose_by_nccl_model(TunerChoice& choice, CollectiveOp op, std::int64_t byt
         choice.nccl_time_us = t;
         choice.nccl_latency_us = model.latency_us(op, a, p, bytes);
         const NcclGraph& graph = system.graphs[static_cast<std::size_t>(a)];
-        const NcclRunChannels run = ours->nccl_pipeline ? nccl_run_channels(f, graph) : NcclRunChannels{graph.channels, 1.0};
+        const NcclRunChannels run = ours->nccl_pipeline ? nccl_run_channels(f, system, graph) : NcclRunChannels{graph.channels, 1.0};
         choice.nccl_channels = graph.run_channels > 0 ? graph.run_channels : run.channels;
         choice.nccl_steps = model.step_latency(a, p);
         choice.nccl_channel_GBps = model.cost(op, a, p).channel_GBps * run.speed_factor;
@@ -149,7 +149,7 @@ void choose_p2p(TunerChoice& choice, std::int64_t bytes, const TunerFacts& f, co
   p.ranks = f.ranks;
   p.nodes = f.nodes;
   p.bytes_per_peer = bytes / f.ranks;
-  // The communicator's channels: its rings' search channels, duplicated (ncclTopoPostset).
+  // The communicator's channels (nccl_comm_channels).
   p.comm_channels = std::max(1, nccl_system(f).comm_channels);
   p.nvlinks_per_gpu = f.nvlinks_per_gpu;
   p.nics_per_node = std::max(1, f.nics_per_node);

@@ -106,7 +106,8 @@ struct NcclRunChannels {
   int channels = 0;
   double speed_factor = 1.0;  // of the graph's per-channel speed
 };
-NcclRunChannels nccl_run_channels(const TunerFacts& facts, const NcclGraph& graph);
+// `system`: nccl_system(facts).
+NcclRunChannels nccl_run_channels(const TunerFacts& facts, const NcclSystem& system, const NcclGraph& graph);
 
 // `algorithm`: "auto" or a fixed one (then only its protocol is chosen); `protocol`:
 // "none" (the network alone), "auto", or "simple" / "ll" / "ll128".
