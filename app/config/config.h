@@ -173,10 +173,12 @@ struct NetworkConfig {
   // NCCL's LL cap across nodes, its per-step proxy overhead and (2.29 on) NVLS-tree's size
   // correction depend on the host CPU.
   NcclCpu cpu = NcclCpu::kIntel;
-  // NCCL_MIN_CTAS / NCCL_MAX_CTAS (0: unset) and NCCL_IB_QPS_PER_CONNECTION, as NCCL reads them.
+  // NCCL_MIN_CTAS / NCCL_MAX_CTAS (0: unset), NCCL_IB_QPS_PER_CONNECTION and NCCL_BUFFSIZE
+  // (0: unset, NCCL's own default), as NCCL reads them.
   int nccl_min_ctas = 0;
   int nccl_max_ctas = 0;
   int nccl_qps_per_connection = 1;
+  std::int64_t nccl_buffsize = 0;
 
   bool operator==(const NetworkConfig&) const = default;
 };

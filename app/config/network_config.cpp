@@ -131,6 +131,8 @@ NetworkConfig read_network(MapReader m) {
   n.nccl_min_ctas = static_cast<int>(m.integer("nccl_min_ctas", 1, 64, n.nccl_min_ctas));
   n.nccl_max_ctas = static_cast<int>(m.integer("nccl_max_ctas", 1, 64, n.nccl_max_ctas));
   n.nccl_qps_per_connection = static_cast<int>(m.integer("nccl_qps_per_connection", 1, 128, n.nccl_qps_per_connection));
+  // NCCL_BUFFSIZE: Simple's buffer, 8 steps of it a channel's pieces (at least 8 KiB a step).
+  n.nccl_buffsize = m.bytes("nccl_buffsize", 64 * 1024, INT64_C(1) << 30, n.nccl_buffsize);
   m.finish();
   return n;
 }

@@ -150,7 +150,7 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
   if (w.collective.protocol != "none" && (algo == "ring" || algo == "tree" || algo == "auto") && biggest > 0) {
     // NCCL's pipeline cuts the largest size's segments into its pieces.
     const TunerChoice choice = choose_algorithm(w.collective.op, biggest, group, algo, w.collective.protocol);
-    if (const auto pf = nccl_pipeline_facts(choice, w.collective.op, biggest, static_cast<int>(channels), group.ranks, group.nodes)) {
+    if (const auto pf = nccl_pipeline_facts(choice, w.collective.op, biggest, static_cast<int>(channels), group)) {
       facts.pieces = static_cast<std::uint64_t>(nccl_pieces(choice.protocol, *pf));
     }
   }

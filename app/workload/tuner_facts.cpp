@@ -66,6 +66,7 @@ void apply_nccl_settings(TunerFacts& f, const NetworkConfig& n) {
   f.min_ctas = n.nccl_min_ctas;
   f.max_ctas = n.nccl_max_ctas;
   f.qps_per_connection = n.nccl_qps_per_connection;
+  f.buffsize = n.nccl_buffsize;
 }
 
 TunerFacts tuner_facts_for_group(const TopologyConfig& topology, const std::vector<std::uint32_t>& hosts) {
@@ -98,6 +99,7 @@ std::string model_description(const std::string& protocol, const TunerFacts& f) 
   if (f.min_ctas > 0) d += ", NCCL_MIN_CTAS=" + std::to_string(f.min_ctas);
   if (f.max_ctas > 0) d += ", NCCL_MAX_CTAS=" + std::to_string(f.max_ctas);
   if (f.qps_per_connection > 1) d += ", NCCL_IB_QPS_PER_CONNECTION=" + std::to_string(f.qps_per_connection);
+  if (f.buffsize > 0) d += ", NCCL_BUFFSIZE=" + std::to_string(f.buffsize);
   return d;
 }
 

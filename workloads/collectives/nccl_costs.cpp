@@ -56,7 +56,7 @@ NcclCosts nccl_costs(const TunerChoice& choice, const TunerFacts& facts, Collect
       const int run = std::max(1, choice.nccl_channels), comm = std::max(run, system.comm_channels);
       if (channels <= 0 && comm > run && bytes > 0) {
         const auto pieces = [&](int count) {
-          const auto f = nccl_pipeline_facts(choice, op, bytes, count, facts.ranks, facts.nodes);
+          const auto f = nccl_pipeline_facts(choice, op, bytes, count, facts);
           return f ? static_cast<double>(nccl_pieces(choice.protocol, *f)) * count : 1.0;
         };
         per_piece = std::max(1.0, pieces(comm) / pieces(run));

@@ -106,7 +106,8 @@ NcclP2pPlan nccl_p2p_plan(const NcclP2pFacts& f) {
   while (channels_min * f.ranks > plan.p2p_channels && channels_min > 1) channels_min /= 2;
 
   const std::int64_t bytes = std::max<std::int64_t>(0, f.bytes_per_peer);
-  const std::int64_t simple_step = across ? kNetChunk : kNvlChunk;
+  const std::int64_t simple_step =
+      std::max<std::int64_t>(1, std::min(across ? kNetChunk : kNvlChunk, f.simple_buffer_bytes / 8));
   if (f.nccl_minor >= 29) {
     plan.parts = parts_for(bytes, simple_step, channels_min, plan.channels_per_peer, across);
     plan.protocol = bytes <= plan.parts * kLLThreshold ? NcclProtocol::kLL : NcclProtocol::kSimple;

@@ -51,6 +51,8 @@ struct NcclP2pFacts {
   int gpus_per_node = 1;
   int nccl_minor = 28;  // the release, 2.<minor>: its rules for the protocol and the parts
   NcclProtocol protocol = NcclProtocol::kNone;  // LL or Simple asked for; kNone: NCCL's threshold
+  // Simple's buffer: NCCL's p2p chunk is at most an eighth of it (computeBuffSizes, src/init.cc).
+  std::int64_t simple_buffer_bytes = kNcclDefaultSimpleBuffer;
 };
 
 struct NcclP2pPlan {

@@ -30,7 +30,7 @@ std::int64_t nccl_piece_bytes(NcclProtocol p, const NcclPipelineFacts& f) {
   constexpr std::int64_t kSteps = 8;
   switch (p) {
     case NcclProtocol::kSimple: {
-      const std::int64_t step = (std::int64_t{4} << 20) / kSteps;
+      const std::int64_t step = std::max<std::int64_t>(1, f.simple_buffer_bytes / kSteps);
       const bool two_step_slices = !f.tree && (f.op == CollectiveOp::kAllReduce || f.op == CollectiveOp::kAllGather ||
                                                f.op == CollectiveOp::kReduceScatter);
       if (!two_step_slices) return step;

@@ -36,12 +36,15 @@ std::int64_t nccl_nvls_chunk_bytes(bool tree, std::int64_t bytes, int channels, 
 // Bytes moved per payload byte: 1 (Simple), 2 (LL), 128/120 (LL128).
 double protocol_wire_factor(NcclProtocol p);
 
+// Simple's buffer as NCCL sizes it by default (DEFAULT_BUFFSIZE, src/init.cc).
+inline constexpr std::int64_t kNcclDefaultSimpleBuffer = std::int64_t{4} << 20;
+
 // The payload NCCL's ring and tree hand from one GPU to the next in one go, each with its
 // own flag: a slice of its buffer's steps. NCCL's defaults (src/include/device.h,
 // src/init.cc, src/include/collectives.h, calcCollChunking in src/enqueue.cc): 8 steps
-// per buffer (NCCL_STEPS); Simple's buffer is 4 MiB, a step 512 KiB, and the ring's
-// AllReduce, AllGather and ReduceScatter move slices of 2 steps (1 MiB), everything else
-// one step; LL's buffer is 512 KiB (8 lines of 16 bytes x 512 threads x 8 steps), half of
+// per buffer (NCCL_STEPS). Simple's buffer is 4 MiB (NCCL_BUFFSIZE sets it), a step 512
+// KiB, and the ring's AllReduce, AllGather and ReduceScatter move slices of 2 steps (1
+// MiB), everything else one step; LL's buffer is 512 KiB (8 lines of 16 bytes x 512 threads x 8 steps), half of
 // it flags: 32 KiB of data per step; LL128's is 120 x 640 x 8 x 8 bytes, 15 of each 16
 // words data: 576,000 bytes per step, which the tree halves for small operations while
 // the operation has fewer than (1 + log2(nodes) + ppn/10) x 64 / ppn pieces per channel
@@ -55,6 +58,7 @@ struct NcclPipelineFacts {
   int channels = 1;
   int ranks = 1;
   int nodes = 1;
+  std::int64_t simple_buffer_bytes = kNcclDefaultSimpleBuffer;  // Simple's, NCCL_STEPS steps of it
 };
 std::int64_t nccl_piece_bytes(NcclProtocol p, const NcclPipelineFacts& f);
 // The pieces of one channel's segment (the ring's per-rank share, the tree's half, a

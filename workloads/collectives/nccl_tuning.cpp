@@ -590,4 +590,9 @@ NcclGraph nccl_nvls_graph(int cc, double nvlink_GBps, double nic_GBps, int nics_
   return g;
 }
 
+std::int64_t nccl_simple_buffer_bytes(const NcclRules& rules, NcclCpu cpu, std::int64_t asked) {
+  if (asked > 0) return asked;
+  return rules.rules_2_18 && cpu == NcclCpu::kArm ? std::int64_t{1} << 20 : kNcclDefaultSimpleBuffer;
+}
+
 }  // namespace fabricsim

@@ -82,6 +82,10 @@ struct NcclRules {
   FastRingDoubling fast_ring_doubling = FastRingDoubling::kBelow16HopperOn;
 };
 
+// Simple's buffer (src/init.cc, computeBuffSizes): NCCL_BUFFSIZE where it is set (`asked`
+// > 0); else 4 MiB, but 1 MiB on Arm hosts in 2.18 (DEFAULT_BUFFSIZE_ARM, gone from 2.19).
+std::int64_t nccl_simple_buffer_bytes(const NcclRules& rules, NcclCpu cpu, std::int64_t asked);
+
 // A release ("2.21", "2.21.5", "2.25.1-1") to its line's rules: 2.18; 2.19 and 2.20
 // take 2.19's; 2.21 and 2.22 take 2.21's; 2.23 and 2.24 take 2.23's; 2.25 and 2.26 take
 // 2.25's; 2.27, 2.28 and 2.29 their own, by patch release where one changed a figure (a line

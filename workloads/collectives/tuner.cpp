@@ -57,8 +57,14 @@ NcclRunChannels nccl_run_channels(const TunerFacts& f, const NcclSystem& system,
   return run;
 }
 
+std::int64_t nccl_simple_buffer_bytes(const TunerFacts& facts) {
+  const std::optional<NcclRules> rules = nccl_rules(facts.nccl_version);
+  if (!rules) return facts.buffsize > 0 ? facts.buffsize : kNcclDefaultSimpleBuffer;
+  return nccl_simple_buffer_bytes(*rules, facts.cpu, facts.buffsize);
+}
+
 std::optional<NcclPipelineFacts> nccl_pipeline_facts(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes,
-                                                     int channels, int ranks, int nodes) {
+                                                     int channels, const TunerFacts& facts) {
   const CollectiveAlgorithm* a = find_collective_algorithm(choice.algorithm);
   if (choice.protocol == NcclProtocol::kNone || a == nullptr || !a->nccl_pipeline) return std::nullopt;
   NcclPipelineFacts f;
@@ -66,14 +72,15 @@ std::optional<NcclPipelineFacts> nccl_pipeline_facts(const TunerChoice& choice, 
   f.op = op;
   f.bytes = bytes;
   f.channels = std::max(1, channels);
-  f.ranks = ranks;
-  f.nodes = nodes;
+  f.ranks = facts.ranks;
+  f.nodes = facts.nodes;
+  f.simple_buffer_bytes = nccl_simple_buffer_bytes(facts);
   return f;
 }
 
 std::int64_t nccl_chunk_bytes(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes, int channels, const TunerFacts& facts) {
   if (choice.protocol == NcclProtocol::kNone) return 0;
-  if (const auto pipeline = nccl_pipeline_facts(choice, op, bytes, channels, facts.ranks, facts.nodes)) {
+  if (const auto pipeline = nccl_pipeline_facts(choice, op, bytes, channels, facts)) {
     return nccl_piece_bytes(choice.protocol, *pipeline);
   }
   const CollectiveAlgorithm* a = find_collective_algorithm(choice.algorithm);
@@ -155,6 +162,7 @@ void choose_p2p(TunerChoice& choice, std::int64_t bytes, const TunerFacts& f, co
   p.nics_per_node = std::max(1, f.nics_per_node);
   p.gpus_per_node = std::max(1, f.gpus_per_node);
   p.nccl_minor = nccl_minor_version(f.nccl_version);
+  p.simple_buffer_bytes = nccl_simple_buffer_bytes(f);
   // A protocol asked for by name (NCCL's p2p has no LL128: Simple for it).
   if (protocol == "ll") p.protocol = NcclProtocol::kLL;
   else if (protocol == "simple" || protocol == "ll128") p.protocol = NcclProtocol::kSimple;

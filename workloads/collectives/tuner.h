@@ -47,6 +47,9 @@ struct TunerFacts {
   // NCCL_IB_QPS_PER_CONNECTION: the queue pairs each network connection takes its messages
   // over, in turn.
   int qps_per_connection = 1;
+  // NCCL_BUFFSIZE (0: unset): Simple's buffer, whose steps are the ring's and the tree's
+  // pieces (nccl_simple_buffer_bytes).
+  std::int64_t buffsize = 0;
   int nvlinks_per_gpu = 0;  // NVLinks from a GPU into its switch layer (0: none)
   NcclP2pKernel p2p;        // NCCL's p2p kernel on these GPUs (AllToAll), from the topology
 };
@@ -83,7 +86,10 @@ struct TunerChoice {
 // algorithm with nccl_pipeline under an NCCL protocol); nullopt elsewhere. `channels`:
 // those the run uses.
 std::optional<NcclPipelineFacts> nccl_pipeline_facts(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes,
-                                                     int channels, int ranks, int nodes);
+                                                     int channels, const TunerFacts& facts);
+
+// Simple's buffer for these facts' release, host and NCCL_BUFFSIZE (nccl_simple_buffer_bytes).
+std::int64_t nccl_simple_buffer_bytes(const TunerFacts& facts);
 
 // The piece NCCL cuts `bytes` into for the choice: the ring's and the tree's slices
 // (nccl_piece_bytes), NVLS's and NVLS-tree's chunks (nccl_nvls_chunk_bytes); 0 under
