@@ -166,14 +166,14 @@ CollectiveProgram CollectiveSweep::program_for(std::int64_t bytes) const {
     params.nvls_head_cost_ps = std::llround(tuner_facts_.nvls_head_cost_us * 1e6);
   }
   CollectiveProgram p = build_collective(choice.algorithm, config_.op, ranks_, bytes, params);
-  if (choice.protocol != NcclProtocol::kNone) apply_nccl_costs(p, nccl_costs(choice, tuner_facts_, config_.op, config_.channels));
+  if (choice.protocol != NcclProtocol::kNone) apply_nccl_costs(p, nccl_costs(choice, tuner_facts_, config_.op, bytes, config_.channels));
   return p;
 }
 
 std::int64_t CollectiveSweep::chunk_bytes_for(const TunerChoice& choice, std::int64_t bytes) const {
   if (config_.chunk_bytes > 0) return config_.chunk_bytes;
   const int channels = config_.channels > 0 ? config_.channels : choice.nccl_channels;
-  return nccl_chunk_bytes(choice, config_.op, bytes, channels, config_.channels > 0, tuner_facts_);
+  return nccl_chunk_bytes(choice, config_.op, bytes, channels, tuner_facts_);
 }
 
 std::string CollectiveSweep::model_description() const { return fabricsim::model_description(config_.protocol, tuner_facts_); }

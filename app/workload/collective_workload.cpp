@@ -150,7 +150,7 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
   if (w.collective.protocol != "none" && (algo == "ring" || algo == "tree" || algo == "auto") && biggest > 0) {
     // NCCL's pipeline cuts the largest size's segments into its pieces.
     const TunerChoice choice = choose_algorithm(w.collective.op, biggest, group, algo, w.collective.protocol);
-    if (const auto pf = nccl_pipeline_facts(choice, w.collective.op, biggest, static_cast<int>(channels), w.collective.channels > 0, group)) {
+    if (const auto pf = nccl_pipeline_facts(choice, w.collective.op, biggest, static_cast<int>(channels), group)) {
       facts.pieces = static_cast<std::uint64_t>(nccl_pieces(choice.protocol, *pf));
     }
   }
@@ -173,7 +173,7 @@ WorkloadNeeds collective_needs(const ScenarioConfig& config, const Topology& t) 
     nvls.protocol = w.collective.protocol != "none" ? NcclProtocol::kSimple : NcclProtocol::kNone;
     facts.nvls_pieces = 1;
     for (const std::int64_t size : w.collective.sizes) {
-      const std::int64_t nccl = nccl_chunk_bytes(nvls, w.collective.op, size, static_cast<int>(facts.nvls_channels), true, group);
+      const std::int64_t nccl = nccl_chunk_bytes(nvls, w.collective.op, size, static_cast<int>(facts.nvls_channels), group);
       const std::uint64_t chunk = static_cast<std::uint64_t>(w.collective.chunk_bytes > 0 ? w.collective.chunk_bytes
                                                              : nccl > 0                   ? nccl
                                                                                           : kNvlsChunkBytes);

@@ -34,8 +34,8 @@ CollectiveTuner trace_tuner(const ScenarioConfig& config) {
     // As `collective` runs a size: the config's channels, else NCCL's for what it chose;
     // NCCL's pipeline's pieces; NCCL's costs.
     tuning.channels = channels > 0 ? channels : std::max(1, choice.nccl_channels);
-    tuning.chunk_bytes = nccl_chunk_bytes(choice, op, bytes, tuning.channels, channels > 0, facts);
-    tuning.costs = nccl_costs(choice, facts, op, channels);
+    tuning.chunk_bytes = nccl_chunk_bytes(choice, op, bytes, tuning.channels, facts);
+    tuning.costs = nccl_costs(choice, facts, op, bytes, channels);
     if (choice.p2p) tuning.p2p_channels = choice.p2p->p2p_channels;
     return tuning;
   };

@@ -15,7 +15,7 @@ bool NcclCosts::operator<(const NcclCosts& o) const {
                                           o.channel_bytes_per_second, o.queue_pairs_per_connection, o.proxy_op_ps);
 }
 
-NcclCosts nccl_costs(const TunerChoice& choice, const TunerFacts& facts, CollectiveOp op, int channels) {
+NcclCosts nccl_costs(const TunerChoice& choice, const TunerFacts& facts, CollectiveOp op, std::int64_t bytes, int channels) {
   NcclCosts c;
   if (choice.protocol == NcclProtocol::kNone) return c;
   // Every network connection NCCL opens (ring, tree, NVLS-tree, p2p) takes its queue pairs.
@@ -47,15 +47,20 @@ NcclCosts nccl_costs(const TunerChoice& choice, const TunerFacts& facts, Collect
     if (facts.nodes > 1) {
       // NCCL's proxy thread launches each network step at its net overhead (ncclTopoTuneModel:
       // "inter-node rings still have to launch nsteps * net overheads": 1 us, 2 on AMD hosts,
-      // x3 for Simple), one send after another. A run's send is the chunks of the
-      // communicator's channels its stream stands for (nccl_piece_bytes): as many sends.
+      // x3 for Simple), one send after another. A run's send stands for as many as the
+      // communicator's channels cut the same bytes into.
       const NcclSystem system = nccl_system(facts);
       const double overhead_us = system.net_overhead_us * (choice.protocol == NcclProtocol::kSimple ? 3 : 1);
       double per_piece = 1.0;
       // Channels the config names are NCCL's own: one send each.
-      const bool tree = algorithm->nccl == NcclAlgo::kTree;
-      const int streams = std::max(1, choice.nccl_channels) * (tree ? 2 : 1);
-      if (channels <= 0 && system.comm_channels > streams) per_piece = static_cast<double>(system.comm_channels) / streams;
+      const int run = std::max(1, choice.nccl_channels), comm = std::max(run, system.comm_channels);
+      if (channels <= 0 && comm > run && bytes > 0) {
+        const auto pieces = [&](int count) {
+          const auto f = nccl_pipeline_facts(choice, op, bytes, count, facts);
+          return f ? static_cast<double>(nccl_pieces(choice.protocol, *f)) * count : 1.0;
+        };
+        per_piece = std::max(1.0, pieces(comm) / pieces(run));
+      }
       c.proxy_op_ps = ps(overhead_us * per_piece);
     }
     return c;

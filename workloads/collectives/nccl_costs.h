@@ -25,9 +25,9 @@ struct NcclCosts {
 
 // `facts`: what the tuner saw of the collective's members (their count, nodes and the
 // simulated network's own per-step latencies). None where the choice has no protocol.
-// `channels`: the channels the config names (0: NCCL's, the choice's): for how many of
-// NCCL's network steps each of the run's sends stands for.
-NcclCosts nccl_costs(const TunerChoice& choice, const TunerFacts& facts, CollectiveOp op, int channels = 0);
+// `bytes`: the operation's size; `channels`: the channels the config names (0: NCCL's,
+// the choice's): for how many of NCCL's network steps each of the run's sends stands for.
+NcclCosts nccl_costs(const TunerChoice& choice, const TunerFacts& facts, CollectiveOp op, std::int64_t bytes = 0, int channels = 0);
 
 // The costs on a program built for the choice.
 void apply_nccl_costs(CollectiveProgram& program, const NcclCosts& costs);

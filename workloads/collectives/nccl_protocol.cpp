@@ -26,10 +26,7 @@ std::optional<NcclProtocol> protocol_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-namespace {
-
-// NCCL's piece for one of its `nccl` channels (calcCollChunking, src/enqueue.cc).
-std::int64_t nccl_channel_piece(NcclProtocol p, const NcclPipelineFacts& f, int nccl) {
+std::int64_t nccl_piece_bytes(NcclProtocol p, const NcclPipelineFacts& f) {
   constexpr std::int64_t kSteps = 8;
   switch (p) {
     case NcclProtocol::kSimple: {
@@ -37,9 +34,7 @@ std::int64_t nccl_channel_piece(NcclProtocol p, const NcclPipelineFacts& f, int 
       const bool two_step_slices = !f.tree && (f.op == CollectiveOp::kAllReduce || f.op == CollectiveOp::kAllGather ||
                                                f.op == CollectiveOp::kReduceScatter);
       if (!two_step_slices) return step;
-      // A channel's share, rounded up (the last channel's may be less).
-      const std::int64_t per_rank = f.bytes / std::max(1, f.ranks);
-      const std::int64_t segment = (per_rank + nccl - 1) / nccl;
+      const std::int64_t segment = f.bytes / std::max(1, f.ranks) / std::max(1, f.channels);
       return std::max<std::int64_t>(1, std::min(2 * step, (segment + 1) / 2));
     }
     case NcclProtocol::kLL: return std::int64_t{8} * 512 * kSteps * 16 / kSteps / 2;
@@ -50,7 +45,7 @@ std::int64_t nccl_channel_piece(NcclProtocol p, const NcclPipelineFacts& f, int 
         int log2_nodes = 0;
         while ((2 << log2_nodes) <= std::max(1, f.nodes)) ++log2_nodes;
         const double steps = 1 + log2_nodes + 0.1 * ppn;
-        const std::int64_t per = nccl;
+        const std::int64_t per = std::int64_t{std::max(1, f.channels)};
         while (static_cast<double>(f.bytes / (per * chunk)) < steps * 64 / ppn && chunk > 131072) chunk /= 2;
         while (static_cast<double>(f.bytes / (per * chunk)) < steps * 16 / ppn && chunk > 32768) chunk /= 2;
       }
@@ -59,16 +54,6 @@ std::int64_t nccl_channel_piece(NcclProtocol p, const NcclPipelineFacts& f, int 
     case NcclProtocol::kNone: break;
   }
   return 0;
-}
-
-}  // namespace
-
-std::int64_t nccl_piece_bytes(NcclProtocol p, const NcclPipelineFacts& f) {
-  const int streams = std::max(1, f.channels) * (f.tree ? 2 : 1);
-  const int nccl = f.nccl_channels > 0 ? f.nccl_channels : streams;
-  const std::int64_t piece = nccl_channel_piece(p, f, nccl);
-  if (piece <= 0 || nccl == streams) return piece;
-  return std::max<std::int64_t>(1, piece * nccl / streams);
 }
 
 std::int64_t nccl_pieces(NcclProtocol p, const NcclPipelineFacts& f) {

@@ -59,11 +59,6 @@ struct NcclPipelineFacts {
   int ranks = 1;
   int nodes = 1;
   std::int64_t simple_buffer_bytes = kNcclDefaultSimpleBuffer;  // Simple's, NCCL_STEPS steps of it
-  // NCCL's channels for the collective (its communicator's; 0: the run's own). The run's
-  // streams (the ring's `channels`, the tree's 2 x `channels`) may be fewer, each then
-  // standing for several of NCCL's: its pieces are NCCL's chunks of those channels together,
-  // so a stream's pipeline has as many pieces as one of NCCL's channels.
-  int nccl_channels = 0;
 };
 std::int64_t nccl_piece_bytes(NcclProtocol p, const NcclPipelineFacts& f);
 // The pieces of one channel's segment (the ring's per-rank share, the tree's half, a

@@ -64,7 +64,7 @@ std::int64_t nccl_simple_buffer_bytes(const TunerFacts& facts) {
 }
 
 std::optional<NcclPipelineFacts> nccl_pipeline_facts(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes,
-                                                     int channels, bool named, const TunerFacts& facts) {
+                                                     int channels, const TunerFacts& facts) {
   const CollectiveAlgorithm* a = find_collective_algorithm(choice.algorithm);
   if (choice.protocol == NcclProtocol::kNone || a == nullptr || !a->nccl_pipeline) return std::nullopt;
   NcclPipelineFacts f;
@@ -75,14 +75,12 @@ std::optional<NcclPipelineFacts> nccl_pipeline_facts(const TunerChoice& choice, 
   f.ranks = facts.ranks;
   f.nodes = facts.nodes;
   f.simple_buffer_bytes = nccl_simple_buffer_bytes(facts);
-  if (!named) f.nccl_channels = std::max(f.channels * (f.tree ? 2 : 1), nccl_system(facts).comm_channels);
   return f;
 }
 
-std::int64_t nccl_chunk_bytes(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes, int channels, bool named,
-                              const TunerFacts& facts) {
+std::int64_t nccl_chunk_bytes(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes, int channels, const TunerFacts& facts) {
   if (choice.protocol == NcclProtocol::kNone) return 0;
-  if (const auto pipeline = nccl_pipeline_facts(choice, op, bytes, channels, named, facts)) {
+  if (const auto pipeline = nccl_pipeline_facts(choice, op, bytes, channels, facts)) {
     return nccl_piece_bytes(choice.protocol, *pipeline);
   }
   const CollectiveAlgorithm* a = find_collective_algorithm(choice.algorithm);
@@ -124,9 +122,6 @@ void choose_by_nccl_model(TunerChoice& choice, CollectiveOp op, std::int64_t byt
         const NcclGraph& graph = system.graphs[static_cast<std::size_t>(a)];
         const NcclRunChannels run = ours->nccl_pipeline ? nccl_run_channels(f, system, graph) : NcclRunChannels{graph.channels, 1.0};
         choice.nccl_channels = graph.run_channels > 0 ? graph.run_channels : run.channels;
-        // The tree's channels go half to each of its two trees (connect.cc, treeUp[c % 2]):
-        // the run builds that many per tree, the graph's count in all, each at its share.
-        if (a == NcclAlgo::kTree) choice.nccl_channels = std::max(1, choice.nccl_channels / 2);
         choice.nccl_steps = model.step_latency(a, p);
         choice.nccl_channel_GBps = model.cost(op, a, p).channel_GBps * run.speed_factor;
         const double simple = model.cost(op, a, NcclProtocol::kSimple).algbw_GBps;

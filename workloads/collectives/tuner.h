@@ -68,9 +68,7 @@ struct TunerChoice {
   // -1 and 0 otherwise).
   double nccl_time_us = -1;
   double nccl_latency_us = 0;
-  // The chosen algorithm's channels in NCCL's graph, as the run builds them: the ring's
-  // rings, the tree's per tree (half the graph's), NVLS's kernel channels (0: no NCCL model).
-  int nccl_channels = 0;
+  int nccl_channels = 0;  // the chosen algorithm's channels in NCCL's graph (0: no NCCL model)
   // The chosen pair's base and per-step latencies in NCCL's model (protocols on).
   NcclStepLatency nccl_steps;
   // What one of its channels moves per second in NCCL's model (payload, GB/s).
@@ -86,20 +84,18 @@ struct TunerChoice {
 
 // What NCCL's pipeline needs to cut `bytes` into pieces, where the choice runs it (an
 // algorithm with nccl_pipeline under an NCCL protocol); nullopt elsewhere. `channels`:
-// those the run uses; `named`: the config named them (then they are NCCL's own; else
-// NCCL's are its communicator's, nccl_comm_channels).
+// those the run uses.
 std::optional<NcclPipelineFacts> nccl_pipeline_facts(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes,
-                                                     int channels, bool named, const TunerFacts& facts);
+                                                     int channels, const TunerFacts& facts);
 
 // Simple's buffer for these facts' release, host and NCCL_BUFFSIZE (nccl_simple_buffer_bytes).
 std::int64_t nccl_simple_buffer_bytes(const TunerFacts& facts);
 
 // The piece NCCL cuts `bytes` into for the choice: the ring's and the tree's slices
 // (nccl_piece_bytes), NVLS's and NVLS-tree's chunks (nccl_nvls_chunk_bytes); 0 under
-// protocol none or for an algorithm NCCL's pipeline does not cut. `channels` and `named` as
-// for nccl_pipeline_facts.
-std::int64_t nccl_chunk_bytes(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes, int channels, bool named,
-                              const TunerFacts& facts);
+// protocol none or for an algorithm NCCL's pipeline does not cut. `channels`: those the
+// run uses.
+std::int64_t nccl_chunk_bytes(const TunerChoice& choice, CollectiveOp op, std::int64_t bytes, int channels, const TunerFacts& facts);
 
 // What NCCL's tuner sees of this topology (graphs from NCCL's search, reduced).
 NcclSystem nccl_system(const TunerFacts& facts);

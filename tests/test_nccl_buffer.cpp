@@ -1,8 +1,6 @@
-// NCCL's pipeline pieces as the run cuts them: NCCL_BUFFSIZE (`network.nccl_buffsize`),
-// Simple's buffer, whose eighth is a step of the ring's and the tree's pieces and caps
-// NCCL's p2p chunk (src/init.cc computeBuffSizes, calcCollChunking in src/enqueue.cc); and
-// NCCL's channels, whose chunks a run's fewer streams carry together. Counts and times
-// worked by hand.
+// NCCL_BUFFSIZE (`network.nccl_buffsize`): Simple's buffer, whose eighth is a step of the
+// ring's and the tree's pieces and caps NCCL's p2p chunk (src/init.cc computeBuffSizes,
+// calcCollChunking in src/enqueue.cc); counts and times worked by hand.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -10,7 +8,6 @@
 #include "app/config/config_loader.h"
 #include "app/scenario/scenario.h"
 #include "app/workload/tuner_facts.h"
-#include "workloads/collectives/nccl_costs.h"
 #include "test_support.h"
 #include "workloads/collectives/nccl_p2p.h"
 #include "workloads/collectives/nccl_protocol.h"
@@ -104,13 +101,13 @@ TEST_CASE("network.nccl_buffsize reaches the tuner's facts, the pieces and the r
   CHECK(f.buffsize == 16 * MiB);
   CHECK(nccl_simple_buffer_bytes(f) == 16 * MiB);
   CHECK(model_description("auto", f) == "NCCL 2.28 tuning rules, protocol auto, NCCL_BUFFSIZE=16777216");
-  // The run's pieces: 1 GiB over 4 ranks on 32 channels (named: NCCL's own), slices of 4 MiB.
+  // The run's pieces: 1 GiB over 4 ranks on 32 channels, slices of 4 MiB.
   TunerChoice choice;
   choice.algorithm = "ring";
   choice.protocol = NcclProtocol::kSimple;
-  CHECK(nccl_chunk_bytes(choice, CollectiveOp::kAllReduce, GiB, 32, true, f) == 4 * MiB);
+  CHECK(nccl_chunk_bytes(choice, CollectiveOp::kAllReduce, GiB, 32, f) == 4 * MiB);
   f.buffsize = 0;
-  CHECK(nccl_chunk_bytes(choice, CollectiveOp::kAllReduce, GiB, 32, true, f) == 1 * MiB);
+  CHECK(nccl_chunk_bytes(choice, CollectiveOp::kAllReduce, GiB, 32, f) == 1 * MiB);
   CHECK(model_description("auto", f) == "NCCL 2.28 tuning rules, protocol auto");
 }
 
@@ -135,59 +132,4 @@ TEST_CASE("a chunked ring Broadcast in a 1 MiB buffer's steps fills and drains, 
   MESSAGE("ring Simple Broadcast 2 MiB on 4 GPUs, 1 MiB buffer: " << to_us(row.time) << " us, by hand " << expected_us << " us");
   CHECK(row.data_check == "passed");
   CHECK(to_us(row.time) == within(expected_us, 1e-4));
-}
-
-TEST_CASE("a run's stream carries the chunks of the NCCL channels it stands for, as many pieces as one of NCCL's channels") {
-  // The A100 pair under NCCL 2.19 (16 ranks, 2 nodes; the tree's graph 16 channels, the
-  // communicator 32): the run builds 8 channels a tree, 16 streams, each for 2 of NCCL's.
-  // NCCL's LL128 tree chunk (calcCollChunking) halves from 576,000 B while bytes / (32 x
-  // chunk) < (1 + log2 2 + 0.1 x 8) x 64 / 8 = 22.4 and the chunk is above 128 KiB:
-  // 512 MiB: 536870912 / (32 x 576000) = 29.1, no halving; the stream's piece 2 x 576,000.
-  NcclPipelineFacts f = ring(CollectiveOp::kAllReduce, 512 * MiB, 16, 8, 4 * MiB);
-  f.tree = true;
-  f.nodes = 2;
-  f.nccl_channels = 32;
-  CHECK(nccl_piece_bytes(NcclProtocol::kLL128, f) == 1152000);
-  // 64 MiB: 3.6 -> 288,000 (7.3) -> 144,000 (14.6) -> 72,000 (then not above 128 KiB);
-  // 67108864 / (32 x 72000) = 29.1 is not under 2.8 x 16 / 8 = 5.6. The stream's piece
-  // 144,000: its 64 MiB / 2 / 8 = 4 MiB in 30 pieces, as one of NCCL's channels cuts its
-  // 64 MiB / 32 = 2 MiB into 30 chunks of 72,000.
-  f.bytes = 64 * MiB;
-  CHECK(nccl_piece_bytes(NcclProtocol::kLL128, f) == 144000);
-  CHECK(nccl_pieces(NcclProtocol::kLL128, f) == 30);
-  // Named channels are NCCL's own: 16 in all; 67108864 / (16 x 576000) = 7.3 -> 288,000
-  // (14.6) -> 144,000 (29.1): pieces of 144,000 again, 30 of them.
-  f.nccl_channels = 0;
-  CHECK(nccl_piece_bytes(NcclProtocol::kLL128, f) == 144000);
-  f.bytes = 512 * MiB;
-  CHECK(nccl_piece_bytes(NcclProtocol::kLL128, f) == 576000);
-  // The ring: 1 GiB over 4 ranks, 12 rings for NCCL's 24 channels. NCCL's segment a channel,
-  // 1 GiB / 4 / 24 = 11.2 MB, goes in 1 MiB slices (11 of them); a ring's 22.4 MB in 11
-  // pieces of 2 MiB. A segment under two slices is halved either way: 64 MiB gives NCCL
-  // 699,051 B a channel, slices of 349,526; the ring's pieces are twice that.
-  NcclPipelineFacts r = ring(CollectiveOp::kAllReduce, GiB, 4, 12, 4 * MiB);
-  r.nccl_channels = 24;
-  CHECK(nccl_piece_bytes(NcclProtocol::kSimple, r) == 2 * MiB);
-  CHECK(nccl_pieces(NcclProtocol::kSimple, r) == 11);
-  r.bytes = 64 * MiB;
-  CHECK(nccl_piece_bytes(NcclProtocol::kSimple, r) == 2 * 349526);
-  CHECK(nccl_pieces(NcclProtocol::kSimple, r) == 2);
-}
-
-TEST_CASE("the tree runs half its graph's channels on each tree, and each network send stands for NCCL's sends") {
-  // 2 x DGX H100 under NCCL 2.28: the tree's graph is 8 channels (test_protocols.cpp), the
-  // communicator 16 (the ring's 8 duplicated). The run builds 4 channels a tree: 8 streams.
-  TunerFacts f = tuner_facts(load_config_text(two_dgx_h100_yaml(""), "<test>").topology, 16);
-  const TunerChoice tree = choose_algorithm(CollectiveOp::kAllReduce, 256 * MiB, f, "tree", "simple");
-  CHECK(tree.algorithm == "tree");
-  CHECK(tree.nccl_channels == 4);
-  // Each of its sends between nodes is 2 of NCCL's (16 / 8), so NCCL's proxy launches two:
-  // 2 x its net overhead, 1 us on Intel hosts, x3 for Simple.
-  CHECK(nccl_costs(tree, f, CollectiveOp::kAllReduce).proxy_op_ps == 6000000);
-  // The ring runs the graph's 8 rings for the communicator's 16: 2 sends each too.
-  const TunerChoice ring_choice = choose_algorithm(CollectiveOp::kAllReduce, 256 * MiB, f, "ring", "simple");
-  CHECK(ring_choice.nccl_channels == 8);
-  CHECK(nccl_costs(ring_choice, f, CollectiveOp::kAllReduce).proxy_op_ps == 6000000);
-  // Channels the config names are NCCL's own: one send each.
-  CHECK(nccl_costs(ring_choice, f, CollectiveOp::kAllReduce, 8).proxy_op_ps == 3000000);
 }
