@@ -44,8 +44,8 @@ inline constexpr std::int64_t kNcclDefaultSimpleBuffer = std::int64_t{4} << 20;
 // src/init.cc, src/include/collectives.h, calcCollChunking in src/enqueue.cc): 8 steps
 // per buffer (NCCL_STEPS). Simple's buffer is 4 MiB (NCCL_BUFFSIZE sets it), a step 512
 // KiB, and the ring's AllReduce, AllGather and ReduceScatter move slices of 2 steps (1
-// MiB), everything else one step; LL's buffer is 512 KiB (8 lines of 16 bytes x 512 threads x 8 steps), half of
-// it flags: 32 KiB of data per step; LL128's is 120 x 640 x 8 x 8 bytes, 15 of each 16
+// MiB), everything else one step; LL's buffer is 512 KiB (8 lines of 16 bytes x 512
+// threads x 8 steps), half of it flags: 32 KiB of data per step; LL128's is 120 x 640 x 8 x 8 bytes, 15 of each 16
 // words data: 576,000 bytes per step, which the tree halves for small operations while
 // the operation has fewer than (1 + log2(nodes) + ppn/10) x 64 / ppn pieces per channel
 // (down to 128 KiB), then x 16 / ppn (down to 32 KiB). A ring's Simple chunk smaller
