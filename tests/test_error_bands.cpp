@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "app/validation/error_bands.h"
+#include "app/validation/student_t.h"
 
 using namespace fabricsim;
 
@@ -39,29 +40,35 @@ TEST_CASE("a band is a 90% interval about its regime's errors, widened only wher
   const auto corpus = parse_corpus_errors(kCorpus);
   // Ring/Simple >= 64 MiB across nodes: 0.10, -0.05 (a) and 0.20 (b). In ln(1 + error): a's
   // mean (0.095310 - 0.051293) / 2 = 0.022008, b's 0.182322; the centre their mean, 0.102165.
-  // Two tables: the between-table variance is pooled, and the only regime of two tables is
-  // this one: 2 x 0.080157^2 / 1 = 0.012850. a's rows give one degree of freedom beyond its
-  // mean (fewer than two), so the scatter is pooled over the >= 64 MiB regimes: 2 x
-  // 0.073302^2 / 1 = 0.010746. sd = sqrt(0.012850 x (1 + 1/2) + 0.010746) = 0.173267;
-  // the band exp(0.102165 -/+ 1.644854 x 0.173267) - 1.
+  // Two tables: the between-table variance is pooled over the >= 64 MiB regimes of two
+  // tables, this one alone: 2 x 0.080157^2 / 1 = 0.012850, one degree of freedom. a's rows
+  // give one degree of freedom beyond its mean (fewer than two), so the scatter is pooled
+  // over the >= 64 MiB regimes: 2 x 0.073302^2 / 1 = 0.010746, one degree of freedom.
+  // sd = sqrt(0.012850 x (1 + 1/2) + 0.010746) = 0.173267; Welch-Satterthwaite: 0.030021^2 /
+  // (0.019275^2 / 1 + 0.010746^2 / 1) = 1.8506 degrees of freedom, whose 95th percentile of
+  // Student's t is 3.087227; the band exp(0.102165 -/+ 3.087227 x 0.173267) - 1.
   ErrorBand b = error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 2);
   REQUIRE(b.found);
-  CHECK(b.low == doctest::Approx(-0.167094).epsilon(1e-4));
-  CHECK(b.high == doctest::Approx(0.472798).epsilon(1e-4));
+  CHECK(b.degrees_of_freedom == doctest::Approx(1.850636).epsilon(1e-4));
+  CHECK(b.low == doctest::Approx(-0.351277).epsilon(1e-4));
+  CHECK(b.high == doctest::Approx(0.890951).epsilon(1e-4));
   CHECK(b.seen_low == doctest::Approx(-0.05));
   CHECK(b.seen_high == doctest::Approx(0.20));
   CHECK(b.rows == 3);
   CHECK(b.tables == 2);
   CHECK(b.regime == "Ring/Simple, >= 64 MiB, across nodes");
   // Ring/LL at 2 MiB: no Ring/LL row; the ring's 1-64 MiB rows are b's LL128 one. No
-  // scatter among the 1-64 MiB rows (one each) and no other regime of two tables but the
-  // one above: sd = sqrt(0.012850 x 2) = 0.160313 about ln(1.02).
+  // scatter among the 1-64 MiB rows (one each) and no regime of two tables among them, so
+  // every band's between-table spread stands in, the one above: sd = sqrt(0.012850 x 2) =
+  // 0.160313 about ln(1.02), on one degree of freedom (t = 6.313752, the 95th percentile
+  // of Student's t with one degree of freedom, as printed tables give it).
   b = error_band(corpus, "Ring", "LL", std::int64_t{2} << 20, 16);
   REQUIRE(b.found);
   CHECK(b.seen_low == doctest::Approx(0.02));
   CHECK(b.seen_high == doctest::Approx(0.02));
-  CHECK(b.low == doctest::Approx(std::expm1(std::log(1.02) - kErrorBandZ * 0.160313)).epsilon(1e-4));
-  CHECK(b.high == doctest::Approx(std::expm1(std::log(1.02) + kErrorBandZ * 0.160313)).epsilon(1e-4));
+  CHECK(b.degrees_of_freedom == doctest::Approx(1.0));
+  CHECK(b.low == doctest::Approx(std::expm1(std::log(1.02) - 6.313752 * 0.160313)).epsilon(1e-4));
+  CHECK(b.high == doctest::Approx(std::expm1(std::log(1.02) + 6.313752 * 0.160313)).epsilon(1e-4));
   CHECK(b.regime == "Ring (any protocol), 1-64 MiB, across nodes");
   // NVLS at 8 MiB: no NVLS row in the band; any algorithm there: 0.30 and 0.02.
   b = error_band(corpus, "NVLS", "Simple", std::int64_t{8} << 20, 2);
@@ -77,10 +84,11 @@ TEST_CASE("a band is a 90% interval about its regime's errors, widened only wher
   CHECK(b.low == doctest::Approx(0.20));
   CHECK(b.high == doctest::Approx(0.20));
   // Leaving b out: a's two rows about their mean 0.022008, the scatter pooled from them
-  // (0.010746), no regime of two tables left: sd = 0.103664.
+  // (0.010746, one degree of freedom), no regime of two tables left: sd = 0.103664, t =
+  // 6.313752.
   b = error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 2, "b");
-  CHECK(b.low == doctest::Approx(-0.138004).epsilon(1e-4));
-  CHECK(b.high == doctest::Approx(0.212302).epsilon(1e-4));
+  CHECK(b.low == doctest::Approx(-0.468739).epsilon(1e-4));
+  CHECK(b.high == doctest::Approx(0.967019).epsilon(1e-4));
 }
 
 TEST_CASE("a regime of three tables gives its own spreads, and lends its between-table spread to a regime of one") {
@@ -95,20 +103,23 @@ TEST_CASE("a regime of three tables gives its own spreads, and lends its between
   // Ring/Simple: t1's ln(1.10), ln(1.12), ln(1.14), mean 0.113324, two degrees of freedom
   // beyond it: scatter 0.000638 / 2 = 0.000319. Tables' means 0.113324, 0, ln(0.95) =
   // -0.051293, centre 0.020643; between (0.008591 + 0.000426 + 0.005155) / 2 = 0.007086.
-  // sd = sqrt(0.007086 x (1 + 1/3) + 0.000319) = 0.098828.
+  // sd = sqrt(0.007086 x (1 + 1/3) + 0.000319) = 0.098828; two degrees of freedom each:
+  // 0.009767^2 / (0.009448^2 / 2 + 0.000319^2 / 2) = 2.1349, t = 2.797982.
   ErrorBand b = error_band(corpus, "Ring", "Simple", std::int64_t{1} << 30, 1);
   REQUIRE(b.found);
   CHECK(b.tables == 3);
-  CHECK(b.low == doctest::Approx(-0.132304).epsilon(1e-4));
-  CHECK(b.high == doctest::Approx(0.201055).epsilon(1e-4));
+  CHECK(b.degrees_of_freedom == doctest::Approx(2.134883).epsilon(1e-4));
+  CHECK(b.low == doctest::Approx(-0.225761).epsilon(1e-4));
+  CHECK(b.high == doctest::Approx(0.346032).epsilon(1e-4));
   // NVLS/Simple: t4's one row; the between-table spread is the ring's 0.007086 (the only
   // regime of two tables or more), the scatter the >= 64 MiB regimes' pooled 0.000319:
-  // sd = sqrt(0.007086 x 2 + 0.000319) = 0.120378 about ln(1.05).
+  // sd = sqrt(0.007086 x 2 + 0.000319) = 0.120378 about ln(1.05), on 2.0900 degrees of
+  // freedom: t = 2.836035.
   b = error_band(corpus, "NVLS", "Simple", std::int64_t{1} << 30, 1);
   REQUIRE(b.found);
   CHECK(b.tables == 1);
-  CHECK(b.low == doctest::Approx(-0.138615).epsilon(1e-4));
-  CHECK(b.high == doctest::Approx(0.279916).epsilon(1e-4));
+  CHECK(b.low == doctest::Approx(-0.253684).epsilon(1e-4));
+  CHECK(b.high == doctest::Approx(0.477256).epsilon(1e-4));
   CHECK(b.seen_low == doctest::Approx(0.05));
   CHECK(b.seen_high == doctest::Approx(0.05));
 }
@@ -122,14 +133,14 @@ TEST_CASE("leave one out checks each table's rows of 1 MiB and up against the ot
   CHECK(checks[0].rows == 3);
   CHECK(checks[0].banded == 3);
   CHECK(checks[0].covered == 0);
-  // b: 0.20 against a's band [-0.138, +0.212] (above): inside; Ring/LL128 0.02 at 4 MiB
+  // b: 0.20 against a's band [-0.469, +0.967] (above): inside; Ring/LL128 0.02 at 4 MiB
   // against the ring's 1-64 MiB rows of a: none, so any algorithm there: a's Tree 0.30
   // alone, no spread: outside.
   CHECK(checks[1].rows == 2);
   CHECK(checks[1].banded == 2);
   CHECK(checks[1].covered == 1);
   // c: NVLSTree at 1 GiB on 4 nodes against any algorithm >= 64 MiB across nodes: a and
-  // b's ring rows, [-0.167, +0.473] as above: 0.08 inside.
+  // b's ring rows, [-0.351, +0.891] as above: 0.08 inside.
   CHECK(checks[2].rows == 1);
   CHECK(checks[2].banded == 1);
   CHECK(checks[2].covered == 1);
@@ -139,10 +150,10 @@ TEST_CASE("leave one out checks each table's rows of 1 MiB and up against the ot
   CHECK(all.rows == 6);
   CHECK(all.banded == 6);
   CHECK(all.covered == 2);
-  // Widths: a's three bands are points; b's [-0.138, +0.212] and a point; c's [-0.167, +0.473].
+  // Widths: a's three bands are points; b's [-0.469, +0.967] and a point; c's [-0.351, +0.891].
   CHECK(checks[0].width_sum == doctest::Approx(0.0));
-  CHECK(checks[1].width_sum == doctest::Approx(0.350306).epsilon(1e-4));
-  CHECK(all.width_sum == doctest::Approx(0.350306 + 0.639892).epsilon(1e-4));
+  CHECK(checks[1].width_sum == doctest::Approx(1.435758).epsilon(1e-4));
+  CHECK(all.width_sum == doctest::Approx(1.435758 + 1.242229).epsilon(1e-4));
 }
 
 TEST_CASE("leave one out by band counts each regime's rows against the regime's band made without their table") {
@@ -150,15 +161,15 @@ TEST_CASE("leave one out by band counts each regime's rows against the regime's 
   // The rows of 1 MiB and up in order, each under its own regime, with the bands worked out
   // in the test above: a's Ring/Simple 0.10 and -0.05 against b's point 0.20 (outside, twice),
   // a's Tree/LL128 0.30 against b's any-algorithm point 0.02 (outside), b's Ring/Simple 0.20
-  // against a's [-0.138, +0.212] (inside), b's Ring/LL128 0.02 against a's Tree point 0.30
-  // (outside), c's NVLSTree 0.08 against [-0.167, +0.473] (inside). a's 8-byte Tree/LL row
+  // against a's [-0.469, +0.967] (inside), b's Ring/LL128 0.02 against a's Tree point 0.30
+  // (outside), c's NVLSTree 0.08 against [-0.351, +0.891] (inside). a's 8-byte Tree/LL row
   // is under 1 MiB: its regime is not listed.
   REQUIRE(checks.size() == 4);
   CHECK(checks[0].group == "Ring/Simple, >= 64 MiB, across nodes");
   CHECK(checks[0].rows == 3);
   CHECK(checks[0].banded == 3);
   CHECK(checks[0].covered == 1);
-  CHECK(checks[0].width_sum == doctest::Approx(0.350306).epsilon(1e-4));
+  CHECK(checks[0].width_sum == doctest::Approx(1.435758).epsilon(1e-4));
   CHECK(checks[1].group == "Tree/LL128, 1-64 MiB, across nodes");
   CHECK(checks[1].rows == 1);
   CHECK(checks[1].covered == 0);
@@ -198,4 +209,26 @@ TEST_CASE("the built-in corpus errors are configs/validation/corpus_errors.tsv's
   const auto& corpus = built_in_corpus_errors();
   REQUIRE_FALSE(corpus.empty());
   for (const CorpusError& e : corpus) CHECK(e.table != "h100_1node_nvls");  // a calibration table
+}
+
+TEST_CASE("Student's t quantiles match the printed tables, and tend to the normal's") {
+  // Two-sided 90% points (the 95th percentile), as statistics tables print them.
+  CHECK(student_t_quantile(0.95, 1) == doctest::Approx(6.3138).epsilon(1e-4));
+  CHECK(student_t_quantile(0.95, 2) == doctest::Approx(2.9200).epsilon(1e-4));
+  CHECK(student_t_quantile(0.95, 5) == doctest::Approx(2.0150).epsilon(1e-4));
+  CHECK(student_t_quantile(0.95, 10) == doctest::Approx(1.8125).epsilon(1e-4));
+  CHECK(student_t_quantile(0.95, 30) == doctest::Approx(1.6973).epsilon(1e-4));
+  CHECK(student_t_quantile(0.975, 1) == doctest::Approx(12.7062).epsilon(1e-4));
+  CHECK(student_t_quantile(0.975, 4) == doctest::Approx(2.7764).epsilon(1e-4));
+  // One degree of freedom is the Cauchy distribution: P(T <= t) = 1/2 + atan(t) / pi.
+  CHECK(student_t_cdf(1.0, 1) == doctest::Approx(0.75));
+  CHECK(student_t_cdf(-3.0, 1) == doctest::Approx(0.5 + std::atan(-3.0) / 3.141592653589793));
+  // Two: P(T <= t) = 1/2 + t / (2 sqrt(2 + t^2)).
+  CHECK(student_t_cdf(1.5, 2) == doctest::Approx(0.5 + 1.5 / (2 * std::sqrt(2 + 2.25))));
+  // Symmetric, and the normal's 1.644854 in the limit.
+  CHECK(student_t_quantile(0.05, 7) == doctest::Approx(-student_t_quantile(0.95, 7)));
+  CHECK(student_t_quantile(0.95, 1e8) == doctest::Approx(1.644854).epsilon(1e-6));
+  CHECK(student_t_quantile(0.95, 1e5) == doctest::Approx(1.644869).epsilon(1e-5));
+  CHECK(std::isinf(student_t_quantile(1.0, 3)));
+  CHECK(std::isnan(student_t_quantile(0.9, 0)));
 }

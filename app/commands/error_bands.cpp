@@ -90,6 +90,7 @@ int error_bands_command(const po::variables_map& vm) {
       j.key("seen_high").value(b.seen_high);
       j.key("rows").value(static_cast<std::int64_t>(b.rows));
       j.key("tables").value(static_cast<std::int64_t>(b.tables));
+      j.key("degrees_of_freedom").value(b.degrees_of_freedom);
       j.end_object();
     }
     j.end_array();

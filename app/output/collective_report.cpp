@@ -50,6 +50,7 @@ void write_row_fields(JsonWriter& j, const CollectiveRow& row) {
     j.key("regime").value(band.regime);
     j.key(result_key::kRows).value(static_cast<std::int64_t>(band.rows));
     j.key("tables").value(static_cast<std::int64_t>(band.tables));
+    j.key("degrees_of_freedom").value(band.degrees_of_freedom);
     j.key("busbw_low_GBps").value(row.busbw_GBps / (1 + band.high));
     j.key("busbw_high_GBps").value(row.busbw_GBps / (1 + band.low));
     j.end_object();

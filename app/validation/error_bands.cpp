@@ -8,6 +8,8 @@
 #include <tuple>
 #include <utility>
 
+#include "app/validation/student_t.h"
+
 namespace fabricsim {
 
 const char* validation_corpus_errors_text();  // app/validation/corpus_data.cpp.in
@@ -117,31 +119,42 @@ std::pair<double, int> between_sum(const std::vector<double>& means) {
   return {sum, static_cast<int>(means.size()) - 1};
 }
 
-struct Pooled {
-  double within = 0;   // variance of a row about its table's mean, pooled over the regimes of one size band
-  double between = 0;  // variance of a table's mean about its regime's, pooled over regimes of two tables or more
+// A variance and the degrees of freedom it was estimated with (0: nothing to estimate it from).
+struct Variance {
+  double value = 0;
+  int df = 0;
 };
 
+Variance variance_of(std::pair<double, int> sum) { return sum.second > 0 ? Variance{sum.first / sum.second, sum.second} : Variance{}; }
+
+struct Pooled {
+  Variance within;   // of a row about its table's mean, pooled over the regimes of one size band
+  Variance between;  // of a table's mean about its regime's, pooled over the size band's regimes of two tables or more
+};
+
+// Both spreads pooled over the regimes of `band`: machines differ more where latency and
+// NCCL's protocol switches set the time (small and mid sizes) than where bandwidth does.
+// A size band without a regime of two tables borrows every band's between-table spread.
 Pooled pooled_variances(const std::vector<CorpusError>& corpus, const std::string& left_out, SizeBand band) {
   std::map<RegimeKey, ByTable> regimes;
   for (const CorpusError& e : corpus) {
     if (e.table != left_out) regimes[regime_key(e)][e.table].push_back(log_error(e));
   }
-  double within = 0, between = 0;
-  int within_df = 0, between_df = 0;
+  std::pair<double, int> within{0, 0}, between{0, 0}, between_all{0, 0};
+  const auto add = [](std::pair<double, int>& to, std::pair<double, int> from) {
+    to.first += from.first;
+    to.second += from.second;
+  };
   for (const auto& [key, tables] : regimes) {
-    if (std::get<1>(key) == band) {
-      const auto [sum, df] = within_sum(tables);
-      within += sum;
-      within_df += df;
-    }
+    const bool in_band = std::get<1>(key) == band;
+    if (in_band) add(within, within_sum(tables));
     if (tables.size() >= 2) {
-      const auto [sum, df] = between_sum(table_means(tables));
-      between += sum;
-      between_df += df;
+      const auto sum = between_sum(table_means(tables));
+      add(between_all, sum);
+      if (in_band) add(between, sum);
     }
   }
-  return {within_df > 0 ? within / within_df : 0.0, between_df > 0 ? between / between_df : 0.0};
+  return {variance_of(within), variance_of(between.second > 0 ? between : between_all)};
 }
 
 ErrorBand band_of(const std::vector<const CorpusError*>& rows, std::string regime, const Pooled& pooled) {
@@ -162,14 +175,21 @@ ErrorBand band_of(const std::vector<const CorpusError*>& rows, std::string regim
   const std::vector<double> means = table_means(tables);
   const double center = mean(means);
   const auto [within_ss, within_df] = within_sum(tables);
-  const double within = within_df >= 2 ? within_ss / within_df : pooled.within;
-  const auto [between_ss, between_df] = between_sum(means);
-  const double between = b.tables >= 3 ? between_ss / between_df : pooled.between;
+  const Variance within = within_df >= 2 ? Variance{within_ss / within_df, within_df} : pooled.within;
+  const Variance between = b.tables >= 3 ? variance_of(between_sum(means)) : pooled.between;
   // A new machine's row: its table's offset (known to within the regime mean's own
   // uncertainty, between / tables) plus its row's scatter.
-  const double sd = std::sqrt(between * (1.0 + 1.0 / b.tables) + within);
-  b.low = std::expm1(center - kErrorBandZ * sd);
-  b.high = std::expm1(center + kErrorBandZ * sd);
+  const double offset = between.value * (1.0 + 1.0 / b.tables);
+  const double sd = std::sqrt(offset + within.value);
+  // Both parts are estimates: Student's t with the Welch-Satterthwaite degrees of freedom.
+  double share = 0;
+  if (between.df > 0) share += offset * offset / between.df;
+  if (within.df > 0) share += within.value * within.value / within.df;
+  const double df = share > 0 ? (offset + within.value) * (offset + within.value) / share : 0;
+  b.degrees_of_freedom = df;
+  const double t = df > 0 ? student_t_quantile(0.5 + kErrorBandLevel / 2, df) : 0;
+  b.low = std::expm1(center - t * sd);
+  b.high = std::expm1(center + t * sd);
   return b;
 }
 

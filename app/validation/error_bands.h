@@ -9,11 +9,12 @@
 // ln(1 + error): the rows of one table share a machine, so the spread has two parts, how far
 // tables' means lie apart (between) and how far a table's rows lie from its mean (within).
 // A regime with three tables or more gives its own between-table spread, one with two rows
-// or more beyond its tables' means its own within; otherwise the corpus's pooled figure
-// stands in (between: over every regime with two tables or more; within: over the regimes
-// of the same size band), so a regime seen once still gets a band as wide as machines are
-// seen to differ. docs/accuracy.md says how often each table's rows fell inside the band
-// the other tables gave (leave one out).
+// or more beyond its tables' means its own within; otherwise the figure pooled over the
+// regimes of the same size band stands in (between: those with two tables or more, else
+// every band's), so a regime seen once still gets a band as wide as machines are seen to
+// differ. Both spreads are estimates from few tables: the interval takes Student's t with
+// their Welch-Satterthwaite degrees of freedom, not the normal's z. docs/accuracy.md says
+// how often each table's rows fell inside the band the other tables gave (leave one out).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,6 +43,7 @@ struct ErrorBand {
   double seen_high = 0;  // the most positive
   int rows = 0;
   int tables = 0;
+  double degrees_of_freedom = 0;  // of the interval's spread (Welch-Satterthwaite); 0: no spread
   std::string regime;  // what matched, e.g. "Ring/Simple, >= 64 MiB, across nodes"
 };
 
@@ -60,8 +62,8 @@ std::string band_family(const std::string& op);
 ErrorBand error_band(const std::vector<CorpusError>& corpus, const std::string& algorithm, const std::string& protocol,
                      std::int64_t bytes, int nodes, const std::string& left_out = {}, const std::string& op = "all_reduce");
 
-// z of a two-sided 90% interval of the normal distribution.
-inline constexpr double kErrorBandZ = 1.6448536269514722;
+// The bands' coverage: two-sided 90% prediction intervals.
+inline constexpr double kErrorBandLevel = 0.90;
 
 // Leave one out: each table's rows checked against the bands of the other tables.
 struct LeaveOneOut {
