@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "app/validation/error_bands.h"
-#include "app/validation/student_t.h"
 
 using namespace fabricsim;
 
@@ -211,24 +210,3 @@ TEST_CASE("the built-in corpus errors are configs/validation/corpus_errors.tsv's
   for (const CorpusError& e : corpus) CHECK(e.table != "h100_1node_nvls");  // a calibration table
 }
 
-TEST_CASE("Student's t quantiles match the printed tables, and tend to the normal's") {
-  // Two-sided 90% points (the 95th percentile), as statistics tables print them.
-  CHECK(student_t_quantile(0.95, 1) == doctest::Approx(6.3138).epsilon(1e-4));
-  CHECK(student_t_quantile(0.95, 2) == doctest::Approx(2.9200).epsilon(1e-4));
-  CHECK(student_t_quantile(0.95, 5) == doctest::Approx(2.0150).epsilon(1e-4));
-  CHECK(student_t_quantile(0.95, 10) == doctest::Approx(1.8125).epsilon(1e-4));
-  CHECK(student_t_quantile(0.95, 30) == doctest::Approx(1.6973).epsilon(1e-4));
-  CHECK(student_t_quantile(0.975, 1) == doctest::Approx(12.7062).epsilon(1e-4));
-  CHECK(student_t_quantile(0.975, 4) == doctest::Approx(2.7764).epsilon(1e-4));
-  // One degree of freedom is the Cauchy distribution: P(T <= t) = 1/2 + atan(t) / pi.
-  CHECK(student_t_cdf(1.0, 1) == doctest::Approx(0.75));
-  CHECK(student_t_cdf(-3.0, 1) == doctest::Approx(0.5 + std::atan(-3.0) / 3.141592653589793));
-  // Two: P(T <= t) = 1/2 + t / (2 sqrt(2 + t^2)).
-  CHECK(student_t_cdf(1.5, 2) == doctest::Approx(0.5 + 1.5 / (2 * std::sqrt(2 + 2.25))));
-  // Symmetric, and the normal's 1.644854 in the limit.
-  CHECK(student_t_quantile(0.05, 7) == doctest::Approx(-student_t_quantile(0.95, 7)));
-  CHECK(student_t_quantile(0.95, 1e8) == doctest::Approx(1.644854).epsilon(1e-6));
-  CHECK(student_t_quantile(0.95, 1e5) == doctest::Approx(1.644869).epsilon(1e-5));
-  CHECK(std::isinf(student_t_quantile(1.0, 3)));
-  CHECK(std::isnan(student_t_quantile(0.9, 0)));
-}

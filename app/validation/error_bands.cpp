@@ -8,7 +8,7 @@
 #include <tuple>
 #include <utility>
 
-#include "app/validation/student_t.h"
+#include <boost/math/distributions/students_t.hpp>
 
 namespace fabricsim {
 
@@ -187,7 +187,7 @@ ErrorBand band_of(const std::vector<const CorpusError*>& rows, std::string regim
   if (within.df > 0) share += within.value * within.value / within.df;
   const double df = share > 0 ? (offset + within.value) * (offset + within.value) / share : 0;
   b.degrees_of_freedom = df;
-  const double t = df > 0 ? student_t_quantile(0.5 + kErrorBandLevel / 2, df) : 0;
+  const double t = df > 0 ? boost::math::quantile(boost::math::students_t(df), 0.5 + kErrorBandLevel / 2) : 0;
   b.low = std::expm1(center - t * sd);
   b.high = std::expm1(center + t * sd);
   return b;
