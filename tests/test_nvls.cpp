@@ -11,6 +11,9 @@
 #include "app/config/config_error.h"
 #include "app/config/config_loader.h"
 #include "app/scenario/scenario.h"
+#include "sim/core/simulator.h"
+#include "sim/endpoint/link_striping.h"
+#include "sim/net/egress_port.h"
 #include "test_support.h"
 #include "workloads/collectives/collective_algorithms.h"
 #include "workloads/collectives/collective_data.h"
@@ -130,13 +133,48 @@ TEST_CASE("NVLS's visits to the heads: a channel's rounds x heads x the cost of 
   CHECK(tree.start_fill_ps == 104857600 + 33920000);
 }
 
+TEST_CASE("a GPU's stripe over its links: interleaved in proportion, so that any run of packets spreads over them") {
+  // A DGX H100 GPU's 5, 4, 4 and 5 NVLinks to its four NVSwitch chips. Each entry goes to
+  // the port furthest behind its share (credits += share, the largest takes one and pays
+  // the 18 entries; the lowest port on a tie), worked by hand: A D B C, four times, then A D.
+  Simulator sim(1);
+  EgressPort a(sim, Bandwidth::gBps(5), 1, EgressPort::kUnlimited), b(sim, Bandwidth::gBps(4), 1, EgressPort::kUnlimited),
+      c(sim, Bandwidth::gBps(4), 1, EgressPort::kUnlimited), d(sim, Bandwidth::gBps(5), 1, EgressPort::kUnlimited);
+  const std::vector<EgressPort*> ports{&a, &b, &c, &d};
+  LinkStriping striping;
+  const std::uint16_t pattern = striping.pattern_for(0b1111, ports);
+  const std::string want = "ADBCADBCADBCADBCAD";
+  std::string got;
+  for (std::uint32_t n = 0; n < 18; ++n) got += static_cast<char>('A' + striping.port_for(pattern, 0, n));
+  CHECK(got == want);
+  // Every 8 packets in a row (a 128 KiB chunk in 16 KiB packets), wherever they start,
+  // touch all four chips: 2 or 3 on A and D, 1 or 2 on B and C.
+  for (std::uint32_t start = 0; start < 18; ++start) {
+    int count[4] = {0, 0, 0, 0};
+    for (std::uint32_t n = 0; n < 8; ++n) ++count[striping.port_for(pattern, start, n)];
+    CAPTURE(start);
+    CHECK(count[0] >= 2);
+    CHECK(count[0] <= 3);
+    CHECK(count[3] >= 2);
+    CHECK(count[3] <= 3);
+    CHECK(count[1] >= 1);
+    CHECK(count[1] <= 2);
+    CHECK(count[2] >= 1);
+    CHECK(count[2] <= 2);
+  }
+  // The same port set asks for the same pattern.
+  CHECK(striping.pattern_for(0b1111, ports) == pattern);
+}
+
 TEST_CASE("NVLS on the DGX H100 preset: four chips, traffic striped 5:4:4:5, algbw within 2% of the layer's rate") {
   // Each chip reduces its links' share of 272 GB/s; the stripe gives it that share of
   // the sums, so the layer as a whole reduces at 272 GB/s (no start-up cost set), after
   // the kernel's fill: two rounds of NCCL's 16 channels x 8 heads x 128 KiB at 272 GB/s.
+  // In 16 KiB packets, as the configs run NVLink (in 64 KiB ones a 128 KiB chunk is two
+  // packets on two chips: -2.3%).
   const std::string yaml = R"(
 topology: {kind: nvswitch, preset: dgx_h100}
-network: {mtu: 64KiB}
+network: {mtu: 16KiB}
 workload: {kind: collective, op: all_reduce, algorithm: nvls, bytes: 1GiB, check_data: false}
 )";
   ScenarioRun run(load_config_text(yaml, "nvls"));
@@ -148,7 +186,7 @@ workload: {kind: collective, op: all_reduce, algorithm: nvls, bytes: 1GiB, check
   CHECK(row.algbw_GBps <= expected_GBps);
   CHECK(row.algbw_GBps == within(expected_GBps, 0.02));
   // Every chip reduced, in proportion to its links (5, 4, 4, 5 of 18), within 2%.
-  const double total = 1024.0 * 1024 * 1024 / 65536;
+  const double total = 1024.0 * 1024 * 1024 / 16384;
   const int links[4] = {5, 4, 4, 5};
   for (std::uint32_t s = 0; s < 4; ++s) {
     const double share = static_cast<double>(run.network().switch_at(s).counters().packets_reduced) / total;
@@ -252,13 +290,14 @@ TEST_CASE("NVLS-tree on 2 x DGX H100: NVLS sums in each node, a tree per rail ac
   // latency later, before its fill:
   // 23.0 us base + 2 (nodes - 1) x 20.9 us on the network (NCCL 2.28's tuning.cc) =
   // 64.8 us, less what its path's links take, which the simulation pays on its own
-  // (an NVLink step and two network steps here, under 6 us).
-  const double S = 1024.0 * 1024 * 1024, wire = (65536.0 + 64) / 65536.0;
+  // (an NVLink step and two network steps here, under 6 us). In 16 KiB packets, as the
+  // configs run NVLink.
+  const double S = 1024.0 * 1024 * 1024, wire = (16384.0 + 64) / 16384.0;
   const double closed_us = (S * wire + 2 * 16.0 * 8 * 128 * 1024) / 272e9 * 1e6;
   const auto run_with = [](const std::string& protocol) {
-    ScenarioRun run(load_config_text(
-        two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: nvls_tree, protocol: " + protocol + ", bytes: 1GiB}"),
-        "nvls_tree"));
+    std::string yaml = two_dgx_h100_yaml("{kind: collective, op: all_reduce, algorithm: nvls_tree, protocol: " + protocol + ", bytes: 1GiB}");
+    yaml.replace(yaml.find("mtu: 64KiB"), 10, "mtu: 16KiB");
+    ScenarioRun run(load_config_text(yaml, "nvls_tree"));
     run.run();
     CHECK(run.complete());
     for (HostId h = 0; h < run.network().host_count(); ++h) CHECK(run.network().nic(h).counters().retransmitted_packets == 0);

@@ -24,10 +24,28 @@ std::uint16_t LinkStriping::pattern_for(std::uint64_t ports, const std::vector<E
   }
   std::int64_t total = 0;
   for (std::int64_t& w : weights) total += (w /= divisor);
+  std::vector<std::int64_t> shares;
+  std::int64_t entries = 0;
+  for (const std::int64_t w : weights) {
+    shares.push_back(total <= 256 ? w : std::max<std::int64_t>(1, w * 256 / total));
+    entries += shares.back();
+  }
+  // The shares interleaved (smooth weighted round robin: each entry goes to the port
+  // furthest behind its share, the lowest port on a tie), so that any run of consecutive
+  // packets, a piece of a few, spreads over the ports in proportion, as NVLink's fine
+  // address interleave spreads a piece over every link. Blocks of one port per run would
+  // send a whole piece to one or two chips, and pieces whose offsets alias with the
+  // pattern's length would pile onto the same ones.
   std::vector<PortIndex> pattern;
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    const std::int64_t share = total <= 256 ? weights[i] : std::max<std::int64_t>(1, weights[i] * 256 / total);
-    pattern.insert(pattern.end(), static_cast<std::size_t>(share), members[i]);
+  std::vector<std::int64_t> credit(shares.size(), 0);
+  for (std::int64_t e = 0; e < entries; ++e) {
+    std::size_t best = 0;
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+      credit[i] += shares[i];
+      if (credit[i] > credit[best]) best = i;
+    }
+    credit[best] -= entries;
+    pattern.push_back(members[best]);
   }
   masks_.push_back(ports);
   patterns_.push_back(std::move(pattern));

@@ -1,8 +1,9 @@
 #pragma once
 // GPU multi-link striping: an in-network transfer leaves a GPU over all of its links
 // toward the destination, packet n by a fixed pattern in proportion to the links'
-// bandwidth, as NVLink stripes addresses over a GPU's links. Every contributor to one
-// sum uses the same pattern and offset, so their packet n meet at the same switch.
+// bandwidth, the ports interleaved, as NVLink stripes addresses finely over a GPU's links.
+// Every contributor to one sum uses the same pattern and offset, so their packet n meet at
+// the same switch.
 #include <cstdint>
 #include <vector>
 

@@ -324,6 +324,7 @@ void FlowRouter::set_window(HostId src, FlowModel::Route& route) const {
   const auto& dirs = net_->directions();
   double widest = 0;
   for (const FlowModel::Hop& h : route.hops) {
+    if (h.link >= dirs.size()) continue;  // a reduction engine's: no cable
     const LinkDirection& d = dirs[h.link];
     if (d.from != NodeRef::host(src) || h.weight <= widest) continue;
     widest = h.weight;
