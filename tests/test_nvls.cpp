@@ -170,8 +170,8 @@ TEST_CASE("NVLS on the DGX H100 preset: four chips, traffic striped 5:4:4:5, alg
   // Each chip reduces its links' share of 272 GB/s; the stripe gives it that share of
   // the sums, so the layer as a whole reduces at 272 GB/s (no start-up cost set), after
   // the kernel's fill: two rounds of NCCL's 16 channels x 8 heads x 128 KiB at 272 GB/s.
-  // In 16 KiB packets, as the configs run NVLink (in 64 KiB ones a 128 KiB chunk is two
-  // packets on two chips: -2.3%).
+  // In 16 KiB packets, as the configs run NVLink (a 64 KiB one carries half a 128 KiB
+  // chunk to a single chip).
   const std::string yaml = R"(
 topology: {kind: nvswitch, preset: dgx_h100}
 network: {mtu: 16KiB}
